@@ -1,0 +1,33 @@
+# Finds every external dependency as an imported target; no global include directories.
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+find_package(ZLIB REQUIRED)
+find_package(fmt REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(METIS REQUIRED)
+set(BLA_VENDOR OpenBLAS)
+find_package(BLAS REQUIRED)
+find_package(Threads REQUIRED)
+
+if(HALO_WITH_MPI)
+  find_package(MPI REQUIRED COMPONENTS CXX)
+endif()
+
+if(HALO_WITH_CUDA)
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 80 90)
+  endif()
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+  enable_language(CUDA)
+  set(CMAKE_CUDA_STANDARD 17)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  find_package(CUDAToolkit REQUIRED)
+  if(HALO_WITH_NCCL)
+    find_package(NCCL REQUIRED)
+  endif()
+else()
+  set(HALO_WITH_NCCL OFF CACHE BOOL "Build the NCCL communicator (needs CUDA)" FORCE)
+endif()
+
+message(STATUS "halo: CUDA=${HALO_WITH_CUDA} MPI=${HALO_WITH_MPI} NCCL=${HALO_WITH_NCCL} "
+               "tests=${HALO_BUILD_TESTS} benchmarks=${HALO_BUILD_BENCHMARKS} native=${HALO_NATIVE}")

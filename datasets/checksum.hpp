@@ -1,0 +1,30 @@
+// CRC-32 checksums (zlib's polynomial) of memory ranges and whole files, computed in parallel
+// chunks and combined, so the value equals zlib.crc32(open(f, "rb").read()) in Python. Every
+// file listed in a halo directory's JSON carries one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace halo::datasets {
+
+// CRC-32 of `bytes` bytes at `data`. Host, parallel over fixed 4 MiB chunks (the value does not
+// depend on the thread count); O(bytes).
+std::uint32_t crc32_of(const void* data, std::size_t bytes);
+
+// The CRC-32 of the concatenation A + B from crc(A), crc(B) and B's length. O(log bytes_b).
+std::uint32_t crc32_concat(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t bytes_b);
+
+// CRC-32 of a whole file, read through a memory map. Throws IoError naming the file when it
+// cannot be opened or mapped. O(file size), parallel.
+std::uint32_t crc32_of_file(const std::string& path);
+
+// The 8 lowercase hex digits of a CRC-32 ("cbf43926"), as stored in halo's JSON files.
+std::string crc32_hex(std::uint32_t crc);
+
+// Shorthands returning the hex form: the checksum of a memory range, and of a file.
+std::string buffer_checksum(const void* data, std::size_t bytes);
+std::string file_checksum(const std::string& path);
+
+}  // namespace halo::datasets

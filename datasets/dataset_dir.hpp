@@ -1,0 +1,93 @@
+// halo's dataset directory: dataset.json (metadata, counts, and every array file with its dtype,
+// shape, size and CRC-32) beside .npy arrays, written atomically and opened by mapping the
+// arrays. Layout (ARCHITECTURE.md, "The dataset directory"):
+//   homogeneous:   graph/{indptr,indices[,weights]}.npy, node_feat.npy, node_label.npy
+//   heterogeneous: relations/<src>__<rel>__<dst>/{indptr,indices[,weights]}.npy,
+//                  nodes/<type>/{node_feat,node_label}.npy
+//   both:          split/{train,valid,test}.npy (vertex ids of the target type)
+// Feature, label and weight files are absent when the dataset has none. CSRs keep halo's
+// orientation: rows are destinations.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.hpp"
+#include "datasets/npy.hpp"
+#include "graph/csr.hpp"
+#include "graph/hetero_graph.hpp"
+
+namespace halo::datasets {
+
+// The format_version this build writes and the only one it reads.
+inline constexpr int dataset_format_version = 1;
+
+// One array file as dataset.json lists it.
+struct DatasetFileEntry {
+  std::string path;  // relative to the directory, '/'-separated: "graph/indptr.npy"
+  DType dtype = DType::float32;
+  std::vector<std::int64_t> shape;
+  std::uint64_t bytes = 0;  // size of the whole .npy file
+  std::string crc32;        // 8 lowercase hex digits (file_checksum)
+};
+
+struct NodeTypeInfo {
+  std::string name;
+  std::int64_t count = 0;
+  std::int64_t feature_dim = 0;  // 0 when the type has no features
+};
+
+struct RelationInfo {
+  graph::RelationType type;
+  std::int64_t num_edges = 0;
+  graph::CsrProperties properties;
+};
+
+struct SplitSizes {
+  std::int64_t train = 0;
+  std::int64_t valid = 0;
+  std::int64_t test = 0;
+};
+
+// The content of dataset.json.
+struct DatasetDirInfo {
+  int format_version = dataset_format_version;
+  DatasetMeta meta;
+  std::int64_t num_nodes = 0;  // all types together
+  std::int64_t num_edges = 0;  // directed CSR entries, all relations together
+  std::vector<NodeTypeInfo> node_types;
+  std::vector<RelationInfo> relations;    // heterogeneous only
+  graph::CsrProperties graph_properties;  // homogeneous only
+  SplitSizes splits;
+  std::vector<DatasetFileEntry> files;    // sorted by path
+
+  // The entry for a relative path, or nullptr.
+  const DatasetFileEntry* find_file(const std::string& path) const;
+  // Sum of the listed files' sizes (dataset.json itself excluded).
+  std::uint64_t total_bytes() const;
+};
+
+struct DatasetDirOptions {
+  bool verify_checksums = false;  // also recompute every file's CRC-32 (reads every byte)
+};
+
+// Writes `ds` as a dataset directory at `dir`, atomically (AtomicDirectory): either the whole
+// directory appears or nothing does. Refuses an existing `dir` unless `force` (IoError, before
+// any work). Runs check_dataset first (InvalidArgument on failure) and refuses vertex type or
+// relation names unusable as folder names. O(bytes) I/O plus one fsync per file.
+void write_dataset_dir(const Dataset& ds, const std::string& dir, bool force);
+
+// Opens a dataset directory. Always checks that dataset.json is a halo dataset of a known
+// format_version and that every listed file exists with its listed size (O(files) stat calls);
+// with verify_checksums, also every file's CRC-32 (O(bytes) reads, parallel). Arrays are mapped
+// read-only, not copied. Each .npy header is checked against dataset.json and the counts; the
+// values themselves are trusted unless verified (run check_dataset / graph::validate for a full
+// check). Throws IoError naming the offending file.
+Dataset read_dataset_dir(const std::string& dir, const DatasetDirOptions& options = {});
+
+// Parses dir/dataset.json only (no array is opened). Throws IoError naming dataset.json for
+// malformed JSON, a missing or mistyped key, a foreign format or an unknown format_version.
+DatasetDirInfo read_dataset_dir_info(const std::string& dir);
+
+}  // namespace halo::datasets

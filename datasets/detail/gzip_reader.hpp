@@ -1,0 +1,58 @@
+// GzipReader: sequential reader of a text file that may be gzip-compressed (zlib inflate with
+// large buffers; plain files pass through), plus helpers to find and slurp small CSV files.
+// The decompressing half of the OGB CSV readers (see detail/line_blocks.hpp for the pipeline).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace halo::datasets::detail {
+
+class GzipReader {
+ public:
+  // Opens `path`: a gzip file when the name ends in ".gz" (several concatenated gzip members are
+  // read as one stream, like gzip -d), a plain file otherwise. Throws IoError when the file cannot
+  // be opened.
+  explicit GzipReader(std::string path);
+  ~GzipReader();
+  GzipReader(const GzipReader&) = delete;
+  GzipReader& operator=(const GzipReader&) = delete;
+
+  // Writes up to `capacity` bytes of text to `out` and returns how many; 0 only at the end.
+  // Throws IoError (line 0: the caller knows the line) for corrupt data, a read failure, or a
+  // gzip stream that ends before its trailer (a truncated file). Text decoded before a
+  // truncation is still returned; the error comes with the next call.
+  std::size_t read(char* out, std::size_t capacity);
+
+  const std::string& path() const { return path_; }
+  bool is_gzip() const { return stream_ != nullptr; }
+
+ private:
+  std::size_t read_plain(char* out, std::size_t capacity);
+  std::size_t read_gzip(char* out, std::size_t capacity);
+  std::size_t refill();
+
+  struct Stream;
+  std::string path_;
+  int fd_ = -1;
+  std::unique_ptr<Stream> stream_;  // null for a plain file
+  std::vector<unsigned char> input_;
+  bool input_done_ = false;   // the compressed file has been read to its end
+  bool stream_done_ = false;  // the last gzip member ended cleanly
+  bool member_open_ = false;  // inside a gzip member (started, not yet ended)
+  std::string pending_error_;
+};
+
+// `base` + ".gz" when that file exists, else `base` when it exists, else "".
+std::string find_csv(const std::string& base);
+
+// Like find_csv, but throws IoError naming `base`.gz when neither file exists.
+std::string require_csv(const std::string& base);
+
+// The whole text of a (possibly gzipped) file; for small metadata files.
+std::string read_text_file(const std::string& path);
+
+}  // namespace halo::datasets::detail

@@ -1,0 +1,319 @@
+// .npy headers (parse and encode), mapped reads and numpy-identical writes.
+#include "datasets/npy.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "datasets/detail/py_literal.hpp"
+#include "graph/base/error.hpp"
+#include "graph/base/parallel.hpp"
+
+namespace halo::datasets {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "halo's .npy I/O assumes a little-endian host");
+
+namespace {
+
+constexpr char magic[] = "\x93NUMPY";
+constexpr std::size_t magic_length = 6;
+constexpr std::size_t data_alignment = 64;
+// numpy refuses headers above 10000 bytes unless told otherwise; 1 MiB only guards against junk.
+constexpr std::uint64_t max_header_length = std::uint64_t{1} << 20;
+// numpy leaves room for the first axis to grow to this many digits without rewriting the file.
+constexpr std::size_t growth_axis_digits = 21;
+
+constexpr DType all_dtypes[] = {DType::float32, DType::float64, DType::int32,
+                                DType::int64,   DType::uint8,   DType::boolean};
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0) throw IoError(path, std::string("cannot open: ") + std::strerror(errno));
+  }
+  ~FileDescriptor() { ::close(fd_); }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+void read_exactly(int fd, std::uint64_t offset, void* out, std::size_t bytes, const std::string& path) {
+  auto* p = static_cast<char*>(out);
+  while (bytes > 0) {
+    const ::ssize_t n = ::pread(fd, p, bytes, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw IoError(path, std::string("read failed: ") + std::strerror(errno));
+    if (n == 0) throw IoError(path, "unexpected end of file at byte " + std::to_string(offset));
+    p += n;
+    offset += static_cast<std::uint64_t>(n);
+    bytes -= static_cast<std::size_t>(n);
+  }
+}
+
+std::string supported_list() {
+  std::string s;
+  for (DType d : all_dtypes) s += std::string(s.empty() ? "" : ", ") + npy_descr(d);
+  return s;
+}
+
+// Accepts numpy's descr strings for the supported types. The byte order of one-byte types is
+// meaningless, so any mark is accepted there; '=' (native) and no mark mean little-endian here.
+DType parse_descr(const std::string& descr, const std::string& path) {
+  std::string body = descr;
+  char order = '=';
+  if (!body.empty() && (body[0] == '<' || body[0] == '>' || body[0] == '|' || body[0] == '=')) {
+    order = body[0];
+    body.erase(0, 1);
+  }
+  for (DType d : all_dtypes) {
+    if (body != std::string(npy_descr(d) + 1)) continue;
+    if (dtype_size(d) > 1 && order == '>')
+      throw IoError(path, "dtype '" + descr + "' is big-endian; halo reads little-endian data only (convert with a.astype('" +
+                              npy_descr(d) + "'))");
+    if (dtype_size(d) > 1 && order == '|') break;
+    return d;
+  }
+  throw IoError(path, "unsupported dtype '" + descr + "' (halo reads " + supported_list() + ")");
+}
+
+[[noreturn]] void bad_header(const std::string& path, const std::string& why) {
+  throw IoError(path, "bad .npy header dict: " + why);
+}
+
+void parse_header_dict(const std::string& text, const std::string& path, NpyHeader& h) {
+  detail::PyValue dict;
+  try {
+    dict = detail::parse_py_literal(text);
+  } catch (const InvalidArgument& e) {
+    bad_header(path, e.what());
+  }
+  if (dict.kind != detail::PyValue::Kind::dict) bad_header(path, std::string("it is ") + describe(dict.kind) + ", not a dict");
+  for (const auto& [key, value] : dict.entries) {
+    (void)value;
+    if (key.kind != detail::PyValue::Kind::string || (key.string != "descr" && key.string != "fortran_order" && key.string != "shape"))
+      bad_header(path, "unexpected key " + (key.kind == detail::PyValue::Kind::string ? "'" + key.string + "'" : std::string(describe(key.kind))) +
+                           " (expected exactly 'descr', 'fortran_order' and 'shape')");
+  }
+  for (const char* key : {"descr", "fortran_order", "shape"})
+    if (dict.find(key) == nullptr) bad_header(path, std::string("key '") + key + "' is missing");
+
+  const detail::PyValue& descr = *dict.find("descr");
+  if (descr.kind == detail::PyValue::Kind::list)
+    throw IoError(path, "unsupported dtype: a structured (record) dtype; halo reads " + supported_list());
+  if (descr.kind != detail::PyValue::Kind::string) bad_header(path, std::string("'descr' is ") + describe(descr.kind) + ", not a string");
+  h.dtype = parse_descr(descr.string, path);
+
+  const detail::PyValue& fortran = *dict.find("fortran_order");
+  if (fortran.kind != detail::PyValue::Kind::boolean)
+    bad_header(path, std::string("'fortran_order' is ") + describe(fortran.kind) + ", not True or False");
+  h.fortran_order = fortran.boolean;
+
+  const detail::PyValue& shape = *dict.find("shape");
+  if (shape.kind != detail::PyValue::Kind::tuple) bad_header(path, std::string("'shape' is ") + describe(shape.kind) + ", not a tuple");
+  h.shape.clear();
+  const auto limit = static_cast<std::int64_t>(std::numeric_limits<std::int64_t>::max() / dtype_size(h.dtype));
+  std::int64_t elements = 1;
+  for (const detail::PyValue& extent : shape.items) {
+    if (extent.kind != detail::PyValue::Kind::integer || extent.integer < 0)
+      bad_header(path, "'shape' must hold non-negative integers");
+    if (extent.integer > 0 && elements > limit / extent.integer) bad_header(path, "'shape' describes more bytes than fit in 64 bits");
+    elements *= extent.integer;
+    h.shape.push_back(extent.integer);
+  }
+}
+
+template <class T>
+Buffer read_data(const std::string& path, const NpyHeader& h) {
+  const auto bytes = static_cast<std::size_t>(h.data_bytes());
+  if (h.data_offset % alignof(T) == 0) return Buffer::map_file(path, h.data_offset, bytes);
+  // Mapping would give misaligned T pointers; such files are hand-made, and small in practice.
+  Buffer copy = Buffer::allocate(bytes);
+  const FileDescriptor fd(path);
+  read_exactly(fd.get(), h.data_offset, copy.data(), bytes, path);
+  return copy;
+}
+
+}  // namespace
+
+const char* to_string(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return "float32";
+    case DType::float64: return "float64";
+    case DType::int32: return "int32";
+    case DType::int64: return "int64";
+    case DType::uint8: return "uint8";
+    case DType::boolean: return "bool";
+  }
+  return "?";
+}
+
+const char* npy_descr(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return "<f4";
+    case DType::float64: return "<f8";
+    case DType::int32: return "<i4";
+    case DType::int64: return "<i8";
+    case DType::uint8: return "|u1";
+    case DType::boolean: return "|b1";
+  }
+  return "?";
+}
+
+std::size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return 4;
+    case DType::float64: return 8;
+    case DType::int32: return 4;
+    case DType::int64: return 8;
+    case DType::uint8: return 1;
+    case DType::boolean: return 1;
+  }
+  return 0;
+}
+
+DType dtype_from_string(const std::string& name) {
+  for (DType d : all_dtypes)
+    if (name == to_string(d)) return d;
+  throw InvalidArgument("dtype_from_string: unknown dtype '" + name + "' (expected float32, float64, int32, int64, uint8 or bool)");
+}
+
+std::int64_t NpyHeader::num_elements() const {
+  std::int64_t n = 1;
+  for (std::int64_t extent : shape) n *= extent;
+  return n;
+}
+
+std::string shape_to_string(const std::vector<std::int64_t>& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+NpyHeader read_npy_header(const std::string& path) {
+  const FileDescriptor fd(path);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw IoError(path, std::string("cannot stat: ") + std::strerror(errno));
+  const auto file_size = static_cast<std::uint64_t>(st.st_size);
+  if (file_size < magic_length + 4) throw IoError(path, "is too short (" + std::to_string(file_size) + " bytes) to be a .npy file");
+
+  unsigned char prefix[12] = {};
+  read_exactly(fd.get(), 0, prefix, magic_length + 2, path);
+  if (std::memcmp(prefix, magic, magic_length) != 0) throw IoError(path, "bad magic: not a .npy file (it does not start with \\x93NUMPY)");
+  NpyHeader h;
+  h.version = prefix[6];
+  if (!((h.version == 1 || h.version == 2 || h.version == 3) && prefix[7] == 0))
+    throw IoError(path, "unknown .npy format version " + std::to_string(prefix[6]) + "." + std::to_string(prefix[7]) +
+                            " (halo reads 1.0, 2.0 and 3.0)");
+  const std::size_t length_bytes = h.version == 1 ? 2 : 4;
+  if (file_size < magic_length + 2 + length_bytes) throw IoError(path, "is truncated inside the .npy header");
+  read_exactly(fd.get(), magic_length + 2, prefix + magic_length + 2, length_bytes, path);
+  std::uint64_t header_length = 0;
+  for (std::size_t i = 0; i < length_bytes; ++i) header_length |= std::uint64_t{prefix[magic_length + 2 + i]} << (8 * i);
+  if (header_length > max_header_length)
+    throw IoError(path, "header length " + std::to_string(header_length) + " is implausibly large");
+  h.data_offset = magic_length + 2 + length_bytes + static_cast<std::size_t>(header_length);
+  if (file_size < h.data_offset)
+    throw IoError(path, "is truncated: the header ends at byte " + std::to_string(h.data_offset) + ", the file has " +
+                            std::to_string(file_size));
+  std::string text(static_cast<std::size_t>(header_length), '\0');
+  read_exactly(fd.get(), magic_length + 2 + length_bytes, text.data(), text.size(), path);
+  parse_header_dict(text, path, h);
+
+  const std::uint64_t expected = h.data_offset + h.data_bytes();
+  if (file_size < expected)
+    throw IoError(path, "is truncated: shape " + shape_to_string(h.shape) + " of " + npy_descr(h.dtype) + " needs " +
+                            std::to_string(h.data_bytes()) + " data bytes after the " + std::to_string(h.data_offset) +
+                            "-byte header, the file has " + std::to_string(file_size - h.data_offset));
+  if (file_size > expected)
+    throw IoError(path, "has " + std::to_string(file_size - expected) + " bytes beyond the data of shape " +
+                            shape_to_string(h.shape) + " (damaged, or not a plain .npy file)");
+  return h;
+}
+
+std::string encode_npy_header(DType dtype, const std::vector<std::int64_t>& shape) {
+  std::string dict = std::string("{'descr': '") + npy_descr(dtype) + "', 'fortran_order': False, 'shape': " +
+                     shape_to_string(shape) + ", }";
+  if (!shape.empty()) dict.append(growth_axis_digits - std::to_string(shape[0]).size(), ' ');
+  for (int version = 1; version <= 2; ++version) {
+    const std::size_t prefix = magic_length + 2 + (version == 1 ? 2 : 4);
+    const std::size_t text = dict.size() + 1;  // the dict and its final newline
+    const std::size_t padding = data_alignment - (prefix + text) % data_alignment;
+    const std::size_t length = text + padding;
+    if (version == 1 && length > 0xffff) continue;
+    std::string out(magic, magic_length);
+    out.push_back(static_cast<char>(version));
+    out.push_back('\0');
+    for (std::size_t i = 0; i < prefix - magic_length - 2; ++i) out.push_back(static_cast<char>((length >> (8 * i)) & 0xff));
+    out += dict;
+    out.append(padding, ' ');
+    out.push_back('\n');
+    return out;
+  }
+  throw InvalidArgument("encode_npy_header: header of shape " + shape_to_string(shape) + " is too long");
+}
+
+template <class T>
+Array<T> read_npy(const std::string& path, std::int64_t rows, std::int64_t cols) {
+  const NpyHeader h = read_npy_header(path);
+  constexpr DType expected = dtype_of<T>();
+  if (h.dtype != expected)
+    throw IoError(path, std::string("dtype is ") + npy_descr(h.dtype) + " (" + to_string(h.dtype) + "), expected " +
+                            npy_descr(expected) + " (" + to_string(expected) + ")");
+  const int ndim = static_cast<int>(h.shape.size());
+  if (ndim != 1 && ndim != 2)
+    throw IoError(path, "has " + std::to_string(ndim) + " dimensions (shape " + shape_to_string(h.shape) +
+                            "); halo reads 1-D and 2-D arrays");
+  // A 1-D array is laid out identically in both orders, so only 2-D ones are refused.
+  if (h.fortran_order && ndim == 2)
+    throw IoError(path, "is in Fortran (column-major) order; halo reads C order only (save np.ascontiguousarray(a))");
+  const std::int64_t r = h.shape[0];
+  const std::int64_t c = ndim == 2 ? h.shape[1] : 1;
+  if ((rows >= 0 && r != rows) || (cols >= 0 && c != cols))
+    throw IoError(path, "has shape " + shape_to_string(h.shape) + ", expected " + (rows >= 0 ? std::to_string(rows) : "any") +
+                            " rows and " + (cols >= 0 ? std::to_string(cols) : "any") + " columns");
+  Buffer buffer = read_data<T>(path, h);
+  if constexpr (std::is_same_v<T, bool>) {
+    const auto* bytes = static_cast<const std::uint8_t*>(std::as_const(buffer).data());
+    const std::int64_t n = h.num_elements();
+    const std::int64_t bad = parallel_find_first(0, n, [&](std::int64_t i) { return bytes[i] > 1; });
+    if (bad < n)
+      throw IoError(path, "bool element " + std::to_string(bad) + " is stored as byte " + std::to_string(bytes[bad]) +
+                              ", expected 0 or 1");
+  }
+  return Array<T>::from_buffer(std::move(buffer), r, c, ndim);
+}
+
+template <class T>
+void write_npy(FileWriter& out, const Array<T>& array) {
+  std::vector<std::int64_t> shape{array.rows()};
+  if (array.ndim() == 2) shape.push_back(array.cols());
+  out.write(encode_npy_header(dtype_of<T>(), shape));
+  out.write(array.data(), array.bytes());
+}
+
+template <class T>
+WrittenFile write_npy(const std::string& path, const Array<T>& array) {
+  return write_file_atomically(path, [&](FileWriter& out) { write_npy(out, array); });
+}
+
+#define HALO_INSTANTIATE_NPY(T)                                                  \
+  template Array<T> read_npy<T>(const std::string&, std::int64_t, std::int64_t); \
+  template WrittenFile write_npy<T>(const std::string&, const Array<T>&);        \
+  template void write_npy<T>(FileWriter&, const Array<T>&);
+HALO_INSTANTIATE_NPY(float)
+HALO_INSTANTIATE_NPY(double)
+HALO_INSTANTIATE_NPY(std::int32_t)
+HALO_INSTANTIATE_NPY(std::int64_t)
+HALO_INSTANTIATE_NPY(std::uint8_t)
+HALO_INSTANTIATE_NPY(bool)
+#undef HALO_INSTANTIATE_NPY
+
+}  // namespace halo::datasets

@@ -1,0 +1,99 @@
+// read_ogb: settings, layout detection, and the homogeneous (ogbn-arxiv style) reader. The
+// heterogeneous half is in ogb_hetero_reader.cpp; shared pieces in detail/ogb_common.*.
+#include "datasets/ogb_reader.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <system_error>
+
+#include "datasets/detail/csv_numbers.hpp"
+#include "datasets/detail/gzip_reader.hpp"
+#include "datasets/detail/ogb_common.hpp"
+#include "graph/base/error.hpp"
+#include "graph/base/log.hpp"
+
+namespace halo::datasets {
+
+namespace {
+
+namespace fs = std::filesystem;
+using detail::base_name;
+
+bool exists(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+// OGB's npz layout (ogbn-papers100M ships only that) is not CSV.
+void refuse_binary_layout(const detail::OgbSettings& s, bool hetero) {
+  const std::string raw = s.dir + "/raw";
+  const std::string npz = raw + (hetero ? "/edge_index_dict.npz" : "/data.npz");
+  const bool csv = !detail::find_csv(raw + (hetero ? "/triplet-type-list.csv" : "/edge.csv")).empty();
+  if (s.meta.binary.value_or(false) || (!csv && exists(npz)))
+    throw UnsupportedError("read_ogb: '" + s.meta.name + "' (" + s.dir +
+                           ") uses OGB's binary npz layout (" + npz +
+                           "), which halo does not read; it reads the CSV layout (raw/*.csv.gz)");
+}
+
+Dataset read_homogeneous(detail::OgbSettings& s) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  const std::string raw = s.dir + "/raw";
+  const std::optional<bool> add_inverse_edge = detail::add_inverse_edge_setting(s);
+  if (!add_inverse_edge) detail::throw_unknown_add_inverse_edge(s);
+
+  const std::string nodes_path = detail::require_csv(raw + "/num-node-list.csv");
+  const std::int64_t n = detail::read_single_count(nodes_path);
+  const std::string edges_count_path = detail::require_csv(raw + "/num-edge-list.csv");
+  const std::int64_t num_edges = detail::read_single_count(edges_count_path);
+  const std::string n_source = base_name(nodes_path) + " gives " + std::to_string(n) + " vertices";
+
+  graph::CooToCsrOptions coo;
+  coo.symmetrize = *add_inverse_edge || s.options.to_undirected;
+  coo.drop_duplicates = s.options.to_undirected;
+  Dataset ds;
+  ds.graph = detail::read_edge_csr(detail::require_csv(raw + "/edge.csv"), {num_edges, base_name(edges_count_path)},
+                                   {n, "source vertex", n_source}, {n, "destination vertex", n_source}, coo);
+
+  NodeType node;
+  node.name = "node";
+  node.count = n;
+  const std::string features_path = detail::find_csv(raw + "/node-feat.csv");
+  if (!features_path.empty()) node.features = detail::read_float_matrix(features_path, {n, base_name(nodes_path)});
+  node.labels = detail::read_node_labels(detail::require_csv(raw + "/node-label.csv"), n, base_name(nodes_path), s);
+
+  ds.meta.name = s.meta.name;
+  ds.meta.task = s.task;
+  ds.meta.num_classes = detail::resolve_num_classes(s, {&node.labels});
+  ds.meta.num_tasks = s.num_tasks;
+  ds.meta.split_name = s.split;
+  ds.meta.is_hetero = false;
+  ds.meta.target_type = node.name;
+  ds.meta.directed = !*add_inverse_edge && !s.options.to_undirected;
+  ds.meta.source = s.dir;
+  ds.node_types.push_back(std::move(node));
+  ds.split = detail::read_split_folder(s.dir + "/split/" + s.split, n, n_source);
+
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  log_info("read_ogb: '" + s.meta.name + "': " + std::to_string(n) + " vertices, " +
+           std::to_string(ds.graph.num_edges()) + " CSR entries from " + std::to_string(num_edges) +
+           " stored edges, " + std::to_string(ds.node_types[0].features.cols()) + " features (" +
+           std::to_string(seconds) + " s)");
+  return ds;
+}
+
+}  // namespace
+
+Dataset read_ogb(const std::string& dir, const OgbReadOptions& options) {
+  detail::OgbSettings s = detail::resolve_settings(dir, options);
+  const bool hetero = s.meta.is_hetero.value_or(false) ||
+                      !detail::find_csv(dir + "/raw/triplet-type-list.csv").empty() ||
+                      exists(dir + "/raw/edge_index_dict.npz");
+  refuse_binary_layout(s, hetero);
+  detail::resolve_split(s);
+  Dataset ds = hetero ? detail::read_ogb_hetero(s) : read_homogeneous(s);
+  check_dataset(ds);
+  return ds;
+}
+
+}  // namespace halo::datasets

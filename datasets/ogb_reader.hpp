@@ -1,0 +1,48 @@
+// read_ogb: reads an OGB node-property dataset folder (raw/, split/) in OGB's CSV layout,
+// homogeneous (ogbn-arxiv style) or heterogeneous (ogbn-mag style), into a Dataset, with the
+// semantics of OGB's own loaders (OGB_FORMAT.md): add_inverse_edge doubles the stored edges
+// keeping duplicates, integer feature files become float32, NaN labels become -1.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "datasets/dataset.hpp"
+
+namespace halo::datasets {
+
+struct OgbReadOptions {
+  std::string name;                        // dataset name; "" = from meta.json / master.csv / folder name
+  std::string split;                       // split folder under split/; "" = from metadata
+  std::optional<bool> add_inverse_edge;    // overrides the metadata
+  std::optional<std::int64_t> num_classes; // overrides the metadata
+  bool to_undirected = false;              // symmetrise and drop duplicate edges (what OGB's baselines do for directed sets: to_symmetric)
+  bool add_reverse_relations = false;      // heterogeneous: add "rev_<rel>" relations (graph::HeteroGraph::add_reverse_relations)
+};
+
+// Reads an OGB node-property dataset folder (raw/, split/) as OGB's own loaders do.
+//
+// Metadata comes from `options`, then dir/meta.json, then dir/../master.csv, then the built-in
+// ogbn-* table (ogb_meta.hpp). What is still missing is inferred where possible (num_classes =
+// max label + 1; the split folder when split/ holds exactly one; heterogeneous when
+// raw/triplet-type-list.csv.gz exists), otherwise an InvalidArgument names the option to set.
+// Every file may be gzipped (name.csv.gz) or plain (name.csv).
+//
+// Homogeneous: `graph` has rows = destinations (edge (s, d) is entry (d, s)); add_inverse_edge
+// adds every reverse, duplicates kept as OGB keeps them; to_undirected symmetrises and drops
+// duplicate entries. One NodeType "node". Heterogeneous: one relation per triplet (rows = dst
+// type, columns = src type), every type of num-node-dict, features where
+// raw/node-feat/<type>/ has them, labels for the types nodetype-has-label marks, target_type =
+// the type split/<split>/nodetype-has-split marks. Edge features and OGB's "additional" node and
+// edge files are not read.
+//
+// Throws IoError naming the file and 1-based line (or value) for a missing or malformed file,
+// counts that disagree between files, ids out of range, labels >= num_classes, split ids out of
+// range or listed twice, non-finite features; UnsupportedError for the npz (binary) layout, a
+// torch-pickled split_dict.pt, multi-graph files and task types other than classification.
+// Cost: one pass over every file, decompression overlapped with parsing on all threads; the
+// result is deterministic (independent of the thread count). Ends with check_dataset().
+Dataset read_ogb(const std::string& dir, const OgbReadOptions& options = {});
+
+}  // namespace halo::datasets

@@ -1,0 +1,321 @@
+// COO edge lists to CSR: a stable parallel counting sort by row (per-thread histograms, a scan, a
+// scatter; in two levels, blocks of rows then rows), columns sorted within each row, then the
+// optional merging of duplicates and adding of self loops (rebuild_rows, shared with
+// with_self_loops).
+#include "graph/detail/coo_to_csr.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/base/parallel.hpp"
+#include "graph/build.hpp"
+
+namespace halo::graph {
+namespace {
+
+// The edge list that gets sorted: the input edges, then, when symmetrising, every input edge
+// reversed, in the order OGB's add_inverse_edge concatenates them. Sorting this list stably keeps
+// that order among the copies of a repeated edge.
+template <class I>
+struct EdgeList {
+  const I* rows;
+  const I* cols;
+  const float* weights;  // nullptr when unweighted
+  std::int64_t num_input;
+  std::int64_t size;  // num_input, or 2 * num_input when symmetrising
+
+  // Calls fn(v, row, col, input_edge) for the edges v in [begin, end) of the list.
+  template <class F>
+  void for_each(std::int64_t begin, std::int64_t end, F&& fn) const {
+    for (std::int64_t v = begin; v < std::min(end, num_input); ++v) fn(v, rows[v], cols[v], v);
+    for (std::int64_t v = std::max(begin, num_input); v < end; ++v) {
+      const std::int64_t e = v - num_input;
+      fn(v, cols[e], rows[e], e);
+    }
+  }
+};
+
+template <class I>
+[[noreturn]] void throw_bad_edge(std::int64_t num_rows, std::int64_t num_cols, const I* rows, const I* cols,
+                                 std::int64_t e) {
+  const std::int64_t r = rows[e], c = cols[e];
+  if (r < 0 || r >= num_rows)
+    throw InvalidArgument("csr_from_coo: edge " + std::to_string(e) + " has row " + std::to_string(r) +
+                          ", expected 0 <= row < " + std::to_string(num_rows));
+  throw InvalidArgument("csr_from_coo: edge " + std::to_string(e) + " has column " + std::to_string(c) +
+                        ", expected 0 <= column < " + std::to_string(num_cols));
+}
+
+// Per-thread scratch space of sort_row.
+template <class O>
+struct RowSortScratch {
+  std::vector<std::pair<O, std::int64_t>> keys;  // (column, position in the row)
+  std::vector<float> weights;
+};
+
+// Sorts one row by column, carrying the weights; stable, so copies of an edge keep their order.
+template <class O>
+void sort_row(O* cols, float* weights, std::int64_t n, RowSortScratch<O>& scratch) {
+  if (std::is_sorted(cols, cols + n)) return;
+  if (weights == nullptr) {
+    std::sort(cols, cols + n);  // equal unweighted columns are indistinguishable
+    return;
+  }
+  // Sorting (column, position) pairs is stable without std::stable_sort's buffer allocation.
+  scratch.keys.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) scratch.keys[static_cast<std::size_t>(i)] = {cols[i], i};
+  std::sort(scratch.keys.begin(), scratch.keys.end());
+  scratch.weights.assign(weights, weights + n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto& key = scratch.keys[static_cast<std::size_t>(i)];
+    cols[i] = key.first;
+    weights[i] = scratch.weights[static_cast<std::size_t>(key.second)];
+  }
+}
+
+// Rows are cut into blocks of 2^shift consecutive rows, at most about this many blocks.
+constexpr std::int64_t max_row_blocks = 1024;
+
+// The counting sort, in two stable levels so that no pass writes all over memory: edges are first
+// scattered into blocks of rows (few enough blocks for the write fronts to stay in cache), then each
+// block, small enough to stay in cache, is counting-sorted by row on its own. The output arrays
+// double as the blocks' storage; one extra array holds the row of each edge in between.
+// I: input id type, O: output index type.
+template <class I, class O>
+CsrGraph sort_by_row(std::int64_t num_rows, std::int64_t num_cols, const EdgeList<I>& edges, bool drop_self_loops,
+                     bool symmetric) {
+  int shift = 0;
+  while ((num_rows >> shift) > max_row_blocks) ++shift;
+  const std::int64_t num_blocks = num_rows == 0 ? 0 : ((num_rows - 1) >> shift) + 1;
+  const auto block_of = [shift](I row) { return static_cast<std::size_t>(static_cast<std::int64_t>(row) >> shift); };
+
+  // Pass 1, per thread over a contiguous share of the list: count edges per block and find the
+  // first malformed input edge (reported after the pass, so no thread has to stop early).
+  const int max_t = max_threads();
+  std::vector<std::vector<std::int64_t>> hist(static_cast<std::size_t>(max_t));
+  std::vector<std::int64_t> share_begin(static_cast<std::size_t>(max_t), 0);
+  std::vector<std::int64_t> share_end(static_cast<std::size_t>(max_t), 0);
+  std::vector<std::int64_t> first_bad(static_cast<std::size_t>(max_t), edges.num_input);
+  int shares = 1;
+  parallel_for_each_thread(0, edges.size, [&](int t, int threads, std::int64_t b, std::int64_t e) {
+    HALO_ASSERT(threads <= max_t);
+    const auto ts = static_cast<std::size_t>(t);
+    if (t == 0) shares = threads;
+    share_begin[ts] = b;
+    share_end[ts] = e;
+    std::vector<std::int64_t>& count = hist[ts];
+    count.assign(static_cast<std::size_t>(num_blocks), 0);
+    std::int64_t bad = edges.num_input;
+    edges.for_each(b, e, [&](std::int64_t, I row, I col, std::int64_t input_edge) {
+      if (row < 0 || row >= num_rows || col < 0 || col >= num_cols) {
+        bad = std::min(bad, input_edge);
+        return;
+      }
+      if (drop_self_loops && row == col) return;
+      ++count[block_of(row)];
+    });
+    first_bad[ts] = bad;
+  });
+  const std::int64_t bad = *std::min_element(first_bad.begin(), first_bad.end());
+  if (bad < edges.num_input) throw_bad_edge(num_rows, num_cols, edges.rows, edges.cols, bad);
+
+  // Scan, block-major: hist[t][k] becomes where share t starts writing inside block k.
+  std::vector<std::int64_t> block_begin(static_cast<std::size_t>(num_blocks) + 1, 0);
+  std::int64_t num_edges = 0;
+  for (std::size_t k = 0; k < static_cast<std::size_t>(num_blocks); ++k) {
+    block_begin[k] = num_edges;
+    for (int t = 0; t < shares; ++t) num_edges += std::exchange(hist[static_cast<std::size_t>(t)][k], num_edges);
+  }
+  block_begin[static_cast<std::size_t>(num_blocks)] = num_edges;
+
+  // Pass 2: each share scatters its edges into the blocks in list order, which keeps the sort
+  // stable. Shares are replayed by index, so this pass does not need the same team size again.
+  auto indices = Array<O>::vector(num_edges);
+  Array<float> weights = edges.weights != nullptr ? Array<float>::vector(num_edges) : Array<float>();
+  auto row_array = Array<I>::vector(num_edges);
+  I* row_of = row_array.data();
+  O* out_cols = indices.data();
+  float* out_w = edges.weights != nullptr ? weights.data() : nullptr;
+  parallel_for(
+      0, shares,
+      [&](std::int64_t t) {
+        std::int64_t* cursor = hist[static_cast<std::size_t>(t)].data();
+        edges.for_each(share_begin[static_cast<std::size_t>(t)], share_end[static_cast<std::size_t>(t)],
+                       [&](std::int64_t, I row, I col, std::int64_t input_edge) {
+                         if (drop_self_loops && row == col) return;
+                         const std::int64_t pos = cursor[block_of(row)]++;
+                         row_of[pos] = row;
+                         out_cols[pos] = static_cast<O>(col);
+                         if (out_w != nullptr) out_w[pos] = edges.weights[input_edge];
+                       });
+      },
+      1);
+  hist = {};
+
+  // Pass 3, per block: count its rows, write their offsets, scatter the block's edges to their
+  // rows in block order (stable again), then sort each row by column.
+  auto indptr = Array<std::int64_t>::vector(num_rows + 1);
+  indptr[num_rows] = num_edges;
+  parallel_for(
+      0, num_blocks,
+      [&](std::int64_t k) {
+        const std::int64_t r0 = k << shift, r1 = std::min(num_rows, (k + 1) << shift);
+        const std::int64_t b = block_begin[static_cast<std::size_t>(k)];
+        const std::int64_t e = block_begin[static_cast<std::size_t>(k) + 1];
+        // cursor(r): the count of row r, then the next free position in it.
+        std::vector<std::int64_t> slots(static_cast<std::size_t>(r1 - r0), 0);
+        auto cursor = [&](std::int64_t r) -> std::int64_t& { return slots[static_cast<std::size_t>(r - r0)]; };
+        for (std::int64_t p = b; p < e; ++p) ++cursor(row_of[p]);
+        std::int64_t run = b;
+        for (std::int64_t r = r0; r < r1; ++r) {
+          indptr[r] = run;
+          run += std::exchange(cursor(r), run);
+        }
+        const std::vector<O> cols(out_cols + b, out_cols + e);
+        const std::vector<float> w = out_w != nullptr ? std::vector<float>(out_w + b, out_w + e) : std::vector<float>();
+        for (std::int64_t p = b; p < e; ++p) {
+          const std::int64_t pos = cursor(row_of[p])++;
+          out_cols[pos] = cols[static_cast<std::size_t>(p - b)];
+          if (out_w != nullptr) out_w[pos] = w[static_cast<std::size_t>(p - b)];
+        }
+        RowSortScratch<O> scratch;
+        for (std::int64_t r = r0; r < r1; ++r) {
+          const std::int64_t end = r + 1 < r1 ? indptr[r + 1] : e;
+          sort_row(out_cols + indptr[r], out_w != nullptr ? out_w + indptr[r] : nullptr, end - indptr[r], scratch);
+        }
+      },
+      1);
+
+  CsrProperties props;
+  props.sorted = true;
+  props.symmetric = symmetric;
+  return CsrGraph(num_rows, num_cols, std::move(indptr), std::move(indices), std::move(weights), props);
+}
+
+// Sum of a run of duplicate weights in a canonical order (ascending, in double), so that the two
+// mirrored runs of a symmetric multigraph, which hold the same weights in different orders,
+// merge to the same float.
+float merged_weight(const float* w, std::int64_t n, std::vector<float>& scratch) {
+  if (n == 1) return w[0];
+  scratch.assign(w, w + n);
+  std::sort(scratch.begin(), scratch.end());
+  double sum = 0.0;
+  for (float x : scratch) sum += x;
+  return static_cast<float>(sum);
+}
+
+template <class O>
+CsrGraph rebuild_rows_typed(const CsrGraph& g, const CsrView<O> v, const detail::RowRebuild& what) {
+  const bool sorted = g.properties().sorted;
+  HALO_EXPECTS(sorted || !what.drop_duplicates, "merging duplicate edges needs rows sorted by column");
+  const std::int64_t loop_rows = what.add_self_loops ? std::min(v.num_rows, v.num_cols) : 0;
+  auto has_loop = [&](std::int64_t r) {
+    const O* b = v.indices + v.indptr[r];
+    const O* e = v.indices + v.indptr[r + 1];
+    return sorted ? std::binary_search(b, e, static_cast<O>(r)) : std::find(b, e, static_cast<O>(r)) != e;
+  };
+
+  auto indptr = Array<std::int64_t>::vector(v.num_rows + 1);
+  parallel_for(0, v.num_rows, [&](std::int64_t r) {
+    std::int64_t n = v.degree(r);
+    if (what.drop_duplicates)
+      for (std::int64_t p = v.indptr[r] + 1; p < v.indptr[r + 1]; ++p) n -= v.indices[p] == v.indices[p - 1];
+    if (r < loop_rows && !has_loop(r)) ++n;
+    indptr[r] = n;
+  });
+  const std::int64_t num_edges = exclusive_scan_in_place(indptr.data(), v.num_rows);
+  indptr[v.num_rows] = num_edges;
+
+  auto indices = Array<O>::vector(num_edges);
+  Array<float> weights = v.weights != nullptr ? Array<float>::vector(num_edges) : Array<float>();
+  O* out_cols = indices.data();
+  float* out_w = v.weights != nullptr ? weights.data() : nullptr;
+  parallel_for_ranges(
+      0, v.num_rows,
+      [&](std::int64_t rb, std::int64_t re) {
+        std::vector<float> scratch;
+        for (std::int64_t r = rb; r < re; ++r) {
+          std::int64_t out = indptr[r];
+          bool loop_pending = r < loop_rows && !has_loop(r);
+          auto emit = [&](O col, float w) {
+            out_cols[out] = col;
+            if (out_w != nullptr) out_w[out] = w;
+            ++out;
+          };
+          std::int64_t p = v.indptr[r];
+          while (p < v.indptr[r + 1]) {
+            const O col = v.indices[p];
+            if (loop_pending && sorted && col > r) {
+              emit(static_cast<O>(r), 1.0f);
+              loop_pending = false;
+            }
+            std::int64_t run = 1;
+            if (what.drop_duplicates)
+              while (p + run < v.indptr[r + 1] && v.indices[p + run] == col) ++run;
+            emit(col, v.weights != nullptr ? merged_weight(v.weights + p, run, scratch) : 1.0f);
+            p += run;
+          }
+          if (loop_pending) emit(static_cast<O>(r), 1.0f);
+          HALO_ASSERT(out == indptr[r + 1]);
+        }
+      },
+      1024);
+  return CsrGraph(v.num_rows, v.num_cols, std::move(indptr), std::move(indices), std::move(weights), g.properties());
+}
+
+}  // namespace
+
+namespace detail {
+
+CsrGraph rebuild_rows(const CsrGraph& g, const RowRebuild& what) {
+  return visit(g, [&](auto v) { return rebuild_rows_typed(g, v, what); });
+}
+
+template <class I>
+CsrGraph sort_coo_by_row(std::int64_t num_rows, std::int64_t num_cols, const I* rows, const I* cols,
+                         const float* weights, std::int64_t num_edges, bool symmetrize, bool drop_self_loops,
+                         IndexType index_type, bool symmetric) {
+  // Named after the public entry point, which is where callers' mistakes come from.
+  auto expects = [](bool ok, const std::string& message) {
+    if (!ok) throw InvalidArgument("csr_from_coo: " + message);
+  };
+  expects(num_rows >= 0 && num_cols >= 0,
+          "negative shape " + std::to_string(num_rows) + " x " + std::to_string(num_cols));
+  expects(num_edges >= 0, "negative edge count " + std::to_string(num_edges));
+  expects(num_edges == 0 || (rows != nullptr && cols != nullptr), "rows and cols must not be null");
+  expects(!symmetrize || num_rows == num_cols,
+          "symmetrize needs a square graph, got " + std::to_string(num_rows) + " x " + std::to_string(num_cols));
+  expects(num_edges <= std::numeric_limits<std::int64_t>::max() / 2, "too many edges: " + std::to_string(num_edges));
+
+  const EdgeList<I> edges{rows, cols, weights, num_edges, symmetrize ? 2 * num_edges : num_edges};
+  if (index_type == IndexType::i64 || index_type_for(num_cols) == IndexType::i64)
+    return sort_by_row<I, std::int64_t>(num_rows, num_cols, edges, drop_self_loops, symmetric);
+  return sort_by_row<I, std::int32_t>(num_rows, num_cols, edges, drop_self_loops, symmetric);
+}
+
+template CsrGraph sort_coo_by_row<std::int32_t>(std::int64_t, std::int64_t, const std::int32_t*, const std::int32_t*,
+                                                const float*, std::int64_t, bool, bool, IndexType, bool);
+template CsrGraph sort_coo_by_row<std::int64_t>(std::int64_t, std::int64_t, const std::int64_t*, const std::int64_t*,
+                                                const float*, std::int64_t, bool, bool, IndexType, bool);
+
+}  // namespace detail
+
+template <class I>
+CsrGraph csr_from_coo(std::int64_t num_rows, std::int64_t num_cols, const I* rows, const I* cols, const float* weights,
+                      std::int64_t num_edges, const CooToCsrOptions& options) {
+  CsrGraph g = detail::sort_coo_by_row(num_rows, num_cols, rows, cols, weights, num_edges, options.symmetrize,
+                                       options.drop_self_loops, options.index_type, options.symmetrize);
+  if (!options.drop_duplicates && !options.add_self_loops) return g;
+  return detail::rebuild_rows(g, {options.drop_duplicates, options.add_self_loops});
+}
+
+template CsrGraph csr_from_coo<std::int32_t>(std::int64_t, std::int64_t, const std::int32_t*, const std::int32_t*,
+                                             const float*, std::int64_t, const CooToCsrOptions&);
+template CsrGraph csr_from_coo<std::int64_t>(std::int64_t, std::int64_t, const std::int64_t*, const std::int64_t*,
+                                             const float*, std::int64_t, const CooToCsrOptions&);
+
+}  // namespace halo::graph

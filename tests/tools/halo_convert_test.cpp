@@ -1,0 +1,176 @@
+// Tests of the halo-convert program end to end: the real datasets in ../shared/datasets, the
+// generators, the --json contract, and bad input (one-line error, non-zero exit, no output left).
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_paths.hpp"
+
+namespace fs = std::filesystem;
+using halo::test::ScratchDir;
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+// Runs build/bin/halo-convert with `args`, capturing stdout and stderr.
+Result run_convert(const std::string& args, const ScratchDir& scratch) {
+  const std::string out = scratch / "stdout.txt";
+  const std::string err = scratch / "stderr.txt";
+  const std::string command = halo::test::binary_dir() + "/bin/halo-convert " + args + " >" + out + " 2>" + err;
+  const int status = std::system(command.c_str());
+  auto slurp = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+nlohmann::json info_json(const std::string& dir, const ScratchDir& scratch) {
+  const Result r = run_convert("info " + dir + " --json -", scratch);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out);
+}
+
+std::string shared_dataset(const std::string& name) {
+  const std::string root = halo::test::shared_datasets_dir();
+  return root.empty() ? std::string() : root + "/" + name;
+}
+
+}  // namespace
+
+TEST_CASE("halo-convert ogb then info reports the published sizes of cora, citeseer and actor", "[tools]") {
+  if (halo::test::shared_datasets_dir().empty()) {
+    WARN("skipped: ../shared/datasets is absent");
+    return;
+  }
+  struct Expected {
+    const char* name;
+    std::int64_t nodes, edges, features, classes, train, valid, test;
+  };
+  const Expected cases[] = {{"cora", 2708, 10556, 1433, 7, 140, 500, 1000},
+                            {"citeseer", 3327, 9104, 3703, 6, 120, 500, 1000},
+                            {"actor", 7600, 30019, 932, 5, 3648, 2432, 1520}};
+  for (const Expected& e : cases) {
+    SECTION(e.name) {
+      ScratchDir scratch;
+      const Result r = run_convert("ogb " + shared_dataset(e.name) + " " + (scratch / "out") + " -q", scratch);
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+      const nlohmann::json j = info_json(scratch / "out", scratch);
+      CHECK(j["num_nodes"] == e.nodes);
+      CHECK(j["num_edges"] == e.edges);
+      CHECK(j["feature_dim"] == e.features);
+      CHECK(j["num_classes"] == e.classes);
+      CHECK(j["splits"]["train"] == e.train);
+      CHECK(j["splits"]["valid"] == e.valid);
+      CHECK(j["splits"]["test"] == e.test);
+      CHECK(j["is_hetero"] == false);
+    }
+  }
+}
+
+TEST_CASE("halo-convert ogb then info reports the vertex types, relations and split of acm and dblp", "[tools]") {
+  if (halo::test::shared_datasets_dir().empty()) {
+    WARN("skipped: ../shared/datasets is absent");
+    return;
+  }
+  SECTION("acm") {
+    ScratchDir scratch;
+    const Result r = run_convert("ogb " + shared_dataset("acm") + " " + (scratch / "out") + " -q", scratch);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json j = info_json(scratch / "out", scratch);
+    CHECK(j["is_hetero"] == true);
+    CHECK(j["target_type"] == "paper");
+    CHECK(j["node_types"] == nlohmann::json({{"paper", 4019}, {"author", 7167}, {"subject", 60}}));
+    CHECK(j["num_nodes"] == 4019 + 7167 + 60);
+    CHECK(j["num_edges"] == 13407 + 4019);
+    CHECK(j["feature_dim"] == 1902);
+    CHECK(j["num_classes"] == 3);
+    CHECK(j["splits"] == nlohmann::json({{"train", 60}, {"valid", 1000}, {"test", 1000}}));
+    REQUIRE(j["relations"].size() == 2);
+  }
+  SECTION("dblp") {
+    ScratchDir scratch;
+    const Result r = run_convert("ogb " + shared_dataset("dblp") + " " + (scratch / "out") + " -q", scratch);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json j = info_json(scratch / "out", scratch);
+    CHECK(j["target_type"] == "author");
+    CHECK(j["node_types"] == nlohmann::json({{"author", 4057}, {"paper", 14328}, {"term", 7723}, {"conference", 20}}));
+    CHECK(j["num_edges"] == 19645 + 14328 + 85810);
+    CHECK(j["feature_dim"] == 334);
+    CHECK(j["num_classes"] == 4);
+    CHECK(j["splits"] == nlohmann::json({{"train", 80}, {"valid", 1000}, {"test", 1000}}));
+    CHECK(j["relations"].size() == 3);
+  }
+}
+
+TEST_CASE("halo-convert synth writes a dataset whose info matches what was asked for", "[tools]") {
+  ScratchDir scratch;
+  const std::string dir = scratch / "sbm";
+  const Result r = run_convert("synth sbm " + dir + " --nodes 3000 --avg-degree 8 --features 16 --classes 5 --seed 7 -q --json " +
+                                   (scratch / "summary.json"),
+                               scratch);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = info_json(dir, scratch);
+  CHECK(j["num_nodes"] == 3000);
+  CHECK(j["feature_dim"] == 16);
+  CHECK(j["num_classes"] == 5);
+  CHECK(j["num_edges"].get<std::int64_t>() > 3000 * 6);
+  CHECK(j["num_edges"].get<std::int64_t>() <= 3000 * 8);
+  std::ifstream summary_file(scratch / "summary.json");
+  const nlohmann::json summary = nlohmann::json::parse(summary_file);
+  CHECK(summary["num_edges"] == j["num_edges"]);
+  const Result verified = run_convert("info " + dir + " --verify", scratch);
+  CHECK(verified.exit_code == 0);
+  CHECK(verified.out.find("vertices") != std::string::npos);
+}
+
+TEST_CASE("halo-convert refuses bad input with one line on stderr and leaves no output", "[tools]") {
+  ScratchDir scratch;
+  SECTION("a source folder without raw/") {
+    fs::create_directories(scratch / "empty");
+    const Result r = run_convert("ogb " + (scratch / "empty") + " " + (scratch / "out"), scratch);
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("halo-convert: error: ") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(scratch / "out"));
+  }
+  SECTION("an existing destination without --force") {
+    fs::create_directories(scratch / "out");
+    std::ofstream(scratch / "out/keep.txt") << "precious";
+    const Result r = run_convert("synth sbm " + (scratch / "out") + " --nodes 100", scratch);
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("--force") != std::string::npos);
+    CHECK(fs::exists(scratch / "out/keep.txt"));
+  }
+  SECTION("a dataset directory with a truncated array") {
+    REQUIRE(run_convert("synth sbm " + (scratch / "ds") + " --nodes 500 -q", scratch).exit_code == 0);
+    fs::resize_file(scratch / "ds/node_feat.npy", fs::file_size(scratch / "ds/node_feat.npy") - 4);
+    const Result r = run_convert("info " + (scratch / "ds"), scratch);
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("node_feat.npy") != std::string::npos);
+  }
+  SECTION("an unknown subcommand") {
+    const Result r = run_convert("frobnicate", scratch);
+    CHECK(r.exit_code != 0);
+  }
+}

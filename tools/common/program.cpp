@@ -1,0 +1,61 @@
+// The shared program contract: exit codes, stderr logging, JSON summaries.
+#include "tools/common/program.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iostream>
+
+#include "graph/base/error.hpp"
+#include "graph/base/log.hpp"
+
+namespace halo::tools {
+
+int run_program(const std::string& program, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: error: out of memory\n", program.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
+  }
+  return 1;
+}
+
+void configure_logging(bool quiet, bool verbose) {
+  const LogLevel level = verbose ? LogLevel::debug : quiet ? LogLevel::warning : LogLevel::info;
+  set_log_sink(&log_to_stderr, level);
+}
+
+void write_json(const std::string& target, const nlohmann::json& summary) {
+  const std::string text = summary.dump(2) + "\n";
+  if (target == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  const std::string temp = target + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw IoError(temp, "cannot open for writing");
+    out << text;
+    out.flush();
+    if (!out) throw IoError(temp, "write failed");
+  }
+  if (std::rename(temp.c_str(), target.c_str()) != 0) throw IoError(target, "cannot rename " + temp + " into place");
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    ++u;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return text;
+}
+
+}  // namespace halo::tools

@@ -1,0 +1,56 @@
+// halo-convert ogb: an OGB node-property dataset folder (raw/, split/) to a halo dataset directory.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "datasets/dataset_dir.hpp"
+#include "datasets/ogb_reader.hpp"
+#include "graph/base/error.hpp"
+#include "graph/base/log.hpp"
+#include "graph/base/progress.hpp"
+#include "tools/common/program.hpp"
+#include "tools/halo_convert/commands.hpp"
+#include "tools/halo_convert/summary.hpp"
+
+namespace halo::tools {
+
+void add_ogb_command(CLI::App& app, OgbCommand& c) {
+  CLI::App* sub = app.add_subcommand("ogb", "Convert an OGB dataset folder (as OGB's download unpacks it)");
+  sub->add_option("source", c.source, "OGB dataset folder holding raw/ and split/ (e.g. dataset/ogbn_arxiv)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  sub->add_option("destination", c.destination, "Output dataset directory")->required();
+  sub->add_option("--name", c.name, "Dataset name (default: from meta.json, master.csv or the folder name)");
+  sub->add_option("--split", c.split, "Split folder under split/ (default: from the metadata)");
+  sub->add_option("--add-inverse-edge", c.add_inverse_edge, "Add the reverse of every stored edge, as OGB does (default: from the metadata)")
+      ->check(CLI::IsMember({"true", "false"}));
+  sub->add_option("--num-classes", c.num_classes, "Number of classes (default: from the metadata, else max label + 1)");
+  sub->add_flag("--to-undirected", c.to_undirected, "Symmetrise and drop duplicate edges (OGB baselines' to_symmetric)");
+  sub->add_flag("--add-reverse-relations", c.add_reverse_relations, "Heterogeneous: add a reverse relation for every relation");
+  sub->add_flag("--force", c.force, "Replace the output directory if it exists");
+  sub->add_option("--json", c.json, "Write the dataset summary as JSON to FILE ('-' = stdout)");
+}
+
+int run_ogb_command(const OgbCommand& c) {
+  Progress timer("convert " + c.source, 0);
+  datasets::OgbReadOptions o;
+  o.name = c.name;
+  o.split = c.split;
+  if (!c.add_inverse_edge.empty()) o.add_inverse_edge = c.add_inverse_edge == "true";
+  if (c.num_classes >= 0) o.num_classes = c.num_classes;
+  o.to_undirected = c.to_undirected;
+  o.add_reverse_relations = c.add_reverse_relations;
+  const datasets::Dataset ds = datasets::read_ogb(c.source, o);
+  const double read_seconds = timer.elapsed_seconds();
+  log_info(fmt::format("read {} in {:.1f} s; writing {}", c.source, read_seconds, c.destination));
+  datasets::write_dataset_dir(ds, c.destination, c.force);
+  nlohmann::json summary = describe_dataset(ds);
+  add_disk_usage(summary, c.destination);
+  summary["read_seconds"] = read_seconds;
+  summary["total_seconds"] = timer.elapsed_seconds();
+  log_info(fmt::format("wrote {} ({} vertices, {} edges) in {:.1f} s", c.destination, ds.num_vertices(), ds.num_edges(),
+                       timer.elapsed_seconds()));
+  if (!c.json.empty()) write_json(c.json, summary);
+  return 0;
+}
+
+}  // namespace halo::tools
