@@ -4,7 +4,12 @@
 Generates a products-scale graph in OGB's raw layout (halo-convert synth --layout ogb), then reads
 it (1) with halo-convert ogb (to a halo dataset directory) and (2) with OGB's read_csv_graph_raw
 (pandas) plus the label and split files as OGB's NodePropPredDataset reads them. Throughput is MB/s
-of uncompressed CSV. Writes a JSON result with the machine described.
+of uncompressed CSV. Writes a JSON result with the machine and its load described.
+
+halo's writer compresses each ~1 MiB chunk as its own gzip member (zlib level 1), while OGB's
+downloads hold one member per file. The headline numbers are therefore measured on a copy whose
+every .csv.gz is recompressed as a single member (Python's gzip module, --gzip-level, default 6);
+the multi-member files as written are measured too (--members).
 
 Peers run from a virtual environment (bench/.venv, ignored by git) holding pandas, numpy and
 ogb (installed with --no-deps: OGB's reader needs only pandas and numpy, its package __init__
@@ -14,8 +19,10 @@ import argparse
 import gzip
 import importlib.util
 import json
+import multiprocessing
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -34,6 +41,62 @@ def machine():
     except (OSError, StopIteration):
         pass
     return info
+
+
+def load_average():
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def recompress(job):
+    """One .csv.gz file rewritten as a single gzip member (streamed, mtime 0)."""
+    src, dst, level = job
+    with gzip.open(src, "rb") as fin, open(dst + ".tmp", "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", compresslevel=level, fileobj=raw, mtime=0) as fout:
+            shutil.copyfileobj(fin, fout, 1 << 24)
+    os.replace(dst + ".tmp", dst)
+
+
+def make_single_member(src_dir, dst_dir, level):
+    """A copy of src_dir whose every .csv.gz is one gzip member; other files copied as they are."""
+    if os.path.exists(dst_dir):
+        shutil.rmtree(dst_dir)
+    jobs = []
+    for dirpath, _, names in os.walk(src_dir):
+        out_dir = os.path.join(dst_dir, os.path.relpath(dirpath, src_dir))
+        os.makedirs(out_dir, exist_ok=True)
+        for name in names:
+            src, dst = os.path.join(dirpath, name), os.path.join(out_dir, name)
+            if name.endswith(".gz"):
+                jobs.append((src, dst, level))
+            else:
+                shutil.copy2(src, dst)
+    jobs.sort(key=lambda job: -os.path.getsize(job[0]))  # the big files first, one per core
+    with multiprocessing.Pool(min(len(jobs), os.cpu_count() or 1)) as pool:
+        pool.map(recompress, jobs, chunksize=1)
+
+
+def gzip_members(path):
+    """The number of gzip members in a file."""
+    import zlib
+    members = 0
+    with open(path, "rb") as f:
+        data = b""
+        while True:
+            d = zlib.decompressobj(31)
+            members += 1
+            while not d.eof:
+                chunk = data or f.read(1 << 24)
+                data = b""
+                if not chunk:
+                    raise ValueError(f"{path}: truncated gzip member")
+                d.decompress(chunk)
+            data = d.unused_data or f.read(1 << 24)
+            if not data:
+                return members
+
+
+def compressed_bytes(folder):
+    return sum(os.path.getsize(os.path.join(d, n)) for d, _, names in os.walk(folder) for n in names if n.endswith(".gz"))
 
 
 def uncompressed_bytes(folder):
@@ -80,6 +143,19 @@ def read_with_ogb(folder, split):
     return seconds, {"edges": int(graph["edge_index"].shape[1]), "nodes": int(graph["num_nodes"]), "labels": int(labels.shape[0])}
 
 
+def run_halo(binary, ogb_dir, halo_dir, summary_path, repeat):
+    """halo-convert ogb, `repeat` times; the read times of every run, and the last summary."""
+    reads, totals = [], []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([binary, "ogb", ogb_dir, halo_dir, "--force", "-q", "--json", summary_path], check=True)
+        totals.append(time.perf_counter() - start)
+        with open(summary_path) as f:
+            summary = json.load(f)
+        reads.append(summary["read_seconds"])
+    return reads, totals, summary
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--nodes", type=int, default=2449029, help="vertices (default: ogbn-products)")
@@ -90,54 +166,103 @@ def main():
     p.add_argument("--binary", default=os.path.join(ROOT, "build", "bin", "halo-convert"))
     p.add_argument("--output", default=os.path.join(ROOT, "bench", "results", "convert_throughput.json"))
     p.add_argument("--skip-peer", action="store_true", help="measure halo only")
+    p.add_argument("--members", choices=("single", "multi", "both"), default="both",
+                   help="gzip layouts to measure: single (one member per file, as OGB ships; the headline), "
+                        "multi (halo's writer, one member per chunk), or both (default)")
+    p.add_argument("--gzip-level", type=int, default=6, help="level of the single-member recompression (default 6)")
+    p.add_argument("--peer-on-multi", action="store_true",
+                   help="also time OGB's reader on the multi-member files (pandas reads both alike)")
+    p.add_argument("--repeat", type=int, default=1, help="halo runs per layout; the fastest read counts")
+    p.add_argument("--reuse", action="store_true",
+                   help="keep the generated files of an earlier run with the same graph parameters")
     args = p.parse_args()
 
     os.makedirs(args.work, exist_ok=True)
-    ogb_dir = os.path.join(args.work, "synth-ogb")
+    multi_dir = os.path.join(args.work, "synth-ogb")
+    single_dir = os.path.join(args.work, "synth-ogb-single")
     halo_dir = os.path.join(args.work, "synth-halo")
-    print(f"generating {args.nodes} vertices, mean degree {args.avg_degree}, {args.features} features in OGB layout", flush=True)
-    start = time.perf_counter()
-    subprocess.run([args.binary, "synth", "sbm", ogb_dir, "--layout", "ogb", "--nodes", str(args.nodes),
-                    "--avg-degree", str(args.avg_degree), "--features", str(args.features),
-                    "--classes", str(args.classes), "--force", "-q"], check=True)
-    generate_seconds = time.perf_counter() - start
-    csv_bytes, per_file = uncompressed_bytes(ogb_dir)
-    print(f"  {csv_bytes / 1e6:.0f} MB of CSV, written in {generate_seconds:.1f} s", flush=True)
+    stamp_path = os.path.join(args.work, "generated.json")
+    graph_params = {"generator": "sbm", "nodes": args.nodes, "avg_degree": args.avg_degree, "features": args.features,
+                    "classes": args.classes, "gzip_level_single": args.gzip_level}
+    stamp = None
+    if args.reuse and os.path.exists(stamp_path):
+        with open(stamp_path) as f:
+            stamp = json.load(f)
+        if stamp.get("graph") != graph_params:
+            stamp = None
+    if stamp is None:
+        if os.path.exists(stamp_path):
+            os.remove(stamp_path)
+        print(f"generating {args.nodes} vertices, mean degree {args.avg_degree}, {args.features} features in OGB layout",
+              flush=True)
+        start = time.perf_counter()
+        subprocess.run([args.binary, "synth", "sbm", multi_dir, "--layout", "ogb", "--nodes", str(args.nodes),
+                        "--avg-degree", str(args.avg_degree), "--features", str(args.features),
+                        "--classes", str(args.classes), "--force", "-q"], check=True)
+        generate_seconds = time.perf_counter() - start
+        print(f"  written in {generate_seconds:.1f} s; recompressing as single gzip members (level {args.gzip_level})",
+              flush=True)
+        start = time.perf_counter()
+        make_single_member(multi_dir, single_dir, args.gzip_level)
+        recompress_seconds = time.perf_counter() - start
+        csv_bytes, per_file = uncompressed_bytes(single_dir)
+        stamp = {"graph": graph_params, "generate_seconds": generate_seconds, "recompress_seconds": recompress_seconds,
+                 "csv_bytes": csv_bytes, "csv_files": per_file}
+        with open(stamp_path, "w") as f:
+            json.dump(stamp, f, indent=2)
+    else:
+        print(f"reusing the files generated in {args.work}", flush=True)
+    csv_bytes = stamp["csv_bytes"]
+    mb = csv_bytes / 1e6
+    print(f"  {mb:.0f} MB of CSV", flush=True)
 
+    layouts = {"single": ("single_member", single_dir,
+                          f"one gzip member per file (as OGB's downloads), Python gzip level {args.gzip_level}"),
+               "multi": ("multi_member", multi_dir,
+                         "halo's writer: one gzip member per ~1 MiB chunk, zlib level 1")}
+    chosen = ["single", "multi"] if args.members == "both" else [args.members]
     summary_path = os.path.join(args.work, "halo-summary.json")
-    start = time.perf_counter()
-    subprocess.run([args.binary, "ogb", ogb_dir, halo_dir, "--force", "-q", "--json", summary_path], check=True)
-    halo_total = time.perf_counter() - start
-    with open(summary_path) as f:
-        halo_summary = json.load(f)
-    halo_read = halo_summary["read_seconds"]
-    print(f"halo-convert ogb: read {halo_read:.1f} s ({csv_bytes / 1e6 / halo_read:.0f} MB/s), "
-          f"with writing the dataset directory {halo_total:.1f} s", flush=True)
-
     result = {
         "benchmark": "convert_throughput",
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": machine(),
-        "graph": {"generator": "sbm", "nodes": args.nodes, "avg_degree": args.avg_degree, "features": args.features,
-                  "classes": args.classes, "stored_edges_directed": halo_summary["num_edges"]},
+        "load_average_start": load_average(),
+        "graph": dict(graph_params),
         "csv_bytes_uncompressed": csv_bytes,
-        "csv_files": per_file,
-        "halo": {"read_seconds": halo_read, "read_mb_per_s": csv_bytes / 1e6 / halo_read,
-                 "convert_seconds_with_write": halo_total, "threads": os.cpu_count()},
+        "csv_files": stamp["csv_files"],
+        "headline": layouts[chosen[0]][0],
     }
-    if not args.skip_peer:
-        try:
-            peer_seconds, peer_counts = read_with_ogb(ogb_dir, "random")
-        except ImportError as e:
-            print(f"peer skipped: {e}", file=sys.stderr)
-        else:
-            import pandas
-            result["ogb_pandas"] = {"reader": "ogb.io.read_graph_raw.read_csv_graph_raw + pandas labels/splits",
-                                    "pandas": pandas.__version__, "read_seconds": peer_seconds,
-                                    "read_mb_per_s": csv_bytes / 1e6 / peer_seconds, "counts": peer_counts}
-            result["speedup_read"] = peer_seconds / halo_read
-            print(f"OGB reader (pandas): {peer_seconds:.1f} s ({csv_bytes / 1e6 / peer_seconds:.0f} MB/s); "
-                  f"halo is {peer_seconds / halo_read:.1f}x faster", flush=True)
+    for key in chosen:
+        name, folder, description = layouts[key]
+        largest = max((os.path.join(d, n) for d, _, names in os.walk(folder) for n in names if n.endswith(".gz")),
+                      key=os.path.getsize)
+        entry = {"gzip": description, "compressed_bytes": compressed_bytes(folder),
+                 "members_in_largest_file": {os.path.relpath(largest, folder): gzip_members(largest)}}
+        reads, totals, summary = run_halo(args.binary, folder, halo_dir, summary_path, max(args.repeat, 1))
+        result["graph"]["stored_edges_directed"] = summary["num_edges"]
+        best = min(reads)
+        entry["halo"] = {"read_seconds": best, "read_mb_per_s": mb / best, "read_seconds_all_runs": reads,
+                         "convert_seconds_with_write": totals[reads.index(best)], "threads": os.cpu_count()}
+        print(f"[{name}] halo-convert ogb: read {best:.1f} s ({mb / best:.0f} MB/s), "
+              f"with writing the dataset directory {totals[reads.index(best)]:.1f} s", flush=True)
+        if not args.skip_peer and (key == "single" or args.peer_on_multi or len(chosen) == 1):
+            try:
+                peer_seconds, peer_counts = read_with_ogb(folder, "random")
+            except ImportError as e:
+                print(f"peer skipped: {e}", file=sys.stderr)
+            else:
+                import pandas
+                entry["ogb_pandas"] = {"reader": "ogb.io.read_graph_raw.read_csv_graph_raw + pandas labels/splits",
+                                       "pandas": pandas.__version__, "read_seconds": peer_seconds,
+                                       "read_mb_per_s": mb / peer_seconds, "counts": peer_counts}
+                entry["speedup_read"] = peer_seconds / best
+                print(f"[{name}] OGB reader (pandas): {peer_seconds:.1f} s ({mb / peer_seconds:.0f} MB/s); "
+                      f"halo is {peer_seconds / best:.1f}x faster", flush=True)
+        result[name] = entry
+    headline = result[result["headline"]]
+    if "speedup_read" in headline:
+        result["speedup_read"] = headline["speedup_read"]
+    result["load_average_end"] = load_average()
     os.makedirs(os.path.dirname(args.output), exist_ok=True)
     with open(args.output + ".tmp", "w") as f:
         json.dump(result, f, indent=2)

@@ -1,6 +1,7 @@
 # Finds every external dependency as an imported target; no global include directories.
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(ZLIB REQUIRED)
+find_package(ISAL REQUIRED)
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)

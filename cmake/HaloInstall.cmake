@@ -18,4 +18,5 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/haloConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/haloConfig.cmake ${PROJECT_BINARY_DIR}/haloConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/FindMETIS.cmake ${PROJECT_SOURCE_DIR}/cmake/FindNCCL.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/FindISAL.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/halo)

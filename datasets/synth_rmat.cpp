@@ -20,7 +20,6 @@
 #include "graph/base/parallel.hpp"
 #include "graph/base/progress.hpp"
 #include "graph/base/random.hpp"
-#include "graph/build.hpp"
 
 namespace halo::datasets {
 
@@ -107,15 +106,8 @@ EdgePairs rmat_edge_pairs(const RmatOptions& o) {
 Dataset generate_rmat(const RmatOptions& o) {
   check_rmat_options(o);
   const std::int64_t n = detail::rmat_vertex_count(o);
-  graph::CsrGraph g;
-  {
-    const detail::EdgePairs pairs = detail::rmat_edge_pairs(o);
-    graph::CooToCsrOptions build;
-    build.symmetrize = o.symmetrize;
-    build.drop_self_loops = true;
-    build.drop_duplicates = true;
-    g = graph::csr_from_coo<std::int32_t>(n, n, pairs.dst.data(), pairs.src.data(), nullptr, pairs.size(), build);
-  }
+  // The raw pairs are a temporary, freed before the features are drawn.
+  graph::CsrGraph g = detail::csr_from_pairs(n, detail::rmat_edge_pairs(o), o.symmetrize);
   Array<std::int64_t> labels = detail::balanced_random_classes(n, o.classes, o.seed);
   Array<float> features =
       detail::class_gaussian_features(labels, o.classes, o.features, o.class_separation, o.feature_noise, o.seed);

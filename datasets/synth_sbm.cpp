@@ -12,7 +12,6 @@
 #include "graph/base/parallel.hpp"
 #include "graph/base/progress.hpp"
 #include "graph/base/random.hpp"
-#include "graph/build.hpp"
 
 namespace halo::datasets {
 
@@ -210,16 +209,8 @@ EdgePairs sbm_edge_pairs(const SbmOptions& o, const Array<std::int64_t>& classes
 Dataset generate_sbm(const SbmOptions& o) {
   check_sbm_options(o);
   Array<std::int64_t> labels = detail::balanced_random_classes(o.nodes, o.classes, o.seed);
-  graph::CsrGraph g;
-  {
-    const detail::EdgePairs pairs = detail::sbm_edge_pairs(o, labels);
-    graph::CooToCsrOptions build;
-    build.symmetrize = true;
-    build.drop_self_loops = true;
-    build.drop_duplicates = true;
-    g = graph::csr_from_coo<std::int32_t>(o.nodes, o.nodes, pairs.dst.data(), pairs.src.data(), nullptr, pairs.size(),
-                                          build);
-  }
+  // The raw pairs are a temporary, freed before the features are drawn.
+  graph::CsrGraph g = detail::csr_from_pairs(o.nodes, detail::sbm_edge_pairs(o, labels), true);
   Array<float> features =
       detail::class_gaussian_features(labels, o.classes, o.features, o.class_separation, o.feature_noise, o.seed);
   Split split = detail::random_split(o.nodes, o.train_fraction, o.valid_fraction, o.seed);

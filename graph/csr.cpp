@@ -9,28 +9,28 @@ CsrGraph::CsrGraph() : indptr_(Array<std::int64_t>::from_vector({0})) {}
 
 CsrGraph::CsrGraph(std::int64_t num_rows, std::int64_t num_cols, Array<std::int64_t> indptr,
                    Array<std::int32_t> indices, Array<float> weights, CsrProperties properties)
-    : num_rows_(num_rows),
-      num_cols_(num_cols),
-      index_type_(IndexType::i32),
-      indptr_(std::move(indptr)),
-      indices32_(std::move(indices)),
-      weights_(std::move(weights)),
-      properties_(properties) {
-  HALO_EXPECTS(num_cols <= std::numeric_limits<std::int32_t>::max(),
-               "int32 indices cannot address " + std::to_string(num_cols) + " columns");
-  check_shapes(indices32_.size());
-}
+    : CsrGraph(num_rows, num_cols, IndexType::i32, std::move(indptr), std::move(indices), {}, std::move(weights),
+               properties) {}
 
 CsrGraph::CsrGraph(std::int64_t num_rows, std::int64_t num_cols, Array<std::int64_t> indptr,
                    Array<std::int64_t> indices, Array<float> weights, CsrProperties properties)
+    : CsrGraph(num_rows, num_cols, IndexType::i64, std::move(indptr), {}, std::move(indices), std::move(weights),
+               properties) {}
+
+CsrGraph::CsrGraph(std::int64_t num_rows, std::int64_t num_cols, IndexType index_type, Array<std::int64_t> indptr,
+                   Array<std::int32_t> indices32, Array<std::int64_t> indices64, Array<float> weights,
+                   CsrProperties properties)
     : num_rows_(num_rows),
       num_cols_(num_cols),
-      index_type_(IndexType::i64),
+      index_type_(index_type),
       indptr_(std::move(indptr)),
-      indices64_(std::move(indices)),
+      indices32_(std::move(indices32)),
+      indices64_(std::move(indices64)),
       weights_(std::move(weights)),
       properties_(properties) {
-  check_shapes(indices64_.size());
+  HALO_EXPECTS(index_type == IndexType::i64 || num_cols <= std::numeric_limits<std::int32_t>::max(),
+               "int32 indices cannot address " + std::to_string(num_cols) + " columns");
+  check_shapes(index_type == IndexType::i32 ? indices32_.size() : indices64_.size());
 }
 
 void CsrGraph::check_shapes(std::int64_t indices_size) const {

@@ -85,6 +85,10 @@ class CsrGraph {
   CsrGraph clone() const;
 
  private:
+  // What both public constructors do; the index array of the other type is empty.
+  CsrGraph(std::int64_t num_rows, std::int64_t num_cols, IndexType index_type, Array<std::int64_t> indptr,
+           Array<std::int32_t> indices32, Array<std::int64_t> indices64, Array<float> weights,
+           CsrProperties properties);
   void check_shapes(std::int64_t indices_size) const;
 
   std::int64_t num_rows_ = 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# README's first quick-start command: builds halo (Release) and runs the main job on a built-in
-# generated graph. Until training lands, the main job is the data path: generate a learnable
-# stochastic-block-model dataset, write it as a halo dataset directory, and describe it.
+# README's first quick-start command: builds halo (Release), generates a learnable
+# stochastic-block-model dataset (100,000 vertices, 8 classes: chance is 12.5 %), writes it as a
+# halo dataset directory, describes it, and trains a 2-layer GCN on the whole graph, printing one
+# line per epoch and the test accuracy at the best validation accuracy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,3 +13,5 @@ cmake --build --preset release -j "$(nproc)"
 out=build/demo
 build/bin/halo-convert synth sbm "$out/sbm" --nodes 100000 --avg-degree 20 --features 64 --classes 8 --force
 build/bin/halo-convert info "$out/sbm"
+build/bin/halo-train --dataset "$out/sbm" --model gcn --layers 2 --hidden 32 --epochs 30 --eval-every 5 \
+  --json "$out/train.json"

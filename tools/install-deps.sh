@@ -5,11 +5,11 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libmetis-dev
+  libmetis-dev metis
   catch2
   openmpi-bin libopenmpi-dev
   libopenblas-dev
-  zlib1g-dev
+  zlib1g-dev libisal-dev
   nlohmann-json3-dev
   libcli11-dev
   libfmt-dev

@@ -1,5 +1,5 @@
 // The pieces both synthetic generators share: keyed permutation, balanced classes, Gaussian
-// class features, the random split, option checks and the dataset assembly.
+// class features, the random split, option checks, the CSR build and the dataset assembly.
 #include "datasets/detail/synth_common.hpp"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "graph/base/error.hpp"
 #include "graph/base/parallel.hpp"
 #include "graph/base/random.hpp"
+#include "graph/build.hpp"
 
 namespace halo::datasets::detail {
 
@@ -150,6 +151,14 @@ void check_feature_options(const char* function, std::int64_t nodes, std::int64_
   if (!(train_fraction >= 0 && valid_fraction >= 0 && train_fraction + valid_fraction <= 1.0 + 1e-12))
     fail("train_fraction and valid_fraction must be >= 0 with a sum <= 1, got " + std::to_string(train_fraction) +
          " and " + std::to_string(valid_fraction));
+}
+
+graph::CsrGraph csr_from_pairs(std::int64_t n, const EdgePairs& pairs, bool symmetrize) {
+  graph::CooToCsrOptions build;
+  build.symmetrize = symmetrize;
+  build.drop_self_loops = true;
+  build.drop_duplicates = true;
+  return graph::csr_from_coo<std::int32_t>(n, n, pairs.dst.data(), pairs.src.data(), nullptr, pairs.size(), build);
 }
 
 Dataset make_synthetic_dataset(std::string name, std::string source, graph::CsrGraph graph, bool directed,

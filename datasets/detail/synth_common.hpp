@@ -81,6 +81,11 @@ struct EdgePairs {
   std::int64_t size() const { return src.size(); }
 };
 
+// The stored graph of a generator: the n x n CSR with rows = destinations, self loops and
+// repeated pairs dropped, each pair stored both ways when `symmetrize`. Deterministic; costs
+// what csr_from_coo costs (O(n + pairs), parallel).
+graph::CsrGraph csr_from_pairs(std::int64_t n, const EdgePairs& pairs, bool symmetrize);
+
 // SBM stage: round(nodes * avg_degree / 2) undirected pairs for the given classes.
 EdgePairs sbm_edge_pairs(const SbmOptions& options, const Array<std::int64_t>& classes);
 // R-MAT stage: round(nodes * edge_factor) directed pairs, vertex ids already permuted.

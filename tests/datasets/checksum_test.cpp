@@ -3,8 +3,6 @@
 #include "datasets/checksum.hpp"
 
 #include <catch2/catch.hpp>
-#include <omp.h>
-
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -12,6 +10,7 @@
 
 #include "graph/base/error.hpp"
 #include "tests/support/test_paths.hpp"
+#include "tests/support/thread_count.hpp"
 
 using namespace halo;
 using namespace halo::datasets;
@@ -53,12 +52,10 @@ TEST_CASE("crc32_of over many chunks equals a bit-by-bit CRC for any thread coun
   // Two full 4 MiB chunks and a ragged tail.
   const std::vector<unsigned char> bytes = pseudo_random_bytes((std::size_t{9} << 20) + 12345);
   const std::uint32_t expected = naive_crc32(bytes);
-  const int saved = omp_get_max_threads();
   for (int threads : {1, 2, 3}) {
-    omp_set_num_threads(threads);
+    const halo::test::ThreadCount scope(threads);
     CHECK(crc32_of(bytes.data(), bytes.size()) == expected);
   }
-  omp_set_num_threads(saved);
 }
 
 TEST_CASE("crc32_concat combines the CRCs of two pieces into the CRC of both", "[checksum]") {

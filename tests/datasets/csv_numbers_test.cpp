@@ -5,8 +5,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <omp.h>
-
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -19,6 +17,7 @@
 #include "graph/base/error.hpp"
 #include "tests/datasets/ogb_fixture.hpp"
 #include "tests/support/test_paths.hpp"
+#include "tests/support/thread_count.hpp"
 
 using namespace halo;
 using namespace halo::datasets::detail;
@@ -119,9 +118,8 @@ TEST_CASE("read_id_columns reports the first bad line whatever the thread count"
     else text += std::to_string(i) + "," + std::to_string((i * 7) % rows) + "\n";
   }
   halo::test::write_file(scratch / "edges.csv", text);
-  const int saved = omp_get_max_threads();
   for (int threads : {1, 2, 4}) {
-    omp_set_num_threads(threads);
+    const halo::test::ThreadCount scope(threads);
     try {
       read_id_columns<std::int64_t>(scratch / "edges.csv", {rows, "test"}, {{rows, "src", "t"}, {rows, "dst", "t"}});
       FAIL("no error");
@@ -129,7 +127,6 @@ TEST_CASE("read_id_columns reports the first bad line whatever the thread count"
       CHECK(e.line() == 200'000);
     }
   }
-  omp_set_num_threads(saved);
   text.replace(text.find("1,x\n"), 4, "1,2\n");
   text.replace(text.find("1,-5\n"), 5, "1,50\n");
   halo::test::write_file(scratch / "edges.csv", text);

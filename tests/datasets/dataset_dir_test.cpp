@@ -144,13 +144,7 @@ TEST_CASE("write_dataset_dir then read_dataset_dir returns every value of a homo
 
 TEST_CASE("a multilabel dataset keeps its 2-D labels through the directory", "[dataset_dir]") {
   test::ScratchDir dir;
-  Dataset ds = test::tiny_homogeneous();
-  ds.meta.task = Task::multilabel;
-  ds.meta.num_classes = 2;
-  ds.meta.num_tasks = 2;
-  ds.node_types[0].labels = Array<std::int64_t>::matrix(4, 2);
-  const std::int64_t values[] = {0, 1, 1, 1, -1, 0, 1, 0};
-  std::copy(std::begin(values), std::end(values), ds.node_types[0].labels.begin());
+  const Dataset ds = test::tiny_multilabel();
   write_dataset_dir(ds, dir / "ml", false);
   check_same_dataset(read_dataset_dir(dir / "ml"), ds);
 }

@@ -4,9 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <limits>
 
 #include "graph/base/error.hpp"
@@ -67,13 +65,7 @@ TEST_CASE("check_dataset refuses labels outside -1..num_classes-1", "[dataset]")
 }
 
 TEST_CASE("check_dataset checks multilabel labels as 0/1 columns, one per task", "[dataset]") {
-  Dataset ds = test::tiny_homogeneous();
-  ds.meta.task = Task::multilabel;
-  ds.meta.num_classes = 2;
-  ds.meta.num_tasks = 2;
-  ds.node_types[0].labels = Array<std::int64_t>::matrix(4, 2);
-  const std::int64_t values[] = {0, 1, 1, 1, -1, 0, 1, 0};
-  std::copy(std::begin(values), std::end(values), ds.node_types[0].labels.begin());
+  Dataset ds = test::tiny_multilabel();
   CHECK_NOTHROW(check_dataset(ds));
   ds.node_types[0].labels[5] = 2;
   CHECK_THROWS_WITH(check_dataset(ds), Catch::Contains("vertex 2 is 2"));

@@ -50,6 +50,18 @@ inline IoError ogb_io_error(const std::string& dir, const datasets::OgbReadOptio
   return IoError("", "");
 }
 
+// The IoError that read_ogb raises on a copy of tests/data/ogb/<base> with the malformed
+// overlay tests/data/ogb/malformed/<overlay> applied.
+inline IoError malformed(const ScratchDir& scratch, const std::string& overlay, const std::string& base = "tiny") {
+  return ogb_io_error(copy_fixture(scratch, base, overlay));
+}
+
+// The path of the fixture file `rel` (relative to the dataset root) in the copy that
+// malformed() makes.
+inline std::string copied_file(const ScratchDir& scratch, const std::string& rel) {
+  return scratch / ("dataset/" + rel);
+}
+
 inline void write_file(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::ofstream(path, std::ios::binary) << text;

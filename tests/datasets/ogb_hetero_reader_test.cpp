@@ -3,36 +3,21 @@
 // malformed fixtures.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <filesystem>
 #include <vector>
 
 #include "datasets/ogb_reader.hpp"
 #include "graph/base/error.hpp"
 #include "tests/datasets/ogb_fixture.hpp"
+#include "tests/support/csr_rows.hpp"
 #include "tests/support/test_paths.hpp"
 
 using namespace halo;
 using namespace halo::datasets;
+using namespace halo::test;
 using Catch::Contains;
-using halo::test::copy_fixture;
-using halo::test::ogb_fixture;
-using halo::test::ogb_io_error;
-using halo::test::ScratchDir;
 
 namespace {
-
-using Rows = std::vector<std::vector<std::int64_t>>;
-
-Rows rows_of(const graph::CsrGraph& g) {
-  Rows rows(static_cast<std::size_t>(g.num_rows()));
-  graph::visit(g, [&](auto v) {
-    for (std::int64_t r = 0; r < v.num_rows; ++r)
-      for (std::int64_t k = v.indptr[r]; k < v.indptr[r + 1]; ++k) rows[static_cast<std::size_t>(r)].push_back(v.indices[k]);
-  });
-  for (auto& row : rows) std::sort(row.begin(), row.end());
-  return rows;
-}
 
 const graph::CsrGraph& relation(const Dataset& ds, const std::string& src, const std::string& rel, const std::string& dst) {
   const int r = ds.hetero.find_relation({src, rel, dst});
@@ -55,9 +40,9 @@ TEST_CASE("read_ogb reads a heterogeneous dataset with one CSR per triplet, rows
   CHECK(ds.hetero.vertex_count(ds.hetero.vertex_type("paper")) == 4);
   CHECK(ds.hetero.num_relations() == 3);
   CHECK(ds.hetero.relation_type(0).key() == "author__writes__paper");
-  CHECK(rows_of(relation(ds, "author", "writes", "paper")) == Rows{{0}, {0, 1}, {}, {2}});
-  CHECK(rows_of(relation(ds, "paper", "cites", "paper")) == Rows{{1, 2}, {3}, {3}, {}});
-  CHECK(rows_of(relation(ds, "paper", "has_topic", "field")) == Rows{{0, 1, 3}, {2, 3}});
+  CHECK(rows_of(relation(ds, "author", "writes", "paper")) == CsrRows{{0}, {0, 1}, {}, {2}});
+  CHECK(rows_of(relation(ds, "paper", "cites", "paper")) == CsrRows{{1, 2}, {3}, {3}, {}});
+  CHECK(rows_of(relation(ds, "paper", "has_topic", "field")) == CsrRows{{0, 1, 3}, {2, 3}});
   CHECK(relation(ds, "paper", "has_topic", "field").num_cols() == 4);
   CHECK(ds.num_edges() == 13);
   CHECK(ds.meta.directed);
@@ -86,11 +71,11 @@ TEST_CASE("read_ogb makes same-type relations undirected and adds reverse relati
   options.to_undirected = true;
   options.add_reverse_relations = true;
   const Dataset ds = read_ogb(ogb_fixture("tiny_hetero"), options);
-  CHECK(rows_of(relation(ds, "paper", "cites", "paper")) == Rows{{1, 2}, {0, 3}, {0, 3}, {1, 2}});
+  CHECK(rows_of(relation(ds, "paper", "cites", "paper")) == CsrRows{{1, 2}, {0, 3}, {0, 3}, {1, 2}});
   // Relations between two types stay as stored; their reverses are the transposes.
-  CHECK(rows_of(relation(ds, "author", "writes", "paper")) == Rows{{0}, {0, 1}, {}, {2}});
-  CHECK(rows_of(relation(ds, "paper", "rev_writes", "author")) == Rows{{0, 1}, {1}, {3}});
-  CHECK(rows_of(relation(ds, "field", "rev_has_topic", "paper")) == Rows{{0}, {0}, {1}, {0, 1}});
+  CHECK(rows_of(relation(ds, "author", "writes", "paper")) == CsrRows{{0}, {0, 1}, {}, {2}});
+  CHECK(rows_of(relation(ds, "paper", "rev_writes", "author")) == CsrRows{{0, 1}, {1}, {3}});
+  CHECK(rows_of(relation(ds, "field", "rev_has_topic", "paper")) == CsrRows{{0}, {0}, {1}, {0, 1}});
   CHECK(ds.hetero.num_relations() == 6);
   CHECK_FALSE(ds.meta.directed);
 }
@@ -115,44 +100,34 @@ TEST_CASE("read_ogb refuses add_inverse_edge on a relation between two types", "
   CHECK_THROWS_WITH(read_ogb(ogb_fixture("tiny_hetero"), options), Contains("author___writes___paper"));
 }
 
-namespace {
-
-IoError malformed(const ScratchDir& scratch, const std::string& overlay) {
-  return ogb_io_error(copy_fixture(scratch, "tiny_hetero", overlay));
-}
-
-std::string in(const ScratchDir& scratch, const std::string& rel) { return scratch / ("dataset/" + rel); }
-
-}  // namespace
-
 TEST_CASE("read_ogb reports a relation edge to a vertex past its type's count", "[datasets]") {
   ScratchDir scratch;
-  const IoError e = malformed(scratch, "hetero_edge_out_of_range");
-  CHECK(e.file() == in(scratch, "raw/relations/author___writes___paper/edge.csv.gz"));
+  const IoError e = malformed(scratch, "hetero_edge_out_of_range", "tiny_hetero");
+  CHECK(e.file() == copied_file(scratch, "raw/relations/author___writes___paper/edge.csv.gz"));
   CHECK(e.line() == 4);
   CHECK_THAT(e.what(), Contains("destination ('paper') vertex 4") && Contains("num-node-dict.csv.gz"));
 }
 
 TEST_CASE("read_ogb reports a relation whose edge rows disagree with its num-edge-list", "[datasets]") {
   ScratchDir scratch;
-  const IoError e = malformed(scratch, "hetero_edge_rows");
-  CHECK(e.file() == in(scratch, "raw/relations/paper___cites___paper/edge.csv.gz"));
+  const IoError e = malformed(scratch, "hetero_edge_rows", "tiny_hetero");
+  CHECK(e.file() == copied_file(scratch, "raw/relations/paper___cites___paper/edge.csv.gz"));
   CHECK(e.line() == 5);
   CHECK_THAT(e.what(), Contains("ends after 4 rows"));
 }
 
 TEST_CASE("read_ogb reports a type's feature rows that disagree with num-node-dict", "[datasets]") {
   ScratchDir scratch;
-  const IoError e = malformed(scratch, "hetero_feature_rows");
-  CHECK(e.file() == in(scratch, "raw/node-feat/paper/node-feat.csv.gz"));
+  const IoError e = malformed(scratch, "hetero_feature_rows", "tiny_hetero");
+  CHECK(e.file() == copied_file(scratch, "raw/node-feat/paper/node-feat.csv.gz"));
   CHECK(e.line() == 4);
   CHECK_THAT(e.what(), Contains("num-node-dict.csv.gz gives 'paper' 4"));
 }
 
 TEST_CASE("read_ogb reports a triplet naming an unknown node type", "[datasets]") {
   ScratchDir scratch;
-  const IoError e = malformed(scratch, "hetero_unknown_type");
-  CHECK(e.file() == in(scratch, "raw/triplet-type-list.csv.gz"));
+  const IoError e = malformed(scratch, "hetero_unknown_type", "tiny_hetero");
+  CHECK(e.file() == copied_file(scratch, "raw/triplet-type-list.csv.gz"));
   CHECK(e.line() == 2);
   CHECK_THAT(e.what(), Contains("'book'"));
 }

@@ -13,15 +13,13 @@
 #include "datasets/detail/gzip_reader.hpp"
 #include "graph/base/error.hpp"
 #include "tests/datasets/ogb_fixture.hpp"
+#include "tests/support/csr_rows.hpp"
 #include "tests/support/test_paths.hpp"
 
 using namespace halo;
 using namespace halo::datasets;
+using namespace halo::test;
 using Catch::Contains;
-using halo::test::copy_fixture;
-using halo::test::ogb_fixture;
-using halo::test::ogb_io_error;
-using halo::test::ScratchDir;
 
 namespace {
 
@@ -31,23 +29,10 @@ namespace {
 //   2 --- 3 (loop)     4
 const std::vector<std::pair<int, int>> tiny_edges = {{0, 1}, {0, 2}, {1, 2}, {2, 3}, {3, 3}, {2, 1}};
 
-using Rows = std::vector<std::vector<std::int64_t>>;
-
-// Row r of the CSR: the sources of the edges into r, sorted.
-Rows rows_of(const graph::CsrGraph& g) {
-  Rows rows(static_cast<std::size_t>(g.num_rows()));
-  graph::visit(g, [&](auto v) {
-    for (std::int64_t r = 0; r < v.num_rows; ++r)
-      for (std::int64_t k = v.indptr[r]; k < v.indptr[r + 1]; ++k) rows[static_cast<std::size_t>(r)].push_back(v.indices[k]);
-  });
-  for (auto& row : rows) std::sort(row.begin(), row.end());
-  return rows;
-}
-
 // The naive reference: rows = destinations; `inverse` adds (d, s) after every (s, d) as OGB
 // does; `dedup` keeps one copy of each pair.
-Rows reference_rows(int n, bool inverse, bool dedup) {
-  Rows rows(static_cast<std::size_t>(n));
+CsrRows reference_rows(int n, bool inverse, bool dedup) {
+  CsrRows rows(static_cast<std::size_t>(n));
   for (auto [s, d] : tiny_edges) {
     rows[static_cast<std::size_t>(d)].push_back(s);
     if (inverse) rows[static_cast<std::size_t>(s)].push_back(d);
@@ -219,27 +204,17 @@ TEST_CASE("read_ogb refuses OGB's binary npz layout", "[datasets]") {
 // One test per malformed fixture (tests/data/ogb/malformed/, see its README): each error names
 // the file and the 1-based line or the value.
 
-namespace {
-
-IoError malformed(const ScratchDir& scratch, const std::string& overlay, const std::string& base = "tiny") {
-  return ogb_io_error(copy_fixture(scratch, base, overlay));
-}
-
-std::string in(const ScratchDir& scratch, const std::string& rel) { return scratch / ("dataset/" + rel); }
-
-}  // namespace
-
 TEST_CASE("read_ogb reports a missing file by name", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "missing_file");
-  CHECK(e.file() == in(scratch, "raw/node-label.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "raw/node-label.csv.gz"));
   CHECK_THAT(e.what(), Contains("no such file"));
 }
 
 TEST_CASE("read_ogb reports a truncated gzip file with the line the data stops in", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "truncated_gz");
-  CHECK(e.file() == in(scratch, "raw/edge.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "raw/edge.csv.gz"));
   CHECK(e.line() == 5);
   CHECK_THAT(e.what(), Contains("truncated"));
 }
@@ -247,7 +222,7 @@ TEST_CASE("read_ogb reports a truncated gzip file with the line the data stops i
 TEST_CASE("read_ogb reports a .gz file that is not gzip data", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "corrupt_gz");
-  CHECK(e.file() == in(scratch, "raw/edge.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "raw/edge.csv.gz"));
   CHECK(e.line() == 1);
   CHECK_THAT(e.what(), Contains("gzip"));
 }
@@ -255,7 +230,7 @@ TEST_CASE("read_ogb reports a .gz file that is not gzip data", "[datasets]") {
 TEST_CASE("read_ogb reports a non-numeric field with its line and text", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "non_numeric");
-  CHECK(e.file() == in(scratch, "raw/edge.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "raw/edge.csv.gz"));
   CHECK(e.line() == 3);
   CHECK_THAT(e.what(), Contains("edge.csv.gz:3:") && Contains("field 2 is 'two'"));
 }
@@ -263,7 +238,7 @@ TEST_CASE("read_ogb reports a non-numeric field with its line and text", "[datas
 TEST_CASE("read_ogb reports a row with the wrong number of fields", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "wrong_columns");
-  CHECK(e.file() == in(scratch, "raw/node-feat.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "raw/node-feat.csv.gz"));
   CHECK(e.line() == 4);
   CHECK_THAT(e.what(), Contains("has 2 fields, expected 3"));
 }
@@ -271,7 +246,7 @@ TEST_CASE("read_ogb reports a row with the wrong number of fields", "[datasets]"
 TEST_CASE("read_ogb reports an edge to a vertex past the vertex count", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "vertex_out_of_range");
-  CHECK(e.file() == in(scratch, "raw/edge.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "raw/edge.csv.gz"));
   CHECK(e.line() == 5);
   CHECK_THAT(e.what(), Contains("destination vertex 5") && Contains("0..4") && Contains("num-node-list.csv.gz"));
 }
@@ -279,7 +254,7 @@ TEST_CASE("read_ogb reports an edge to a vertex past the vertex count", "[datase
 TEST_CASE("read_ogb reports a negative vertex id", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "negative_id");
-  CHECK(e.file() == in(scratch, "raw/edge.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "raw/edge.csv.gz"));
   CHECK(e.line() == 2);
   CHECK_THAT(e.what(), Contains("source vertex -1"));
 }
@@ -287,7 +262,7 @@ TEST_CASE("read_ogb reports a negative vertex id", "[datasets]") {
 TEST_CASE("read_ogb reports an edge file shorter than num-edge-list says", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "edge_rows_fewer");
-  CHECK(e.file() == in(scratch, "raw/edge.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "raw/edge.csv.gz"));
   CHECK(e.line() == 7);
   CHECK_THAT(e.what(), Contains("ends after 6 rows") && Contains("num-edge-list.csv.gz gives 7"));
 }
@@ -295,7 +270,7 @@ TEST_CASE("read_ogb reports an edge file shorter than num-edge-list says", "[dat
 TEST_CASE("read_ogb reports an edge file longer than num-edge-list says", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "edge_rows_more");
-  CHECK(e.file() == in(scratch, "raw/edge.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "raw/edge.csv.gz"));
   CHECK(e.line() == 6);
   CHECK_THAT(e.what(), Contains("more rows than the 5") && Contains("num-edge-list.csv.gz"));
 }
@@ -303,7 +278,7 @@ TEST_CASE("read_ogb reports an edge file longer than num-edge-list says", "[data
 TEST_CASE("read_ogb reports a feature file whose rows disagree with num-node-list", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "feature_rows");
-  CHECK(e.file() == in(scratch, "raw/node-feat.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "raw/node-feat.csv.gz"));
   CHECK(e.line() == 5);
   CHECK_THAT(e.what(), Contains("ends after 4 rows") && Contains("num-node-list.csv.gz gives 5"));
 }
@@ -311,7 +286,7 @@ TEST_CASE("read_ogb reports a feature file whose rows disagree with num-node-lis
 TEST_CASE("read_ogb reports a label file whose rows disagree with num-node-list", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "label_rows");
-  CHECK(e.file() == in(scratch, "raw/node-label.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "raw/node-label.csv.gz"));
   CHECK(e.line() == 6);
   CHECK_THAT(e.what(), Contains("more rows than the 5"));
 }
@@ -319,7 +294,7 @@ TEST_CASE("read_ogb reports a label file whose rows disagree with num-node-list"
 TEST_CASE("read_ogb reports a label at or past num_classes", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "label_out_of_range");
-  CHECK(e.file() == in(scratch, "raw/node-label.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "raw/node-label.csv.gz"));
   CHECK(e.line() == 3);
   CHECK_THAT(e.what(), Contains("label 3") && Contains("num classes is 3"));
 }
@@ -327,7 +302,7 @@ TEST_CASE("read_ogb reports a label at or past num_classes", "[datasets]") {
 TEST_CASE("read_ogb reports a split id out of range", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "split_out_of_range");
-  CHECK(e.file() == in(scratch, "split/fixed/test.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "split/fixed/test.csv.gz"));
   CHECK(e.line() == 2);
   CHECK_THAT(e.what(), Contains("vertex 5"));
 }
@@ -335,7 +310,7 @@ TEST_CASE("read_ogb reports a split id out of range", "[datasets]") {
 TEST_CASE("read_ogb reports a vertex listed in two splits", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "split_duplicate");
-  CHECK(e.file() == in(scratch, "split/fixed/valid.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "split/fixed/valid.csv.gz"));
   CHECK(e.line() == 2);
   CHECK_THAT(e.what(), Contains("vertex 0 is listed twice") && Contains("line 1 of train.csv.gz"));
 }
@@ -343,7 +318,7 @@ TEST_CASE("read_ogb reports a vertex listed in two splits", "[datasets]") {
 TEST_CASE("read_ogb reports a vertex listed twice in one split", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "split_duplicate_within");
-  CHECK(e.file() == in(scratch, "split/fixed/train.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "split/fixed/train.csv.gz"));
   CHECK(e.line() == 3);
   CHECK_THAT(e.what(), Contains("line 1 of train.csv.gz"));
 }
@@ -351,7 +326,7 @@ TEST_CASE("read_ogb reports a vertex listed twice in one split", "[datasets]") {
 TEST_CASE("read_ogb reports a NaN feature", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "nan_feature");
-  CHECK(e.file() == in(scratch, "raw/node-feat.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "raw/node-feat.csv.gz"));
   CHECK(e.line() == 2);
   CHECK_THAT(e.what(), Contains("'nan'") && Contains("finite"));
 }
@@ -359,7 +334,7 @@ TEST_CASE("read_ogb reports a NaN feature", "[datasets]") {
 TEST_CASE("read_ogb reports an infinite feature", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "inf_feature");
-  CHECK(e.file() == in(scratch, "raw/node-feat.csv.gz"));
+  CHECK(e.file() == copied_file(scratch, "raw/node-feat.csv.gz"));
   CHECK(e.line() == 3);
   CHECK_THAT(e.what(), Contains("'inf'"));
 }

@@ -14,6 +14,7 @@
 #include "datasets/synth.hpp"
 #include "graph/base/random.hpp"
 #include "graph/build.hpp"
+#include "tests/support/array_compare.hpp"
 #include "tests/support/test_paths.hpp"
 
 using namespace halo;
@@ -26,7 +27,7 @@ void check_same_array(const Array<T>& a, const Array<T>& b, const std::string& w
   INFO(what);
   REQUIRE(a.rows() == b.rows());
   REQUIRE(a.cols() == b.cols());
-  CHECK((a.empty() || std::memcmp(a.data(), b.data(), a.bytes()) == 0));
+  CHECK(test::same_array(a, b));
 }
 
 void check_same_graph(const graph::CsrGraph& a, const graph::CsrGraph& b, const std::string& what) {

@@ -3,7 +3,6 @@
 // and the refusals.
 #include "datasets/ogb_writer.hpp"
 
-#include <omp.h>
 #include <zlib.h>
 
 #include <cstdlib>
@@ -24,6 +23,7 @@
 #include "graph/base/random.hpp"
 #include "graph/build.hpp"
 #include "tests/support/test_paths.hpp"
+#include "tests/support/thread_count.hpp"
 
 using namespace halo;
 using namespace halo::datasets;
@@ -320,12 +320,8 @@ TEST_CASE("write_ogb output does not depend on the thread count", "[datasets]") 
   const Dataset ds = generate_sbm(o);
   OgbWriteOptions w;
   w.add_inverse_edge = true;
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-  write_ogb(ds, tmp / "one", w);
-  omp_set_num_threads(3);
-  write_ogb(ds, tmp / "three", w);
-  omp_set_num_threads(threads);
+  test::with_threads(1, [&] { write_ogb(ds, tmp / "one", w); });
+  test::with_threads(3, [&] { write_ogb(ds, tmp / "three", w); });
   const std::set<std::string> files = files_under(tmp / "one");
   REQUIRE(files == files_under(tmp / "three"));
   for (const std::string& f : files) CHECK(file_bytes(tmp / "one/" + f) == file_bytes(tmp / "three/" + f));

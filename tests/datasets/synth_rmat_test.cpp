@@ -1,9 +1,6 @@
 // Tests of datasets/synth_rmat.cpp: determinism, the graph against the raw pairs it was built
 // from, the quadrant probabilities, the vertex-id scrambling, degree skew and learnability.
-#include <omp.h>
-
 #include <algorithm>
-#include <cstring>
 #include <set>
 #include <utility>
 #include <vector>
@@ -13,18 +10,17 @@
 #include "datasets/detail/synth_common.hpp"
 #include "datasets/synth.hpp"
 #include "graph/base/error.hpp"
+#include "tests/datasets/nearest_class_mean.hpp"
+#include "tests/support/array_compare.hpp"
+#include "tests/support/thread_count.hpp"
 
 using namespace halo;
 using namespace halo::datasets;
 namespace synth = halo::datasets::detail;
+using halo::test::nearest_class_mean_accuracy;
+using halo::test::same_array;
 
 namespace {
-
-template <class T>
-bool same_array(const Array<T>& a, const Array<T>& b) {
-  return a.rows() == b.rows() && a.cols() == b.cols() &&
-         (a.empty() || std::memcmp(a.data(), b.data(), a.bytes()) == 0);
-}
 
 RmatOptions small_rmat() {
   RmatOptions o;
@@ -48,39 +44,12 @@ std::multiset<Pair> stored_pairs(const Dataset& ds) {
   return pairs;
 }
 
-// Accuracy on the test split of the nearest class mean of the training features.
-double nearest_class_mean_accuracy(const Dataset& ds) {
-  const NodeType& t = ds.target();
-  const std::int64_t f = t.features.cols(), k = ds.meta.num_classes;
-  std::vector<double> mean(static_cast<std::size_t>(k * f), 0.0), count(static_cast<std::size_t>(k), 0.0);
-  for (const std::int64_t v : ds.split.train) {
-    count[static_cast<std::size_t>(t.labels[v])] += 1;
-    for (std::int64_t j = 0; j < f; ++j) mean[static_cast<std::size_t>(t.labels[v] * f + j)] += t.features.row(v)[j];
-  }
-  for (std::int64_t i = 0; i < k * f; ++i) mean[static_cast<std::size_t>(i)] /= count[static_cast<std::size_t>(i / f)];
-  std::int64_t right = 0;
-  for (const std::int64_t v : ds.split.test) {
-    std::vector<double> distance(static_cast<std::size_t>(k), 0.0);
-    for (std::int64_t c = 0; c < k; ++c)
-      for (std::int64_t j = 0; j < f; ++j) {
-        const double d = t.features.row(v)[j] - mean[static_cast<std::size_t>(c * f + j)];
-        distance[static_cast<std::size_t>(c)] += d * d;
-      }
-    right += std::min_element(distance.begin(), distance.end()) - distance.begin() == t.labels[v];
-  }
-  return static_cast<double>(right) / static_cast<double>(ds.split.test.size());
-}
-
 }  // namespace
 
 TEST_CASE("generate_rmat is deterministic per seed and independent of the thread count", "[datasets]") {
   const RmatOptions o = small_rmat();
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-  const Dataset one = generate_rmat(o);
-  omp_set_num_threads(3);
-  const Dataset three = generate_rmat(o);
-  omp_set_num_threads(threads);
+  const Dataset one = test::with_threads(1, [&] { return generate_rmat(o); });
+  const Dataset three = test::with_threads(3, [&] { return generate_rmat(o); });
   CHECK(same_array(one.graph.indptr(), three.graph.indptr()));
   CHECK(same_array(one.graph.indices<std::int32_t>(), three.graph.indices<std::int32_t>()));
   CHECK(same_array(one.target().features, three.target().features));

@@ -1,10 +1,7 @@
 // Tests of datasets/synth_sbm.cpp and the shared pieces in datasets/detail/synth_common.*:
 // determinism, the graph against the raw pairs it was built from, homophily, degree skew,
 // learnability of the labels, the split, and option checks.
-#include <omp.h>
-
 #include <algorithm>
-#include <cstring>
 #include <set>
 #include <utility>
 #include <vector>
@@ -14,18 +11,17 @@
 #include "datasets/detail/synth_common.hpp"
 #include "datasets/synth.hpp"
 #include "graph/base/error.hpp"
+#include "tests/datasets/nearest_class_mean.hpp"
+#include "tests/support/array_compare.hpp"
+#include "tests/support/thread_count.hpp"
 
 using namespace halo;
 using namespace halo::datasets;
 namespace synth = halo::datasets::detail;
+using halo::test::nearest_class_mean_accuracy;
+using halo::test::same_array;
 
 namespace {
-
-template <class T>
-bool same_array(const Array<T>& a, const Array<T>& b) {
-  return a.rows() == b.rows() && a.cols() == b.cols() &&
-         (a.empty() || std::memcmp(a.data(), b.data(), a.bytes()) == 0);
-}
 
 bool same_dataset(const Dataset& a, const Dataset& b) {
   const NodeType& x = a.node_types.at(0);
@@ -45,36 +41,6 @@ double edge_homophily(const Dataset& ds) {
   for (std::int64_t r = 0; r < g.num_rows; ++r)
     for (std::int64_t k = g.indptr[r]; k < g.indptr[r + 1]; ++k) same += y[g.indices[k]] == y[r];
   return static_cast<double>(same) / static_cast<double>(g.num_edges);
-}
-
-// Accuracy on the test split of the classifier that assigns each vertex the class whose mean
-// training feature vector is nearest.
-double nearest_class_mean_accuracy(const Dataset& ds) {
-  const NodeType& t = ds.target();
-  const std::int64_t f = t.features.cols(), k = ds.meta.num_classes;
-  std::vector<double> mean(static_cast<std::size_t>(k * f), 0.0);
-  std::vector<double> count(static_cast<std::size_t>(k), 0.0);
-  for (const std::int64_t v : ds.split.train) {
-    const std::int64_t c = t.labels[v];
-    count[static_cast<std::size_t>(c)] += 1;
-    for (std::int64_t j = 0; j < f; ++j) mean[static_cast<std::size_t>(c * f + j)] += t.features.row(v)[j];
-  }
-  for (std::int64_t i = 0; i < k * f; ++i) mean[static_cast<std::size_t>(i)] /= count[static_cast<std::size_t>(i / f)];
-  std::int64_t right = 0;
-  for (const std::int64_t v : ds.split.test) {
-    std::int64_t best = 0;
-    double best_distance = 1e300;
-    for (std::int64_t c = 0; c < k; ++c) {
-      double d = 0;
-      for (std::int64_t j = 0; j < f; ++j) {
-        const double diff = t.features.row(v)[j] - mean[static_cast<std::size_t>(c * f + j)];
-        d += diff * diff;
-      }
-      if (d < best_distance) best_distance = d, best = c;
-    }
-    right += best == t.labels[v];
-  }
-  return static_cast<double>(right) / static_cast<double>(ds.split.test.size());
 }
 
 // Accuracy of predicting each vertex's class as the most common class among its neighbours.
@@ -126,12 +92,8 @@ TEST_CASE("RandomPermutation is a bijection of 0..n-1 that depends on the seed",
 
 TEST_CASE("generate_sbm is deterministic per seed and independent of the thread count", "[datasets]") {
   const SbmOptions o = small_sbm();
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-  const Dataset one = generate_sbm(o);
-  omp_set_num_threads(3);
-  const Dataset three = generate_sbm(o);
-  omp_set_num_threads(threads);
+  const Dataset one = test::with_threads(1, [&] { return generate_sbm(o); });
+  const Dataset three = test::with_threads(3, [&] { return generate_sbm(o); });
   CHECK(same_dataset(one, three));
   CHECK(same_dataset(one, generate_sbm(o)));
   SbmOptions other = o;

@@ -1,7 +1,9 @@
 // Tiny hand-drawn datasets shared by the dataset and dataset-directory tests.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 #include "datasets/dataset.hpp"
@@ -44,6 +46,19 @@ inline datasets::Dataset tiny_homogeneous(bool int64_indices = false, bool weigh
   ds.split.train = Array<std::int64_t>::from_vector({0, 2});
   ds.split.valid = Array<std::int64_t>::from_vector({1});
   ds.split.test = Array<std::int64_t>::from_vector({3});
+  return ds;
+}
+
+// tiny_homogeneous made multilabel: 2 tasks of 0/1 labels, -1 where unknown.
+//   vertex 0: 0 1   vertex 1: 1 1   vertex 2: -1 0   vertex 3: 1 0
+inline datasets::Dataset tiny_multilabel() {
+  datasets::Dataset ds = tiny_homogeneous();
+  ds.meta.task = datasets::Task::multilabel;
+  ds.meta.num_classes = 2;
+  ds.meta.num_tasks = 2;
+  ds.node_types[0].labels = Array<std::int64_t>::matrix(4, 2);
+  const std::int64_t values[] = {0, 1, 1, 1, -1, 0, 1, 0};
+  std::copy(std::begin(values), std::end(values), ds.node_types[0].labels.begin());
   return ds;
 }
 

@@ -1,8 +1,6 @@
 // Tests of graph/coo_to_csr.cpp: csr_from_coo on hand-drawn graphs, on random graphs against the
 // naive std::map reference (both input widths, both index types, every option), and on malformed
 // edge lists.
-#include <omp.h>
-
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <limits>
@@ -11,22 +9,14 @@
 #include "graph/build.hpp"
 #include "graph/validate.hpp"
 #include "tests/reference/naive_csr.hpp"
+#include "tests/support/thread_count.hpp"
 
 using namespace halo;
 using namespace halo::graph;
 using halo::test::NaiveCoo;
+using halo::test::ThreadCount;
 
 namespace {
-
-// Sets the OpenMP thread count for one scope.
-class ThreadCount {
- public:
-  explicit ThreadCount(int n) : saved_(omp_get_max_threads()) { omp_set_num_threads(n); }
-  ~ThreadCount() { omp_set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
 
 template <class I>
 CsrGraph build(const NaiveCoo& coo, const CooToCsrOptions& options, bool weighted) {

@@ -2,8 +2,6 @@
 // regions, the parallel prefix sum and parallel_find_first against serial loops.
 #include "graph/base/parallel.hpp"
 
-#include <omp.h>
-
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <stdexcept>
@@ -11,19 +9,12 @@
 
 #include "graph/base/error.hpp"
 #include "graph/base/random.hpp"
+#include "tests/support/thread_count.hpp"
 
 using namespace halo;
+using halo::test::ThreadCount;
 
 namespace {
-
-class ThreadCount {
- public:
-  explicit ThreadCount(int n) : saved_(omp_get_max_threads()) { omp_set_num_threads(n); }
-  ~ThreadCount() { omp_set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
 
 std::vector<std::int64_t> random_values(std::uint64_t seed, std::int64_t n) {
   RandomStream rng(seed, 1);

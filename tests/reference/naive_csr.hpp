@@ -58,10 +58,30 @@ inline NaiveCoo random_coo(std::uint64_t seed, std::int64_t num_rows, std::int64
   return coo;
 }
 
+// Entries filed under their (row, column), each cell holding the weights of its entries in order.
+using NaiveCells = std::map<std::pair<std::int64_t, std::int64_t>, std::vector<float>>;
+
+// The CSR that lists the cells in (row, column) order, each cell's entries in its order.
+inline NaiveCsr naive_from_cells(std::int64_t num_rows, std::int64_t num_cols, const NaiveCells& cells) {
+  NaiveCsr out;
+  out.num_rows = num_rows;
+  out.num_cols = num_cols;
+  out.indptr.assign(static_cast<std::size_t>(num_rows) + 1, 0);
+  for (const auto& cell : cells) {
+    for (float w : cell.second) {
+      out.indices.push_back(cell.first.second);
+      out.weights.push_back(w);
+    }
+    out.indptr[static_cast<std::size_t>(cell.first.first) + 1] += static_cast<std::int64_t>(cell.second.size());
+  }
+  for (std::size_t r = 0; r < static_cast<std::size_t>(num_rows); ++r) out.indptr[r + 1] += out.indptr[r];
+  return out;
+}
+
 // csr_from_coo by the definition: list the edges (and their reverses after them when
 // symmetrising), file each under its (row, column) in input order, then apply the options.
 inline NaiveCsr naive_csr_from_coo(const NaiveCoo& coo, const graph::CooToCsrOptions& options, bool weighted) {
-  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<float>> cells;
+  NaiveCells cells;
   const std::size_t m = coo.rows.size();
   for (int pass = 0; pass < (options.symmetrize ? 2 : 1); ++pass) {
     for (std::size_t e = 0; e < m; ++e) {
@@ -81,20 +101,7 @@ inline NaiveCsr naive_csr_from_coo(const NaiveCoo& coo, const graph::CooToCsrOpt
   if (options.add_self_loops)
     for (std::int64_t v = 0; v < std::min(coo.num_rows, coo.num_cols); ++v)
       if (cells.count({v, v}) == 0) cells[{v, v}] = {1.0f};
-
-  NaiveCsr out;
-  out.num_rows = coo.num_rows;
-  out.num_cols = coo.num_cols;
-  out.indptr.assign(static_cast<std::size_t>(coo.num_rows) + 1, 0);
-  for (const auto& cell : cells) {
-    for (float w : cell.second) {
-      out.indices.push_back(cell.first.second);
-      out.weights.push_back(w);
-    }
-    out.indptr[static_cast<std::size_t>(cell.first.first) + 1] += static_cast<std::int64_t>(cell.second.size());
-  }
-  for (std::size_t r = 0; r < static_cast<std::size_t>(coo.num_rows); ++r) out.indptr[r + 1] += out.indptr[r];
-  return out;
+  return naive_from_cells(coo.num_rows, coo.num_cols, cells);
 }
 
 // The graph's arrays as a NaiveCsr.
@@ -133,23 +140,11 @@ inline std::string csr_difference(const NaiveCsr& a, const NaiveCsr& b) {
 
 // The transpose by the definition: file every entry under (column, row) in row order.
 inline NaiveCsr naive_transpose(const NaiveCsr& g) {
-  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<float>> cells;
+  NaiveCells cells;
   for (std::int64_t r = 0; r < g.num_rows; ++r)
     for (auto p = g.indptr[static_cast<std::size_t>(r)]; p < g.indptr[static_cast<std::size_t>(r) + 1]; ++p)
       cells[{g.indices[static_cast<std::size_t>(p)], r}].push_back(g.weights[static_cast<std::size_t>(p)]);
-  NaiveCsr out;
-  out.num_rows = g.num_cols;
-  out.num_cols = g.num_rows;
-  out.indptr.assign(static_cast<std::size_t>(g.num_cols) + 1, 0);
-  for (const auto& cell : cells) {
-    for (float w : cell.second) {
-      out.indices.push_back(cell.first.second);
-      out.weights.push_back(w);
-    }
-    out.indptr[static_cast<std::size_t>(cell.first.first) + 1] += static_cast<std::int64_t>(cell.second.size());
-  }
-  for (std::size_t r = 0; r < static_cast<std::size_t>(g.num_cols); ++r) out.indptr[r + 1] += out.indptr[r];
-  return out;
+  return naive_from_cells(g.num_cols, g.num_rows, cells);
 }
 
 // Dense rows x cols matrix (row-major, doubles) with the weights of repeated entries added, and

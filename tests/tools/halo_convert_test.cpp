@@ -52,6 +52,14 @@ std::string shared_dataset(const std::string& name) {
   return root.empty() ? std::string() : root + "/" + name;
 }
 
+// Converts the shared dataset `name` with `halo-convert ogb` and returns `info --json` of the result.
+nlohmann::json converted_info(const std::string& name, const ScratchDir& scratch) {
+  const Result r = run_convert("ogb " + shared_dataset(name) + " " + (scratch / "out") + " -q", scratch);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return info_json(scratch / "out", scratch);
+}
+
 }  // namespace
 
 TEST_CASE("halo-convert ogb then info reports the published sizes of cora, citeseer and actor", "[tools]") {
@@ -69,10 +77,7 @@ TEST_CASE("halo-convert ogb then info reports the published sizes of cora, cites
   for (const Expected& e : cases) {
     SECTION(e.name) {
       ScratchDir scratch;
-      const Result r = run_convert("ogb " + shared_dataset(e.name) + " " + (scratch / "out") + " -q", scratch);
-      INFO(r.err);
-      REQUIRE(r.exit_code == 0);
-      const nlohmann::json j = info_json(scratch / "out", scratch);
+      const nlohmann::json j = converted_info(e.name, scratch);
       CHECK(j["num_nodes"] == e.nodes);
       CHECK(j["num_edges"] == e.edges);
       CHECK(j["feature_dim"] == e.features);
@@ -92,10 +97,7 @@ TEST_CASE("halo-convert ogb then info reports the vertex types, relations and sp
   }
   SECTION("acm") {
     ScratchDir scratch;
-    const Result r = run_convert("ogb " + shared_dataset("acm") + " " + (scratch / "out") + " -q", scratch);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    const nlohmann::json j = info_json(scratch / "out", scratch);
+    const nlohmann::json j = converted_info("acm", scratch);
     CHECK(j["is_hetero"] == true);
     CHECK(j["target_type"] == "paper");
     CHECK(j["node_types"] == nlohmann::json({{"paper", 4019}, {"author", 7167}, {"subject", 60}}));
@@ -108,10 +110,7 @@ TEST_CASE("halo-convert ogb then info reports the vertex types, relations and sp
   }
   SECTION("dblp") {
     ScratchDir scratch;
-    const Result r = run_convert("ogb " + shared_dataset("dblp") + " " + (scratch / "out") + " -q", scratch);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    const nlohmann::json j = info_json(scratch / "out", scratch);
+    const nlohmann::json j = converted_info("dblp", scratch);
     CHECK(j["target_type"] == "author");
     CHECK(j["node_types"] == nlohmann::json({{"author", 4057}, {"paper", 14328}, {"term", 7723}, {"conference", 20}}));
     CHECK(j["num_edges"] == 19645 + 14328 + 85810);

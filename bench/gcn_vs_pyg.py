@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""GCN training and SpMM on the CPU: halo against PyTorch Geometric, same graph, same model, same run.
+
+Graph: a generated SBM of 250 K vertices, ~12 M directed edges and 100 features (halo-convert synth).
+Model: GCN, 3 layers, 256 hidden, dropout 0.5, Adam. Reports the median epoch time and the peak
+memory (resident set) of each, and SpMM alone (halo-bench spmm vs torch.sparse.mm on the same
+GCN-normalised CSR) at widths 16, 64, 128, 256 with the STREAM-style copy bandwidth measured by
+halo-bench in the same run. PyG reads halo's .npy files directly with numpy.
+
+Peers come from bench/.venv (torch, torch_geometric). Each framework runs in its own process so
+peak memory is its own.
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+PYG_CHILD = r"""
+import json, resource, sys, time
+import numpy as np, torch
+import torch.nn.functional as F
+from torch_geometric.nn import GCNConv
+from torch_geometric.utils import to_torch_csr_tensor
+
+d, epochs, hidden, layers, dropout = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+torch.set_num_threads(int(sys.argv[6]))
+torch.manual_seed(0)
+indptr = np.load(d + "/graph/indptr.npy"); indices = np.load(d + "/graph/indices.npy")
+n = indptr.shape[0] - 1
+rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+# halo's rows are destinations: edge (src = column, dst = row).
+edge_index = torch.from_numpy(np.stack([indices.astype(np.int64), rows]))
+x = torch.from_numpy(np.load(d + "/node_feat.npy"))
+y = torch.from_numpy(np.load(d + "/node_label.npy"))
+train = torch.from_numpy(np.load(d + "/split/train.npy"))
+classes = int(y.max()) + 1
+adj = to_torch_csr_tensor(edge_index, size=(n, n))
+
+class GCN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        dims = [x.shape[1]] + [hidden] * (layers - 1) + [classes]
+        self.convs = torch.nn.ModuleList(GCNConv(a, b, cached=True) for a, b in zip(dims[:-1], dims[1:]))
+    def forward(self, x, adj):
+        for i, conv in enumerate(self.convs):
+            x = conv(x, adj)
+            if i < len(self.convs) - 1:
+                x = F.dropout(F.relu(x), p=dropout, training=self.training)
+        return x
+
+model = GCN()
+opt = torch.optim.Adam(model.parameters(), lr=0.01)
+times = []
+for epoch in range(epochs):
+    start = time.perf_counter()
+    model.train(); opt.zero_grad()
+    loss = F.cross_entropy(model(x, adj)[train], y[train])
+    loss.backward(); opt.step()
+    times.append(time.perf_counter() - start)
+times = times[1:]
+print(json.dumps({"epoch_times_s": times, "epoch_time_median_s": sorted(times)[len(times) // 2],
+                  "final_loss": float(loss), "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                  "torch": torch.__version__, "threads": torch.get_num_threads()}))
+"""
+
+TORCH_SPMM_CHILD = r"""
+import json, sys, time
+import numpy as np, torch
+from torch_geometric.utils import to_torch_csr_tensor
+from torch_geometric.nn.conv.gcn_conv import gcn_norm
+d, widths, repeat = sys.argv[1], [int(w) for w in sys.argv[2].split(",")], int(sys.argv[3])
+torch.set_num_threads(int(sys.argv[4]))
+indptr = np.load(d + "/graph/indptr.npy"); indices = np.load(d + "/graph/indices.npy")
+n = indptr.shape[0] - 1
+rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+edge_index = torch.from_numpy(np.stack([indices.astype(np.int64), rows]))
+ei, w = gcn_norm(edge_index, None, n, add_self_loops=True)
+a = to_torch_csr_tensor(ei.flip(0), w, size=(n, n))
+out = []
+for f in widths:
+    x = torch.rand(n, f)
+    torch.sparse.mm(a, x)
+    ts = []
+    for _ in range(repeat):
+        s = time.perf_counter(); torch.sparse.mm(a, x); ts.append(time.perf_counter() - s)
+    out.append({"width": f, "seconds": sorted(ts)[repeat // 2]})
+print(json.dumps({"nnz": int(a._nnz()), "widths": out}))
+"""
+
+
+def machine():
+    info = {"platform": platform.platform(), "cores": os.cpu_count(), "python": platform.python_version()}
+    with open("/proc/cpuinfo") as f:
+        info["cpu"] = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    with open("/proc/meminfo") as f:
+        info["memory_gib"] = round(int(f.readline().split()[1]) / 2**20, 1)
+    return info
+
+
+def run_json(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out[out.index("{"):])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--nodes", type=int, default=250000)
+    p.add_argument("--avg-degree", type=float, default=48)
+    p.add_argument("--features", type=int, default=100)
+    p.add_argument("--classes", type=int, default=16)
+    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--layers", type=int, default=3)
+    p.add_argument("--dropout", type=float, default=0.5)
+    p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--work", default=os.path.join(ROOT, "bench", "work"))
+    p.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    p.add_argument("--output", default=os.path.join(ROOT, "bench", "results", "gcn_vs_pyg.json"))
+    args = p.parse_args()
+
+    data = os.path.join(args.work, f"sbm-{args.nodes}")
+    subprocess.run([os.path.join(args.bin, "halo-convert"), "synth", "sbm", data, "--nodes", str(args.nodes),
+                    "--avg-degree", str(args.avg_degree), "--features", str(args.features),
+                    "--classes", str(args.classes), "--force", "-q"], check=True)
+    info = run_json([os.path.join(args.bin, "halo-convert"), "info", data, "--json", "-"])
+    print(f"graph: {info['num_nodes']} vertices, {info['num_edges']} directed edges, {info['feature_dim']} features", flush=True)
+
+    halo_json = os.path.join(args.work, "halo-train.json")
+    subprocess.run([os.path.join(args.bin, "halo-train"), "--dataset", data, "--model", "gcn",
+                    "--layers", str(args.layers), "--hidden", str(args.hidden), "--dropout", str(args.dropout),
+                    "--input-dropout", "0", "--epochs", str(args.epochs), "--eval-every", str(args.epochs + 1),
+                    "--patience", "0", "--threads", str(args.threads), "--json", halo_json, "-q"], check=True)
+    with open(halo_json) as f:
+        halo = json.load(f)
+    halo_epoch = halo["epoch_time_median_s"]
+    print(f"halo GCN: {halo_epoch * 1e3:.0f} ms/epoch, peak {halo['peak_memory_bytes'] / 2**30:.2f} GiB", flush=True)
+
+    pyg = run_json([sys.executable, "-c", PYG_CHILD, data, str(args.epochs), str(args.hidden), str(args.layers),
+                    str(args.dropout), str(args.threads)])
+    print(f"PyG GCN:  {pyg['epoch_time_median_s'] * 1e3:.0f} ms/epoch, peak {pyg['peak_rss_bytes'] / 2**30:.2f} GiB", flush=True)
+
+    widths = "16,64,128,256"
+    spmm_json = os.path.join(args.work, "halo-spmm.json")
+    subprocess.run([os.path.join(args.bin, "halo-bench"), "spmm", "--dataset", data, "--widths", widths,
+                    "--repeat", "10", "--json", spmm_json, "-q"], check=True)
+    with open(spmm_json) as f:
+        halo_spmm = json.load(f)
+    torch_spmm = run_json([sys.executable, "-c", TORCH_SPMM_CHILD, data, widths, "10", str(args.threads)])
+    spmm_rows = []
+    for h, t in zip(halo_spmm["widths"], torch_spmm["widths"]):
+        spmm_rows.append({"width": h["width"], "halo_s": h["seconds"], "torch_sparse_mm_s": t["seconds"],
+                          "speedup": t["seconds"] / h["seconds"], "halo_effective_gb_per_s": h["effective_gb_per_s"],
+                          "copy_gb_per_s": h["copy_gb_per_s"]})
+        print(f"spmm width {h['width']:>3}: halo {h['seconds'] * 1e3:7.2f} ms, torch.sparse.mm {t['seconds'] * 1e3:7.2f} ms "
+              f"({t['seconds'] / h['seconds']:.2f}x), {h['effective_gb_per_s']:.1f} GB/s vs copy {h['copy_gb_per_s']:.1f} GB/s")
+
+    result = {
+        "benchmark": "gcn_vs_pyg",
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": machine(),
+        "graph": {"generator": "sbm", "nodes": info["num_nodes"], "directed_edges": info["num_edges"],
+                  "features": info["feature_dim"], "classes": info["num_classes"]},
+        "model": {"kind": "gcn", "layers": args.layers, "hidden": args.hidden, "dropout": args.dropout,
+                  "epochs": args.epochs, "threads": args.threads},
+        "halo": {"epoch_time_median_s": halo_epoch, "peak_memory_bytes": halo["peak_memory_bytes"]},
+        "pyg": pyg,
+        "epoch_speedup": pyg["epoch_time_median_s"] / halo_epoch,
+        "memory_ratio": halo["peak_memory_bytes"] / pyg["peak_rss_bytes"],
+        "spmm": spmm_rows,
+    }
+    print(f"epoch: halo is {result['epoch_speedup']:.2f}x faster; memory ratio halo/PyG {result['memory_ratio']:.2f}")
+    os.makedirs(os.path.dirname(args.output), exist_ok=True)
+    with open(args.output + ".tmp", "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    os.replace(args.output + ".tmp", args.output)
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+// The CPU (OpenMP) implementations behind the dispatch functions of kernels/*.hpp. Arguments are
+// already validated (shapes, devices) by the dispatch; these functions check only what needs the
+// data itself (index ranges). Every parallel loop goes through graph/base/parallel.hpp and every
+// result is independent of the thread count.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "graph/csr.hpp"
+#include "kernels/batch_norm.hpp"
+#include "kernels/dropout.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/loss.hpp"
+#include "kernels/optimizer_ops.hpp"
+#include "kernels/spmm.hpp"
+#include "kernels/tensor.hpp"
+
+namespace halo::kernels::cpu {
+
+// memory.cpp: 64-byte aligned host memory, strided copies, fill.
+void* allocate(std::size_t bytes);
+void release(void* data) noexcept;
+void copy(ConstTensorView source, TensorView destination);
+void fill(TensorView x, float value);
+
+// spmm.cpp
+void spmm(const graph::CsrView<std::int32_t>& a, ConstTensorView x, TensorView out, Accumulate mode);
+void spmm(const graph::CsrView<std::int64_t>& a, ConstTensorView x, TensorView out, Accumulate mode);
+
+// gemm.cpp
+void gemm(ConstTensorView a, Transpose transpose_a, ConstTensorView b, Transpose transpose_b, TensorView c, float alpha,
+          float beta);
+
+// rows.cpp
+void gather_rows(ConstTensorView src, IndexView index, TensorView out);
+void scatter_add_rows(ConstTensorView src, IndexView index, TensorView out);
+
+// elementwise.cpp
+void add_bias(TensorView x, ConstTensorView bias);
+void column_sums(ConstTensorView x, TensorView out, bool accumulate);
+void relu_forward(ConstTensorView x, TensorView y);
+void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x);
+void axpby(float alpha, ConstTensorView x, float beta, TensorView y);
+void normalize_rows(TensorView x);
+double sum_of_squares(ConstTensorView x);
+
+// dropout.cpp: y = x · mask / (1 - p); forward and backward are the same product.
+void dropout(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView global_ids);
+
+// loss.cpp
+LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, IndexView mask, float grad_scale,
+                        TensorView grad);
+std::int64_t count_correct(ConstTensorView logits, const std::int64_t* labels, IndexView mask);
+
+// batch_norm.cpp
+void batch_norm_sums(ConstTensorView x, TensorView sums);
+void batch_norm_forward(ConstTensorView x, ConstTensorView stats, ConstTensorView gamma, ConstTensorView beta,
+                        TensorView y);
+void batch_norm_backward_sums(ConstTensorView x, ConstTensorView stats, ConstTensorView grad_y, TensorView reduce);
+void batch_norm_backward(ConstTensorView x, ConstTensorView stats, ConstTensorView gamma, ConstTensorView grad_y,
+                         ConstTensorView reduce, double n, TensorView grad_x, TensorView grad_gamma,
+                         TensorView grad_beta);
+
+// optimizer_ops.cpp
+void adam_step(TensorView param, ConstTensorView grad, TensorView m, TensorView v, const AdamHyper& h,
+               std::int64_t step);
+void sgd_step(TensorView param, ConstTensorView grad, TensorView momentum, const SgdHyper& h, std::int64_t step);
+
+}  // namespace halo::kernels::cpu

@@ -1,0 +1,89 @@
+// CPU elementwise ops and column / whole-tensor reductions. Row loops run in parallel over
+// chunks of rows; reductions go through reduce_rows, so they do not depend on the thread count.
+#include <algorithm>
+#include <cmath>
+
+#include "graph/base/parallel.hpp"
+#include "kernels/cpu/column_reduce.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
+
+namespace halo::kernels::cpu {
+namespace {
+
+// Calls fn(row) for every row, in chunks of about 16K values.
+template <class F>
+void for_rows(std::int64_t rows, std::int64_t cols, F&& fn) {
+  parallel_for(0, rows, fn, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(cols, 1)));
+}
+
+}  // namespace
+
+void add_bias(TensorView x, ConstTensorView bias) {
+  const float* __restrict b = bias.data;
+  for_rows(x.rows, x.cols, [&](std::int64_t i) {
+    float* __restrict row = x.row(i);
+    for (std::int64_t j = 0; j < x.cols; ++j) row[j] += b[j];
+  });
+}
+
+void column_sums(ConstTensorView x, TensorView out, bool accumulate) {
+  const std::vector<double> sums = reduce_rows(x.rows, x.cols, [&](std::int64_t i, double* acc) {
+    const float* row = x.row(i);
+    for (std::int64_t j = 0; j < x.cols; ++j) acc[j] += row[j];
+  });
+  for (std::int64_t j = 0; j < x.cols; ++j) {
+    const auto s = static_cast<float>(sums[static_cast<std::size_t>(j)]);
+    out.data[j] = accumulate ? out.data[j] + s : s;
+  }
+}
+
+void relu_forward(ConstTensorView x, TensorView y) {
+  for_rows(x.rows, x.cols, [&](std::int64_t i) {
+    const float* in = x.row(i);
+    float* o = y.row(i);
+    for (std::int64_t j = 0; j < x.cols; ++j) o[j] = in[j] > 0.0f ? in[j] : 0.0f;
+  });
+}
+
+void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x) {
+  for_rows(y.rows, y.cols, [&](std::int64_t i) {
+    const float* out = y.row(i);
+    const float* g = grad_y.row(i);
+    float* gx = grad_x.row(i);
+    for (std::int64_t j = 0; j < y.cols; ++j) gx[j] = out[j] > 0.0f ? g[j] : 0.0f;
+  });
+}
+
+void axpby(float alpha, ConstTensorView x, float beta, TensorView y) {
+  for_rows(x.rows, x.cols, [&](std::int64_t i) {
+    const float* in = x.row(i);
+    float* o = y.row(i);
+    if (beta == 0.0f) {
+      for (std::int64_t j = 0; j < x.cols; ++j) o[j] = alpha * in[j];
+    } else {
+      for (std::int64_t j = 0; j < x.cols; ++j) o[j] = alpha * in[j] + beta * o[j];
+    }
+  });
+}
+
+void normalize_rows(TensorView x) {
+  for_rows(x.rows, x.cols, [&](std::int64_t i) {
+    float* row = x.row(i);
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < x.cols; ++j) sum += row[j];
+    if (sum == 0.0) return;
+    const double inverse = 1.0 / sum;
+    for (std::int64_t j = 0; j < x.cols; ++j) row[j] = static_cast<float>(row[j] * inverse);
+  });
+}
+
+double sum_of_squares(ConstTensorView x) {
+  return reduce_rows(x.rows, 1, [&](std::int64_t i, double* acc) {
+    const float* row = x.row(i);
+    double s = 0.0;
+    for (std::int64_t j = 0; j < x.cols; ++j) s += static_cast<double>(row[j]) * row[j];
+    acc[0] += s;
+  })[0];
+}
+
+}  // namespace halo::kernels::cpu

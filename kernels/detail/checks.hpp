@@ -1,0 +1,80 @@
+// Argument checks shared by the dispatch functions of kernels/*.cpp: well-formed views, shapes,
+// one device for all operands, and the answer for kernels whose CUDA twin is still to come.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "graph/base/error.hpp"
+#include "kernels/tensor.hpp"
+
+// HALO_EXPECTS for helpers shared by several public functions, where __func__ would name the
+// helper: the message starts with `op`, the public function's name.
+#define HALO_KERNEL_EXPECTS(op, condition, message)                                      \
+  do {                                                                                   \
+    if (!(condition)) throw ::halo::InvalidArgument(std::string(op) + ": " + (message)); \
+  } while (0)
+
+namespace halo::kernels::detail {
+
+inline std::string dims(std::int64_t rows, std::int64_t cols) {
+  return std::to_string(rows) + " x " + std::to_string(cols);
+}
+template <class View>
+std::string dims(const View& v) {
+  return dims(v.rows, v.cols);
+}
+
+// Throws InvalidArgument ("op: name ...") unless v is a usable window: non-negative extents,
+// stride >= cols, and a data pointer whenever it holds values.
+template <class View>
+void check_view(const char* op, const char* name, const View& v) {
+  if (v.rows < 0 || v.cols < 0)
+    throw InvalidArgument(std::string(op) + ": " + name + " has negative extents " + dims(v));
+  if (v.stride < v.cols && v.rows > 1)
+    throw InvalidArgument(std::string(op) + ": " + name + " has row stride " + std::to_string(v.stride) +
+                          ", expected at least its " + std::to_string(v.cols) + " columns");
+  if (v.data == nullptr && v.rows > 0 && v.cols > 0)
+    throw InvalidArgument(std::string(op) + ": " + name + " (" + dims(v) + ") has no data");
+}
+
+// check_view, plus the expected extents.
+template <class View>
+void check_shape(const char* op, const char* name, const View& v, std::int64_t rows, std::int64_t cols) {
+  check_view(op, name, v);
+  if (v.rows != rows || v.cols != cols)
+    throw InvalidArgument(std::string(op) + ": " + name + " must be " + dims(rows, cols) + ", got " + dims(v));
+}
+
+template <class View>
+void check_device(const char* op, const char* name, const View& v, const Device& device) {
+  if (v.device != device)
+    throw InvalidArgument(std::string(op) + ": " + name + " is on " + v.device.to_string() + ", expected " +
+                          device.to_string() + " like the other operands");
+}
+
+// True when the memory spanned by the two views overlaps (for "may not alias" rules).
+template <class A, class B>
+bool overlaps(const A& a, const B& b) {
+  if (a.rows == 0 || a.cols == 0 || b.rows == 0 || b.cols == 0) return false;
+  // Compared as integers: the views may point into unrelated allocations.
+  const auto a_begin = reinterpret_cast<std::uintptr_t>(a.data);
+  const auto a_end = reinterpret_cast<std::uintptr_t>(a.data + (a.rows - 1) * a.stride + a.cols);
+  const auto b_begin = reinterpret_cast<std::uintptr_t>(b.data);
+  const auto b_end = reinterpret_cast<std::uintptr_t>(b.data + (b.rows - 1) * b.stride + b.cols);
+  return a_begin < b_end && b_begin < a_end;
+}
+
+// For outputs allowed to alias an input: true when they are the very same window, or disjoint.
+template <class A, class B>
+bool same_or_disjoint(const A& a, const B& b) {
+  return (a.data == b.data && a.stride == b.stride) || !overlaps(a, b);
+}
+
+// The CUDA twins of the compute kernels arrive with issue #6; until then a CUDA operand gets
+// this clear refusal instead of a crash.
+[[noreturn]] inline void throw_cuda_kernel_pending(const char* op) {
+  throw UnsupportedError(std::string(op) + ": the CUDA backend of this kernel arrives with issue #6");
+}
+
+}  // namespace halo::kernels::detail

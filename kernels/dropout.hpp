@@ -1,0 +1,26 @@
+// Dropout whose mask is a pure function of (seed, epoch, layer, global vertex id, column): the
+// same on every thread count, every device, and every partitioning of the graph. The mask is
+// never stored; backward recomputes it.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/tensor.hpp"
+
+namespace halo::kernels {
+
+struct DropoutKey {
+  std::uint64_t seed = 0;
+  std::uint64_t epoch = 0;
+  std::uint32_t layer = 0;
+};
+
+// y = x · mask / (1 - p), mask[i, j] = 1 with probability 1 - p, decided by Philox on
+// (key, global_id(i), j) where global_id(i) = global_ids[i] (or i when global_ids.data is null).
+// p in [0, 1). y may alias x. The exact mapping to Philox is documented in kernels/cpu/dropout.cpp
+// (the CUDA twin must reproduce it); p is resolved to 2^-16. Cost: one Philox block per 8 values.
+void dropout_forward(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView global_ids);
+// grad_x = grad_y · mask / (1 - p) with the same mask. grad_x may alias grad_y.
+void dropout_backward(ConstTensorView grad_y, TensorView grad_x, float p, DropoutKey key, IndexView global_ids);
+
+}  // namespace halo::kernels

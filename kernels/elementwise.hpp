@@ -1,0 +1,30 @@
+// Elementwise and reduction primitives of the layers: bias, ReLU, scaling, column sums, feature
+// row normalisation. Every function works on views of one device; all are deterministic.
+#pragma once
+
+#include "kernels/tensor.hpp"
+
+namespace halo::kernels {
+
+// x[i, :] += bias[0, :] (bias is 1 x cols).
+void add_bias(TensorView x, ConstTensorView bias);
+
+// out[0, :] = Σ_i x[i, :] (column sums, e.g. the bias gradient), or += with Accumulate-style flag.
+void column_sums(ConstTensorView x, TensorView out, bool accumulate = false);
+
+// y = max(x, 0). y may alias x.
+void relu_forward(ConstTensorView x, TensorView y);
+// grad_x = grad_y where y > 0, else 0 (y is the forward output). grad_x may alias grad_y.
+void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x);
+
+// y = alpha · x + beta · y (beta = 0 ignores y's old values).
+void axpby(float alpha, ConstTensorView x, float beta, TensorView y);
+
+// Divides each row by its sum (rows summing to 0 are left as they are): the feature
+// preprocessing of Kipf & Welling (tkipf/gcn preprocess_features).
+void normalize_rows(TensorView x);
+
+// Σ x² over all entries, in double.
+double sum_of_squares(ConstTensorView x);
+
+}  // namespace halo::kernels

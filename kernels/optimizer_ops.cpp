@@ -1,0 +1,50 @@
+// Optimiser-step dispatch: checks the operands, times the call, runs the CPU or CUDA
+// implementation.
+#include "kernels/optimizer_ops.hpp"
+
+#include <string>
+
+#include "graph/base/error.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/detail/checks.hpp"
+#include "kernels/timing.hpp"
+
+namespace halo::kernels {
+
+void adam_step(TensorView param, ConstTensorView grad, TensorView m, TensorView v, const AdamHyper& h,
+               std::int64_t step) {
+  detail::check_view("adam_step", "param", param);
+  detail::check_shape("adam_step", "grad", grad, param.rows, param.cols);
+  detail::check_shape("adam_step", "m", m, param.rows, param.cols);
+  detail::check_shape("adam_step", "v", v, param.rows, param.cols);
+  for (const ConstTensorView& t : {grad, ConstTensorView(m), ConstTensorView(v)})
+    detail::check_device("adam_step", "every operand", t, param.device);
+  HALO_EXPECTS(step >= 1, "step counts from 1, got " + std::to_string(step));
+  HALO_EXPECTS(h.beta1 >= 0.0f && h.beta1 < 1.0f && h.beta2 >= 0.0f && h.beta2 < 1.0f,
+               "betas must be in [0, 1), got " + std::to_string(h.beta1) + " and " + std::to_string(h.beta2));
+  HALO_EXPECTS(!detail::overlaps(param, grad) && !detail::overlaps(param, m) && !detail::overlaps(param, v) &&
+                   !detail::overlaps(m, v) && !detail::overlaps(m, grad) && !detail::overlaps(v, grad),
+               "param, grad, m and v must be four separate tensors");
+  ScopedKernelTimer timer(KernelFamily::other);
+  if (param.device.is_cuda()) detail::throw_cuda_kernel_pending("adam_step");
+  cpu::adam_step(param, grad, m, v, h, step);
+}
+
+void sgd_step(TensorView param, ConstTensorView grad, TensorView momentum, const SgdHyper& h, std::int64_t step) {
+  detail::check_view("sgd_step", "param", param);
+  detail::check_shape("sgd_step", "grad", grad, param.rows, param.cols);
+  detail::check_device("sgd_step", "grad", grad, param.device);
+  HALO_EXPECTS(step >= 1, "step counts from 1, got " + std::to_string(step));
+  HALO_EXPECTS(!detail::overlaps(param, grad), "param and grad must be separate tensors");
+  if (h.momentum != 0.0f) {
+    detail::check_shape("sgd_step", "momentum", momentum, param.rows, param.cols);
+    detail::check_device("sgd_step", "momentum", momentum, param.device);
+    HALO_EXPECTS(!detail::overlaps(momentum, param) && !detail::overlaps(momentum, grad),
+                 "the momentum buffer must be a separate tensor");
+  }
+  ScopedKernelTimer timer(KernelFamily::other);
+  if (param.device.is_cuda()) detail::throw_cuda_kernel_pending("sgd_step");
+  cpu::sgd_step(param, grad, momentum, h, step);
+}
+
+}  // namespace halo::kernels

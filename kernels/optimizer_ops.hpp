@@ -1,0 +1,34 @@
+// Fused optimiser updates applied to one parameter tensor on its own device.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/tensor.hpp"
+
+namespace halo::kernels {
+
+struct AdamHyper {
+  float lr = 0.01f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;
+  bool decoupled = false;  // AdamW: decay the weights directly instead of adding wd · w to the gradient
+};
+
+// One Adam/AdamW step (PyTorch's formulation); `step` counts from 1. m and v have param's shape.
+void adam_step(TensorView param, ConstTensorView grad, TensorView m, TensorView v, const AdamHyper& h,
+               std::int64_t step);
+
+struct SgdHyper {
+  float lr = 0.01f;
+  float momentum = 0.0f;
+  float weight_decay = 0.0f;
+  bool nesterov = false;
+};
+
+// One SGD step with momentum (PyTorch's formulation); `step` counts from 1 (the first step
+// initialises the momentum buffer to the gradient).
+void sgd_step(TensorView param, ConstTensorView grad, TensorView momentum, const SgdHyper& h, std::int64_t step);
+
+}  // namespace halo::kernels

@@ -1,0 +1,30 @@
+// spmm: sparse (CSR) times dense, the aggregation of every GNN layer.
+#pragma once
+
+#include <cstdint>
+
+#include "graph/csr.hpp"
+#include "kernels/tensor.hpp"
+
+namespace halo::kernels {
+
+enum class Accumulate { overwrite, add };
+
+// out = A · x (Accumulate::overwrite) or out += A · x (Accumulate::add), where A is the CSR
+// (num_rows x num_cols, weights or all ones), x is num_cols x f and out is num_rows x f; x and
+// out on one device (the CSR's arrays must live there too). The backward product Aᵀ · g is this
+// same call on the precomputed transpose (graph::transpose), so no atomics are needed.
+// CPU: OpenMP over row ranges of equal nonzero count (power-law rows balance), vectorised over
+// the feature dimension; deterministic (each output row is summed in CSR order by one thread).
+// Cost: O(nnz · f) flops, memory traffic about nnz · f · 4 bytes of gathered rows.
+// Accumulate::add adds each product onto out's old value in CSR order. out may not overlap x.
+// The CSR is trusted: column ids are not range-checked here (graph::validate checks them).
+void spmm(const graph::CsrView<std::int32_t>& a, ConstTensorView x, TensorView out,
+          Accumulate mode = Accumulate::overwrite);
+void spmm(const graph::CsrView<std::int64_t>& a, ConstTensorView x, TensorView out,
+          Accumulate mode = Accumulate::overwrite);
+
+// The same on an owning graph (dispatches on its index type).
+void spmm(const graph::CsrGraph& a, ConstTensorView x, TensorView out, Accumulate mode = Accumulate::overwrite);
+
+}  // namespace halo::kernels

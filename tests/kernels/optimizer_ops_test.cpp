@@ -1,0 +1,132 @@
+// Tests of kernels/optimizer_ops.*: Adam, AdamW and SGD (momentum, Nesterov, weight decay)
+// against hand-computed steps and against the double form of PyTorch's updates over several
+// steps of varying gradients.
+#include "kernels/optimizer_ops.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "graph/base/error.hpp"
+#include "tests/kernels/kernel_test_util.hpp"
+
+using namespace halo;
+using namespace halo::kernels;
+
+TEST_CASE("Adam moves each weight by lr · g / (|g| + eps) under a constant gradient", "[kernels]") {
+  // With a constant gradient g the bias-corrected moments are exactly g and g² at every step.
+  Tensor p = Tensor::from_vector(1, 3, {1.0f, -2.0f, 0.5f});
+  const Tensor g = Tensor::from_vector(1, 3, {0.5f, -4.0f, 1e-3f});
+  Tensor m = Tensor::zeros(1, 3), v = Tensor::zeros(1, 3);
+  AdamHyper h;
+  h.lr = 0.1f;
+  for (std::int64_t step = 1; step <= 3; ++step) adam_step(p.view(), g.view(), m.view(), v.view(), h, step);
+  const std::vector<float> after = p.to_vector();
+  CHECK(after[0] == Approx(1.0 - 3 * 0.1 * 0.5 / (0.5 + 1e-8)).epsilon(1e-5));
+  CHECK(after[1] == Approx(-2.0 + 3 * 0.1 * 4.0 / (4.0 + 1e-8)).epsilon(1e-5));
+  CHECK(after[2] == Approx(0.5 - 3 * 0.1 * 1e-3 / (1e-3 + 1e-8)).epsilon(1e-4));
+}
+
+TEST_CASE("Adam and AdamW follow PyTorch's update over several steps", "[kernels]") {
+  RandomStream rng(91, 0);
+  const std::int64_t rows = 4, cols = 6;
+  for (const bool decoupled : {false, true}) {
+    CAPTURE(decoupled);
+    AdamHyper h;
+    h.lr = 0.05f;
+    h.beta1 = 0.8f;
+    h.beta2 = 0.95f;
+    h.eps = 1e-6f;
+    h.weight_decay = 0.1f;
+    h.decoupled = decoupled;
+    Tensor p = test::random_tensor(rng, rows, cols);
+    Tensor m = Tensor::zeros(rows, cols), v = Tensor::zeros(rows, cols);
+    std::vector<test::NaiveAdam> reference(static_cast<std::size_t>(rows * cols));
+    std::vector<double> expected;
+    for (const float value : p.to_vector()) expected.push_back(value);
+    for (auto& r : reference) {
+      r.lr = h.lr;
+      r.beta1 = h.beta1;
+      r.beta2 = h.beta2;
+      r.eps = h.eps;
+      r.weight_decay = h.weight_decay;
+      r.decoupled = decoupled;
+    }
+    for (std::int64_t step = 1; step <= 5; ++step) {
+      const Tensor g = test::random_tensor(rng, rows, cols);
+      adam_step(p.view(), g.view(), m.view(), v.view(), h, step);
+      for (std::size_t k = 0; k < expected.size(); ++k) expected[k] = reference[k].update(expected[k], g.data()[k]);
+    }
+    test::Dense e(rows, cols);
+    e.v = expected;
+    CHECK(test::difference(p.view(), e, 1e-5, 1e-6) == "");
+  }
+}
+
+TEST_CASE("SGD with momentum matches hand-computed steps", "[kernels]") {
+  // p = 1, g = 1, 2, 3, lr 0.1, momentum 0.9, no decay:
+  //   buf = 1            p = 1 - 0.1            = 0.9
+  //   buf = 0.9 + 2 = 2.9  p = 0.9 - 0.29       = 0.61
+  //   buf = 2.61 + 3 = 5.61 p = 0.61 - 0.561    = 0.049
+  Tensor p = Tensor::from_vector(1, 1, {1.0f});
+  Tensor buf = test::poisoned(1, 1);  // the first step must not read it
+  SgdHyper h;
+  h.lr = 0.1f;
+  h.momentum = 0.9f;
+  const float grads[3] = {1.0f, 2.0f, 3.0f};
+  const double expected[3] = {0.9, 0.61, 0.049};
+  for (std::int64_t step = 1; step <= 3; ++step) {
+    sgd_step(p.view(), Tensor::from_vector(1, 1, {grads[step - 1]}).view(), buf.view(), h, step);
+    CHECK(p.data()[0] == Approx(expected[step - 1]).epsilon(1e-5));
+  }
+  CHECK(buf.data()[0] == Approx(5.61).epsilon(1e-5));
+}
+
+TEST_CASE("SGD follows PyTorch's update with weight decay, with and without Nesterov momentum", "[kernels]") {
+  RandomStream rng(92, 0);
+  struct Case {
+    float momentum;
+    bool nesterov;
+  };
+  for (const Case c : {Case{0.0f, false}, Case{0.9f, false}, Case{0.9f, true}}) {
+    CAPTURE(c.momentum, c.nesterov);
+    SgdHyper h;
+    h.lr = 0.2f;
+    h.momentum = c.momentum;
+    h.nesterov = c.nesterov;
+    h.weight_decay = 0.01f;
+    Tensor p = test::random_tensor(rng, 3, 5);
+    Tensor buf = test::poisoned(3, 5);
+    std::vector<test::NaiveSgd> reference(15);
+    std::vector<double> expected;
+    for (const float value : p.to_vector()) expected.push_back(value);
+    for (auto& r : reference) {
+      r.lr = h.lr;
+      r.momentum = h.momentum;
+      r.nesterov = h.nesterov;
+      r.weight_decay = h.weight_decay;
+    }
+    for (std::int64_t step = 1; step <= 4; ++step) {
+      const Tensor g = test::random_tensor(rng, 3, 5);
+      sgd_step(p.view(), g.view(), c.momentum != 0.0f ? buf.view() : TensorView{}, h, step);
+      for (std::size_t k = 0; k < expected.size(); ++k) expected[k] = reference[k].update(expected[k], g.data()[k]);
+    }
+    test::Dense e(3, 5);
+    e.v = expected;
+    CHECK(test::difference(p.view(), e, 1e-5, 1e-6) == "");
+  }
+}
+
+TEST_CASE("optimizer steps check shapes and the step count", "[kernels]") {
+  Tensor p = Tensor::zeros(2, 2), m = Tensor::zeros(2, 2), v = Tensor::zeros(2, 2);
+  const Tensor g = Tensor::zeros(2, 2);
+  CHECK_THROWS_WITH(adam_step(p.view(), g.view(), m.view(), v.view(), AdamHyper{}, 0),
+                    Catch::Contains("step counts from 1, got 0"));
+  Tensor small = Tensor::zeros(1, 2);
+  CHECK_THROWS_WITH(adam_step(p.view(), g.view(), small.view(), v.view(), AdamHyper{}, 1),
+                    Catch::Contains("m must be 2 x 2, got 1 x 2"));
+  SgdHyper h;
+  h.momentum = 0.5f;
+  CHECK_THROWS_WITH(sgd_step(p.view(), g.view(), TensorView{}, h, 1), Catch::Contains("momentum must be 2 x 2"));
+}

@@ -1,0 +1,47 @@
+// Shared inputs of the trainer, checkpoint and memory-plan tests: a small learnable SBM dataset
+// and short training settings, so each training run takes well under a second.
+#pragma once
+
+#include <cstdint>
+
+#include "datasets/synth.hpp"
+#include "train/model.hpp"
+#include "train/trainer.hpp"
+
+namespace halo::test {
+
+// 600 vertices in 3 classes, mean degree about 8, 12 features, homophily 0.9; split 60/20/20.
+inline datasets::Dataset small_sbm(std::uint64_t seed = 7) {
+  datasets::SbmOptions o;
+  o.nodes = 600;
+  o.avg_degree = 8;
+  o.features = 12;
+  o.classes = 3;
+  o.homophily = 0.9;
+  o.seed = seed;
+  return datasets::generate_sbm(o);
+}
+
+// GCN, 2 layers, 16 hidden, dropout 0.5 everywhere (so the dropout masks matter), bias.
+inline train::ModelConfig small_gcn() {
+  train::ModelConfig m;
+  m.kind = "gcn";
+  m.layers = 2;
+  m.hidden = 16;
+  m.dropout = 0.5f;
+  m.input_dropout = 0.5f;
+  m.weight_decay = 5e-4f;
+  return m;
+}
+
+// Adam, lr 0.01, `epochs` epochs, seed 3, one run.
+inline train::TrainConfig short_training(int epochs) {
+  train::TrainConfig c;
+  c.epochs = epochs;
+  c.optimizer.kind = "adam";
+  c.optimizer.lr = 0.01f;
+  c.seed = 3;
+  return c;
+}
+
+}  // namespace halo::test

@@ -1,0 +1,216 @@
+// halo-train's flags, the JSON --config reader, and their translation into trainer configs.
+#include "tools/halo_train/options.hpp"
+
+#include <fstream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "graph/base/error.hpp"
+#include "kernels/device.hpp"
+#include "train/memory_plan.hpp"
+#include "train/run_tracker.hpp"
+
+namespace halo::tools {
+namespace {
+
+using nlohmann::json;
+
+// CLI11's configuration format for a flat JSON object: {"model": "gcn", "hidden": 16,
+// "batch-norm": true, ...}. Keys are long flag names without the dashes; unknown keys, nested
+// objects and nulls are refused with the key's name.
+class JsonConfig : public CLI::Config {
+ public:
+  explicit JsonConfig(const CLI::App* app) : app_(app) {}
+
+  std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
+    json j;
+    try {
+      j = json::parse(input);
+    } catch (const json::exception& e) {
+      throw CLI::ConfigError(std::string("--config: not valid JSON: ") + e.what());
+    }
+    if (!j.is_object()) throw CLI::ConfigError("--config: expected a JSON object of flag names, got " + std::string(j.type_name()));
+    std::vector<CLI::ConfigItem> result;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::string& key = it.key();
+      if (key == "config" || key == "help" || app_->get_option_no_throw("--" + key) == nullptr) {
+        throw CLI::ConfigError("--config: unknown key '" + key + "' (keys are the long flag names, e.g. \"hidden\")");
+      }
+      CLI::ConfigItem item;
+      item.name = key;
+      const json& v = it.value();
+      if (v.is_array()) {
+        for (const json& e : v) item.inputs.push_back(scalar_text(key, e));
+      } else {
+        item.inputs.push_back(scalar_text(key, v));
+      }
+      result.push_back(std::move(item));
+    }
+    return result;
+  }
+
+  // The options given (and, with default_also, the defaults) as a JSON object, the inverse of
+  // from_config: numbers and booleans are written as such, other values as strings.
+  std::string to_config(const CLI::App* app, bool default_also, bool /*write_description*/,
+                        std::string /*prefix*/) const override {
+    json j = json::object();
+    for (const CLI::Option* opt : app->get_options()) {
+      if (opt->get_lnames().empty() || !opt->get_configurable()) continue;
+      const std::string& name = opt->get_lnames().front();
+      if (opt->count() > 0) {
+        j[name] = typed(opt->get_expected_min() == 0 ? (opt->as<bool>() ? "true" : "false") : opt->results().back());
+      } else if (default_also && !opt->get_default_str().empty()) {
+        j[name] = typed(opt->get_default_str());
+      }
+    }
+    return j.dump(2);
+  }
+
+ private:
+  static std::string scalar_text(const std::string& key, const json& v) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+    if (v.is_number()) return v.dump();
+    throw CLI::ConfigError("--config: key '" + key + "' must be a string, number or boolean, got " + v.type_name());
+  }
+  static json typed(const std::string& text) {
+    try {
+      const json v = json::parse(text);
+      if (v.is_number() || v.is_boolean()) return v;
+    } catch (const json::exception&) {
+    }
+    return text;
+  }
+
+  const CLI::App* app_;
+};
+
+// Validators whose messages read "must be positive, got -1" (CLI11's own print the whole range
+// of double).
+CLI::Validator number_above(double bound, bool inclusive, const std::string& name) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v)) return "not a number: " + text;
+        const bool ok = inclusive ? v >= bound : v > bound;
+        return ok ? std::string() : "must be " + std::string(inclusive ? "non-negative" : "positive") + ", got " + text;
+      },
+      name);
+}
+const CLI::Validator positive = number_above(0, false, "POSITIVE");
+const CLI::Validator non_negative = number_above(0, true, "NON-NEGATIVE");
+
+// A float setting as the decimal a user typed ("0.01"), not its binary expansion.
+double decimal(float value) { return std::stod(fmt::format("{}", value)); }
+
+}  // namespace
+
+void add_train_options(CLI::App& app, TrainOptions& o) {
+  train::ModelConfig& m = o.model;
+  train::TrainConfig& t = o.train;
+  app.add_option("--dataset", o.dataset, "halo dataset directory (written by halo-convert)");
+  app.add_option("--partitions", o.partitions, "Partition directory for distributed training (issue #5; not yet)");
+
+  app.add_option("--model", m.kind, "Model: gcn (Kipf & Welling) or sage (GraphSAGE, mean aggregator)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"gcn", "sage"}));
+  app.add_option("--layers", m.layers, "Number of layers")->capture_default_str()->check(CLI::Range(1, 64));
+  app.add_option("--hidden", m.hidden, "Hidden width")->capture_default_str()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  app.add_option("--dropout", m.dropout, "Dropout on the input of every layer after the first")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0f, 0.99f));
+  app.add_option("--input-dropout", m.input_dropout, "Dropout on the input features (the first layer's input)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0f, 0.99f));
+  app.add_flag("--batch-norm,!--no-batch-norm", m.batch_norm, "Batch norm after every hidden layer");
+  app.add_flag("--bias,!--no-bias", m.bias, "Learn a bias in every layer")->capture_default_str();
+  app.add_option("--weight-decay", m.weight_decay, "L2 weight decay")->capture_default_str()->check(non_negative);
+  app.add_flag("--weight-decay-first-layer-only,!--weight-decay-all-layers", m.weight_decay_first_layer_only,
+               "Decay only the first layer's weights (Kipf & Welling)");
+
+  app.add_option("--optimizer", t.optimizer.kind, "Optimizer: adam, adamw or sgd")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"adam", "adamw", "sgd"}));
+  app.add_option("--lr", t.optimizer.lr, "Learning rate")->capture_default_str()->check(positive);
+  app.add_option("--momentum", t.optimizer.momentum, "SGD momentum")->capture_default_str()->check(CLI::Range(0.0f, 1.0f));
+  app.add_option("--epochs", t.epochs, "Epochs per run")->capture_default_str()->check(CLI::Range(1, 1000000));
+  app.add_option("--eval-every", t.eval_every, "Evaluate every k epochs (and at the last)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--patience", t.early_stopping.patience, "Early-stopping patience in evaluations (0 = off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--early-stopping-metric", o.early_stopping_metric,
+                 "valid_loss (stop when it exceeds the mean of the last PATIENCE, as tkipf/gcn) or valid_acc")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"valid_loss", "valid_acc"}));
+  app.add_option("--runs", t.runs, "Independent runs with seeds SEED .. SEED+RUNS-1")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--seed", t.seed, "Seed of the first run")->capture_default_str();
+  app.add_flag("--normalize-features,!--no-normalize-features", t.normalize_features,
+               "Divide each feature row by its sum (Kipf & Welling's preprocessing)");
+  app.add_option("--threads", t.threads, "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+  app.add_option("--device", o.device, "cpu or cuda[:N]")->capture_default_str();
+  app.add_option("--checkpoint", t.checkpoint_dir, "Save checkpoints to DIR (one sub-directory per run)");
+  app.add_option("--checkpoint-every", t.checkpoint_every, "Checkpoint every k epochs (0 = when a run ends)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  app.add_flag("--resume", t.resume, "Continue from the checkpoints in --checkpoint DIR");
+  app.add_option("--memory-limit", o.memory_limit, "Refuse runs whose memory plan exceeds BYTES (e.g. 8G, 512M)");
+  app.add_option("--json", o.json, "Write the summary as JSON to FILE ('-' = stdout)");
+  app.add_flag("-q,--quiet", o.quiet, "Print only warnings and errors");
+  app.add_flag("-v,--verbose", o.verbose, "Print debug messages (the memory plan table)");
+
+  app.set_config("--config", "", "Read settings from a JSON file whose keys are the long flag names; "
+                                 "flags on the command line override it");
+  app.config_formatter(std::make_shared<JsonConfig>(&app));
+}
+
+void finish_train_options(TrainOptions& o) {
+  if (!o.partitions.empty()) {
+    throw UnsupportedError("--partitions is distributed training (issue #5), not available yet; train on the whole "
+                           "dataset with --dataset DIR");
+  }
+  if (o.dataset.empty()) throw InvalidArgument("--dataset DIR is required");
+  o.train.early_stopping.metric = train::stopping_metric_from_string(o.early_stopping_metric);
+  o.train.device = kernels::parse_device(o.device);
+  o.train.memory_limit = o.memory_limit.empty() ? 0 : train::parse_byte_size(o.memory_limit);
+}
+
+nlohmann::json describe_settings(const TrainOptions& o) {
+  const train::ModelConfig& m = o.model;
+  const train::TrainConfig& t = o.train;
+  return json{{"dataset", o.dataset},
+              {"model", m.kind},
+              {"layers", m.layers},
+              {"hidden", m.hidden},
+              {"dropout", decimal(m.dropout)},
+              {"input-dropout", decimal(m.input_dropout)},
+              {"batch-norm", m.batch_norm},
+              {"bias", m.bias},
+              {"weight-decay", decimal(m.weight_decay)},
+              {"weight-decay-first-layer-only", m.weight_decay_first_layer_only},
+              {"optimizer", t.optimizer.kind},
+              {"lr", decimal(t.optimizer.lr)},
+              {"momentum", decimal(t.optimizer.momentum)},
+              {"epochs", t.epochs},
+              {"eval-every", t.eval_every},
+              {"patience", t.early_stopping.patience},
+              {"early-stopping-metric", o.early_stopping_metric},
+              {"runs", t.runs},
+              {"seed", t.seed},
+              {"normalize-features", t.normalize_features},
+              {"threads", t.threads},
+              {"device", o.device},
+              {"checkpoint", t.checkpoint_dir},
+              {"checkpoint-every", t.checkpoint_every},
+              {"resume", t.resume},
+              {"memory-limit", t.memory_limit}};
+}
+
+}  // namespace halo::tools

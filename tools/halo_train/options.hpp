@@ -1,0 +1,42 @@
+// halo-train's settings: the command-line flags (ARCHITECTURE.md's halo-train contract), the
+// JSON --config file whose keys are the long flag names (flags on the command line win), and
+// their translation into the trainer's ModelConfig and TrainConfig.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "train/model.hpp"
+#include "train/trainer.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace halo::tools {
+
+struct TrainOptions {
+  std::string dataset;
+  std::string partitions;
+  train::ModelConfig model;
+  train::TrainConfig train;
+  std::string early_stopping_metric = "valid_loss";
+  std::string device = "cpu";
+  std::string memory_limit;  // "8G", "512M", bytes; empty = none
+  std::string json;
+  bool quiet = false;
+  bool verbose = false;
+};
+
+// Registers every flag on `app`, bound to `options`, and --config with the JSON reader.
+void add_train_options(CLI::App& app, TrainOptions& options);
+
+// Turns the parsed text settings (device, memory limit, stopping metric) into the configs and
+// rejects what this build cannot do (--partitions); throws InvalidArgument / UnsupportedError.
+void finish_train_options(TrainOptions& options);
+
+// Every effective setting, typed, under the long flag names (for the JSON summary).
+nlohmann::json describe_settings(const TrainOptions& options);
+
+}  // namespace halo::tools

@@ -1,0 +1,122 @@
+// halo-train's progress lines, summary line and JSON summary.
+#include "tools/halo_train/report.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "tools/common/program.hpp"
+
+namespace halo::tools {
+namespace {
+
+using nlohmann::json;
+
+std::string format_ms(double seconds) {
+  const double ms = seconds * 1e3;
+  return ms < 10 ? fmt::format("{:.1f} ms", ms) : fmt::format("{:.0f} ms", ms);
+}
+
+json number_or_null(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
+
+json time_split_json(const train::TimeSplit& t) {
+  return json{{"spmm_s", t.spmm_s}, {"gemm_s", t.gemm_s}, {"other_s", t.other_s}};
+}
+
+json run_json(const train::RunResult& r) {
+  json epochs = json::array();
+  for (const train::EpochRecord& e : r.epochs) {
+    epochs.push_back(json{{"epoch", e.epoch},
+                          {"loss", e.loss},
+                          {"train_acc", number_or_null(e.train_acc)},
+                          {"valid_acc", number_or_null(e.valid_acc)},
+                          {"test_acc", number_or_null(e.test_acc)},
+                          {"valid_loss", number_or_null(e.valid_loss)},
+                          {"time_s", e.time_s},
+                          {"eval_time_s", e.eval_time_s},
+                          {"bytes_sent", e.bytes_sent}});
+  }
+  return json{{"run", r.run},
+              {"seed", r.seed},
+              {"best_epoch", r.best_epoch},
+              {"test_acc", r.test_acc},
+              {"valid_acc", r.valid_acc},
+              {"final_test_acc", r.final_test_acc},
+              {"stopped_early", r.stopped_early},
+              {"resumed", r.resumed},
+              {"time_split", time_split_json(r.time_split)},
+              {"epochs", std::move(epochs)}};
+}
+
+}  // namespace
+
+std::string format_epoch_line(int run, int runs, const train::EpochRecord& r) {
+  std::string line = runs > 1 ? fmt::format("run {} epoch {} | loss {:.4f}", run, r.epoch, r.loss)
+                              : fmt::format("epoch {} | loss {:.4f}", r.epoch, r.loss);
+  if (r.evaluated) line += fmt::format(" | train {:.4f} valid {:.4f} test {:.4f}", r.train_acc, r.valid_acc, r.test_acc);
+  return line + " | " + format_ms(r.time_s);
+}
+
+std::string format_summary_line(const train::TrainSummary& s) {
+  const std::size_t runs = s.runs.size();
+  return fmt::format("test accuracy {:.2f} ± {:.2f} % (valid {:.2f} ± {:.2f} %) over {} run{} | median epoch {} | peak {}",
+                     100 * s.test_acc_mean, 100 * s.test_acc_std, 100 * s.valid_acc_mean, 100 * s.valid_acc_std, runs,
+                     runs == 1 ? "" : "s", format_ms(s.epoch_time_median_s),
+                     human_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(s.peak_resident_bytes, 0))));
+}
+
+json summary_json(const train::TrainSummary& s, const datasets::Dataset& ds, const json& settings, double total_seconds) {
+  json runs = json::array();
+  for (const train::RunResult& r : s.runs) runs.push_back(run_json(r));
+  json plan = json::object();
+  for (const train::MemoryItem& item : s.memory_plan.items) plan[item.name] = item.bytes;
+  plan["total"] = s.memory_plan.total_bytes();
+  const datasets::NodeType& target = ds.target();
+  return json{
+      {"test_acc_mean", s.test_acc_mean},
+      {"test_acc_std", s.test_acc_std},
+      {"valid_acc_mean", s.valid_acc_mean},
+      {"valid_acc_std", s.valid_acc_std},
+      {"final_test_acc_mean", s.final_test_acc_mean},
+      {"epoch_time_median_s", s.epoch_time_median_s},
+      {"time_split", time_split_json(s.time_split)},
+      // The process's peak resident set, the number comparable with other frameworks' peak RSS.
+      {"peak_memory_bytes", s.peak_resident_bytes},
+      {"tensor_peak_bytes", s.tensor_peak_bytes},
+      {"memory_plan", plan},
+      {"world_size", s.world_size},
+      {"device", s.device.to_string()},
+      {"threads", s.threads},
+      {"total_seconds", total_seconds},
+      {"dataset",
+       {{"name", ds.meta.name}, {"num_nodes", ds.graph.num_rows()}, {"num_edges", ds.graph.num_edges()},
+        {"feature_dim", target.features.cols()}, {"num_classes", ds.meta.num_classes},
+        {"splits", {{"train", ds.split.train.size()}, {"valid", ds.split.valid.size()}, {"test", ds.split.test.size()}}}}},
+      {"settings", settings},
+      {"machine", describe_machine()},
+      {"runs", std::move(runs)}};
+}
+
+json describe_machine() {
+  std::string cpu = "unknown";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  std::int64_t memory = -1;
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);) {
+    if (line.rfind("MemTotal:", 0) == 0) {
+      memory = std::stoll(line.substr(9)) * 1024;
+      break;
+    }
+  }
+  return json{{"cpu", cpu}, {"logical_cores", std::thread::hardware_concurrency()}, {"memory_bytes", memory}};
+}
+
+}  // namespace halo::tools

@@ -1,0 +1,62 @@
+// BatchNorm: batch normalisation of every column over all vertices (full-batch statistics), as
+// torch.nn.BatchNorm1d computes it on the stacked vertex rows: batch statistics in training,
+// running statistics (momentum 0.1, unbiased variance) in evaluation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/device.hpp"
+#include "kernels/tensor.hpp"
+#include "train/layer.hpp"
+#include "train/parameter.hpp"
+#include "train/step.hpp"
+
+namespace halo::train {
+
+class BatchNorm : public Layer {
+ public:
+  // Parameters "<name>.gamma" (ones) and "<name>.beta" (zeros), 1 x features, and the buffers
+  // "<name>.running_mean" (zeros) and "<name>.running_var" (ones), all on `device`.
+  BatchNorm(std::int64_t features, const std::string& name, kernels::Device device = kernels::Device::cpu(),
+            float eps = 1e-5f, float momentum = 0.1f);
+
+  // Training: column sums of x and x² (one pass), reduce_sums, then mean and biased variance in
+  // double on the host, the running statistics updated, and a second pass to normalise; keeps a
+  // view of x. Evaluation: one pass with the running statistics. Deterministic.
+  kernels::Tensor forward(const kernels::Tensor& x, const Step& step) override;
+  // Two passes (Σ g and Σ g · x_hat, reduce_sums, then grad_x); dgamma += Σ g · x_hat, dbeta += Σ g.
+  kernels::Tensor backward(kernels::Tensor grad_y, const Step& step) override;
+  std::vector<Parameter*> parameters() override;
+  // The statistics only (2 x features floats); x is the caller's.
+  std::int64_t saved_bytes(std::int64_t vertices) const override;
+
+  // The running statistics, for evaluation and checkpoints.
+  std::vector<std::pair<std::string, kernels::Tensor*>> buffers();
+  Parameter& gamma() { return gamma_; }
+  Parameter& beta() { return beta_; }
+
+ protected:
+  // Add up per-process partial sums (2 x features) and row counts over every process that holds
+  // part of the graph. One process holds all rows, so here they return what they are given; the
+  // distributed batch norm (issue #5) all-reduces them, which makes the statistics global.
+  virtual void reduce_sums(kernels::Tensor& sums);
+  virtual double reduce_rows(std::int64_t rows);
+
+ private:
+  std::string name_;
+  float eps_;
+  float momentum_;
+  Parameter gamma_;
+  Parameter beta_;
+  kernels::Tensor running_mean_;
+  kernels::Tensor running_var_;
+  kernels::Tensor stats_;  // 2 x features: mean, 1 / sqrt(var + eps) of the last training forward
+  kernels::ConstTensorView input_;
+  double rows_ = 0;        // rows over all processes in the last training forward
+  bool saved_ = false;     // a training forward is waiting for its backward
+};
+
+}  // namespace halo::train

@@ -1,0 +1,37 @@
+// Parameter creation and Glorot-uniform initialisation.
+#include "train/init.hpp"
+
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "graph/base/error.hpp"
+#include "graph/base/random.hpp"
+
+namespace halo::train {
+
+namespace {
+// Separates the initialisation streams from every other use of the run's seed (dropout, sampling).
+constexpr std::uint64_t glorot_stream_tag = 0x676c6f726f74ull;  // "glorot"
+}  // namespace
+
+Parameter make_parameter(std::string name, std::int64_t rows, std::int64_t cols, kernels::Device device,
+                         float weight_decay) {
+  Parameter p;
+  p.name = std::move(name);
+  p.value = kernels::Tensor::zeros(rows, cols, device);
+  p.grad = kernels::Tensor::zeros(rows, cols, device);
+  p.weight_decay = weight_decay;
+  return p;
+}
+
+void glorot_uniform(kernels::Tensor& w, std::uint64_t seed, std::uint64_t index) {
+  HALO_EXPECTS(w.rows() + w.cols() > 0, "cannot initialise an empty weight");
+  const double limit = std::sqrt(6.0 / static_cast<double>(w.rows() + w.cols()));
+  RandomStream rng(seed, stream_id(glorot_stream_tag, index));
+  std::vector<float> host(static_cast<std::size_t>(w.numel()));
+  for (float& value : host) value = static_cast<float>((2.0 * rng.uniform() - 1.0) * limit);
+  w.copy_from(kernels::Tensor::from_vector(w.rows(), w.cols(), host).view());
+}
+
+}  // namespace halo::train

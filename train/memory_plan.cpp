@@ -1,0 +1,165 @@
+// Memory plan of a training run: the byte counts, the machine's available memory, and the check.
+#include "train/memory_plan.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "graph/base/error.hpp"
+
+namespace halo::train {
+namespace {
+
+// Bytes of a CSR with n rows, nnz entries of `index_bytes`-wide ids and float weights.
+std::int64_t csr_bytes(std::int64_t n, std::int64_t nnz, std::int64_t index_bytes, bool weighted) {
+  return 8 * (n + 1) + nnz * (index_bytes + (weighted ? 4 : 0));
+}
+
+// The value of a "Key:   123 kB" line of a /proc file, in bytes, or -1.
+std::int64_t read_proc_kib(const char* file, const std::string& key) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, key.size(), key) != 0 || line.size() <= key.size() || line[key.size()] != ':') continue;
+    std::istringstream fields(line.substr(key.size() + 1));
+    long long kib = -1;
+    fields >> kib;
+    return kib < 0 ? -1 : static_cast<std::int64_t>(kib) * 1024;
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::int64_t MemoryPlan::total_bytes() const {
+  std::int64_t total = 0;
+  for (const MemoryItem& item : items) total += item.bytes;
+  return total;
+}
+
+std::string MemoryPlan::table() const {
+  std::size_t width = 5;
+  for (const MemoryItem& item : items) width = std::max(width, item.name.size());
+  std::string out;
+  for (const MemoryItem& item : items) {
+    out += fmt::format("  {:<{}}  {:>15}  {:>10}\n", item.name, width, item.bytes, format_bytes(item.bytes));
+  }
+  out += fmt::format("  {:<{}}  {:>15}  {:>10}", "total", width, total_bytes(), format_bytes(total_bytes()));
+  return out;
+}
+
+std::string MemoryPlan::one_line() const {
+  std::string out;
+  for (const MemoryItem& item : items) out += item.name + " " + format_bytes(item.bytes) + ", ";
+  return out + fmt::format("total {} ({} bytes)", format_bytes(total_bytes()), total_bytes());
+}
+
+MemoryPlan plan_training_memory(const datasets::Dataset& ds, const Model& model, const OptimizerConfig& optimizer) {
+  const graph::CsrGraph& g = ds.graph;
+  const datasets::NodeType& target = ds.target();
+  const std::int64_t n = g.num_rows();
+  const std::int64_t e = g.num_edges();
+  const std::int64_t index_bytes = g.index_type() == graph::IndexType::i32 ? 4 : 8;
+  const bool symmetric = g.properties().symmetric;
+
+  std::int64_t operators = 0;
+  if (model.config().kind == "gcn") {
+    // D^-1/2 (A+I) D^-1/2 keeps the graph's symmetric claim; otherwise its transpose is built too.
+    operators = csr_bytes(n, e + n, index_bytes, true) * (symmetric ? 1 : 2);
+  } else {
+    // The mean aggregation D^-1 A is never symmetric, so its transpose is always kept.
+    operators = 2 * csr_bytes(n, e, index_bytes, true);
+  }
+  const std::int64_t params = model.parameter_bytes();
+  std::int64_t optimizer_state = 0;
+  if (optimizer.kind == "adam" || optimizer.kind == "adamw") optimizer_state = 2 * params;
+  if (optimizer.kind == "sgd" && optimizer.momentum != 0.0f) optimizer_state = params;
+  const std::int64_t classes = ds.meta.num_classes;
+
+  MemoryPlan plan;
+  plan.items = {
+      {"graph (CSR)", static_cast<std::int64_t>(g.indptr().bytes() + (index_bytes == 4 ? g.indices<std::int32_t>().bytes()
+                                                                                        : g.indices<std::int64_t>().bytes()) +
+                                                g.weights().bytes())},
+      {"graph operators", operators},
+      {"features", 4 * n * target.features.cols()},
+      {"labels and splits", static_cast<std::int64_t>(target.labels.bytes() + ds.split.train.bytes() +
+                                                      ds.split.valid.bytes() + ds.split.test.bytes())},
+      {"activations", model.activation_bytes(n)},
+      {"logits and their gradient", 2 * 4 * n * classes},
+      {"parameters", params},
+      {"gradients", params},
+      {"optimizer state", optimizer_state},
+  };
+  return plan;
+}
+
+void check_memory_plan(const MemoryPlan& plan, std::int64_t limit_bytes, std::int64_t available_bytes) {
+  const std::int64_t total = plan.total_bytes();
+  if (limit_bytes > 0 && total > limit_bytes) {
+    throw InvalidArgument(fmt::format("memory plan: training needs {} but the memory limit is {} ({} bytes): {}",
+                                      format_bytes(total), format_bytes(limit_bytes), limit_bytes, plan.one_line()));
+  }
+  if (available_bytes >= 0 && total > available_bytes) {
+    throw UnsupportedError(fmt::format("memory plan: training needs {} but this machine has {} available ({} bytes): {}",
+                                       format_bytes(total), format_bytes(available_bytes), available_bytes,
+                                       plan.one_line()));
+  }
+}
+
+std::int64_t machine_available_bytes() {
+  const std::int64_t available = read_proc_kib("/proc/meminfo", "MemAvailable");
+  if (available < 0) return -1;
+  return available + std::max<std::int64_t>(0, read_proc_kib("/proc/self/status", "VmRSS"));
+}
+
+std::int64_t process_peak_resident_bytes() { return read_proc_kib("/proc/self/status", "VmHWM"); }
+
+std::int64_t parse_byte_size(const std::string& text) {
+  auto fail = [&]() -> std::int64_t {
+    throw InvalidArgument("not a byte count: '" + text + "' (expected e.g. 4096, 512M, 8G, 1.5GiB)");
+  };
+  std::size_t pos = 0;
+  while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.')) ++pos;
+  if (pos == 0) return fail();
+  double value = 0;
+  try {
+    std::size_t used = 0;
+    value = std::stod(text.substr(0, pos), &used);
+    if (used != pos) return fail();
+  } catch (const std::exception&) {
+    return fail();
+  }
+  std::string suffix = text.substr(pos);
+  std::transform(suffix.begin(), suffix.end(), suffix.begin(), [](unsigned char c) { return std::tolower(c); });
+  double scale = 1;
+  if (!suffix.empty() && suffix != "b") {
+    const std::string units = "kmgt";
+    const std::size_t u = units.find(suffix[0]);
+    const std::string rest = suffix.substr(1);
+    if (u == std::string::npos || !(rest.empty() || rest == "b" || rest == "ib")) return fail();
+    scale = std::pow(1024.0, static_cast<double>(u + 1));
+  }
+  const double bytes = std::round(value * scale);
+  if (!(bytes < 9.2e18)) return fail();
+  return static_cast<std::int64_t>(bytes);
+}
+
+std::string format_bytes(std::int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (std::fabs(v) >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{:.0f} {}", v, units[u]) : fmt::format("{:.1f} {}", v, units[u]);
+}
+
+}  // namespace halo::train

@@ -1,0 +1,60 @@
+// The memory plan of a training run, made before the first epoch: bytes for the graph, its
+// normalised copies, the features, the activations kept for backward, the parameters, their
+// gradients and the optimiser state. A run that would not fit the caller's limit or the
+// machine is refused with these numbers instead of failing halfway.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.hpp"
+#include "train/model.hpp"
+#include "train/optimizer.hpp"
+
+namespace halo::train {
+
+struct MemoryItem {
+  std::string name;        // "graph (CSR)", "activations", ...
+  std::int64_t bytes = 0;
+};
+
+struct MemoryPlan {
+  std::vector<MemoryItem> items;
+
+  std::int64_t total_bytes() const;
+  // One "name  bytes  human" line per item and a total line, aligned (for the log).
+  std::string table() const;
+  // The same on one line: "graph (CSR) 1.2 MiB, ..., total 3.4 GiB (3650722201 bytes)".
+  std::string one_line() const;
+};
+
+// The plan for training `model` (built for `ds`) with `optimizer` on one process: the stored
+// CSR, the operators GraphOperators builds for the model's kind (upper bound: a self loop per
+// vertex, plus the transpose when the operator is not symmetric), the feature tensor, labels and
+// splits, Model::activation_bytes for every vertex, logits and their gradient, parameters,
+// gradients, and the optimiser state (2x parameters for Adam/AdamW, 1x for SGD with momentum).
+// O(1) work; allocates nothing.
+MemoryPlan plan_training_memory(const datasets::Dataset& ds, const Model& model, const OptimizerConfig& optimizer);
+
+// Refuses a plan that does not fit: InvalidArgument when limit_bytes > 0 and the total exceeds
+// it; UnsupportedError when available_bytes >= 0 and the total exceeds it. Both messages name
+// the total, the bound and every item (MemoryPlan::one_line).
+void check_memory_plan(const MemoryPlan& plan, std::int64_t limit_bytes, std::int64_t available_bytes);
+
+// What this process can still use: MemAvailable of /proc/meminfo plus the process's own resident
+// set (VmRSS; the dataset it already mapped counts towards the plan), or -1 when unknown.
+std::int64_t machine_available_bytes();
+
+// The process's peak resident set (VmHWM of /proc/self/status) in bytes, or -1 when unknown.
+std::int64_t process_peak_resident_bytes();
+
+// Parses a byte count: digits with an optional fraction and an optional binary suffix
+// K, M, G, T (also KB/KiB, ..., any case; 1G = 2^30 bytes), e.g. "8G", "512M", "1.5GiB", "4096".
+// Throws InvalidArgument naming the text when it is not one, is negative or overflows.
+std::int64_t parse_byte_size(const std::string& text);
+
+// "1.5 GiB", "312 KiB", "17 B".
+std::string format_bytes(std::int64_t bytes);
+
+}  // namespace halo::train

@@ -1,0 +1,99 @@
+// The trainer: full-graph training of a Model on a homogeneous multiclass dataset, for one or
+// more runs (seeds seed .. seed+runs-1), with evaluation, early stopping, OGB's reporting rule,
+// checkpoints, the memory plan and timing. The C++ API behind halo-train:
+//
+//   datasets::Dataset ds = datasets::read_dataset_dir("data/cora");
+//   ModelConfig model;                  // GCN, 2 layers, 16 hidden, ...
+//   TrainConfig config;                 // 200 epochs, Adam, ...
+//   TrainSummary s = train(ds, model, config, [](int run, const EpochRecord& r) { ... });
+//   s.test_acc_mean, s.test_acc_std, s.runs[0].epochs[...]
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.hpp"
+#include "kernels/device.hpp"
+#include "train/memory_plan.hpp"
+#include "train/model.hpp"
+#include "train/optimizer.hpp"
+#include "train/run_tracker.hpp"
+
+namespace halo::train {
+
+struct TrainConfig {
+  int epochs = 200;
+  OptimizerConfig optimizer;
+  int eval_every = 1;                  // evaluate (train/valid/test accuracy, valid loss) every k epochs and at the last
+  EarlyStoppingConfig early_stopping;  // patience 0 = off
+  int runs = 1;                        // run r uses seed + r
+  std::uint64_t seed = 0;
+  bool normalize_features = false;     // divide each feature row by its sum (tkipf/gcn preprocess_features)
+  std::string checkpoint_dir;          // empty = no checkpoints
+  int checkpoint_every = 0;            // save every k epochs (and when a run ends); 0 = only when a run ends
+  bool resume = false;                 // continue from checkpoint_dir's checkpoints where they exist
+  std::int64_t memory_limit = 0;       // bytes; 0 = only the machine's available memory bounds the plan
+  int threads = 0;                     // OpenMP threads during train(); 0 = leave the current setting
+  kernels::Device device;
+};
+
+// Seconds of the training steps (forward, backward, optimiser) spent in each kernel family.
+struct TimeSplit {
+  double spmm_s = 0.0;
+  double gemm_s = 0.0;
+  double other_s = 0.0;  // everything else: other kernels, allocation, the loss, the optimiser
+};
+
+struct RunResult {
+  int run = 0;
+  std::uint64_t seed = 0;
+  std::vector<EpochRecord> epochs;
+  int best_epoch = 0;           // the evaluated epoch with the best validation accuracy (OGB's rule)
+  double valid_acc = 0.0;       // at best_epoch
+  double test_acc = 0.0;        // at best_epoch
+  double final_test_acc = 0.0;  // at the last evaluated epoch (what tkipf/gcn reports)
+  bool stopped_early = false;
+  bool resumed = false;         // started from a checkpoint
+  TimeSplit time_split;         // over the epochs this process ran
+};
+
+struct TrainSummary {
+  std::vector<RunResult> runs;
+  double test_acc_mean = 0.0;   // over runs, of RunResult::test_acc
+  double test_acc_std = 0.0;    // sample standard deviation (n - 1); 0 for one run
+  double valid_acc_mean = 0.0;
+  double valid_acc_std = 0.0;
+  double final_test_acc_mean = 0.0;
+  double epoch_time_median_s = 0.0;  // median of EpochRecord::time_s over every epoch of every run
+  TimeSplit time_split;              // summed over runs
+  MemoryPlan memory_plan;
+  std::int64_t tensor_peak_bytes = 0;     // most bytes held by tensors on the device at once
+  std::int64_t peak_resident_bytes = -1;  // the process's peak resident set (VmHWM), -1 if unknown
+  int threads = 0;                        // OpenMP threads used
+  int world_size = 1;
+  kernels::Device device;
+};
+
+// Called after every epoch that train() computes (epochs restored from a checkpoint are not
+// replayed), with the run index 0 .. runs-1.
+using EpochCallback = std::function<void(int run, const EpochRecord& record)>;
+
+// Trains `runs` models on `ds` (homogeneous, multiclass, with features, labels and a split).
+// Before the first epoch it builds the graph operators once for all runs and checks the memory
+// plan against config.memory_limit and the machine (throws InvalidArgument / UnsupportedError
+// with the numbers). Per epoch: one training step on the training vertices, then (every
+// eval_every epochs) one evaluation pass with dropout off. Deterministic: a run's losses depend
+// on the seed, not on the thread count beyond float rounding of parallel sums, and a run resumed
+// from a checkpoint repeats an uninterrupted one's losses bitwise (same thread count). Throws
+// InvalidArgument for bad settings or a dataset it cannot train on, UnsupportedError for a device
+// this build cannot train on.
+TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config,
+                   const EpochCallback& on_epoch = {});
+
+// The JSON text (keys sorted) of every setting that changes what training computes; checkpoints
+// record it and a resume must match it. Excludes runs, threads, checkpointing and the limit.
+std::string training_fingerprint(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config);
+
+}  // namespace halo::train
