@@ -22,6 +22,7 @@ import json
 import multiprocessing
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -134,26 +135,33 @@ def load_ogb_reader():
 def read_with_ogb(folder, split):
     import pandas as pd
     reader = load_ogb_reader()
+    cpu_start = time.process_time()
     start = time.perf_counter()
     graph = reader.read_csv_graph_raw(os.path.join(folder, "raw"), add_inverse_edge=True)[0]
     labels = pd.read_csv(os.path.join(folder, "raw", "node-label.csv.gz"), compression="gzip", header=None).values
     for part in ("train", "valid", "test"):
         pd.read_csv(os.path.join(folder, "split", split, part + ".csv.gz"), compression="gzip", header=None).values.T[0]
     seconds = time.perf_counter() - start
-    return seconds, {"edges": int(graph["edge_index"].shape[1]), "nodes": int(graph["num_nodes"]), "labels": int(labels.shape[0])}
+    cpu_seconds = time.process_time() - cpu_start
+    return seconds, cpu_seconds, {"edges": int(graph["edge_index"].shape[1]), "nodes": int(graph["num_nodes"]),
+                                  "labels": int(labels.shape[0])}
 
 
 def run_halo(binary, ogb_dir, halo_dir, summary_path, repeat):
-    """halo-convert ogb, `repeat` times; the read times of every run, and the last summary."""
-    reads, totals = [], []
+    """halo-convert ogb, `repeat` times; per run the read time, the whole time and the CPU time
+    (user + system, reading and writing), and the last summary."""
+    reads, totals, cpus = [], [], []
     for _ in range(repeat):
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run([binary, "ogb", ogb_dir, halo_dir, "--force", "-q", "--json", summary_path], check=True)
         totals.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - usage.ru_utime + after.ru_stime - usage.ru_stime)
         with open(summary_path) as f:
             summary = json.load(f)
         reads.append(summary["read_seconds"])
-    return reads, totals, summary
+    return reads, totals, cpus, summary
 
 
 def main():
@@ -238,22 +246,26 @@ def main():
                       key=os.path.getsize)
         entry = {"gzip": description, "compressed_bytes": compressed_bytes(folder),
                  "members_in_largest_file": {os.path.relpath(largest, folder): gzip_members(largest)}}
-        reads, totals, summary = run_halo(args.binary, folder, halo_dir, summary_path, max(args.repeat, 1))
+        entry["load_average_before_halo"] = load_average()
+        reads, totals, cpus, summary = run_halo(args.binary, folder, halo_dir, summary_path, max(args.repeat, 1))
         result["graph"]["stored_edges_directed"] = summary["num_edges"]
         best = min(reads)
         entry["halo"] = {"read_seconds": best, "read_mb_per_s": mb / best, "read_seconds_all_runs": reads,
-                         "convert_seconds_with_write": totals[reads.index(best)], "threads": os.cpu_count()}
+                         "convert_seconds_with_write": totals[reads.index(best)],
+                         "convert_cpu_seconds_with_write": cpus[reads.index(best)], "threads": os.cpu_count()}
         print(f"[{name}] halo-convert ogb: read {best:.1f} s ({mb / best:.0f} MB/s), "
               f"with writing the dataset directory {totals[reads.index(best)]:.1f} s", flush=True)
         if not args.skip_peer and (key == "single" or args.peer_on_multi or len(chosen) == 1):
+            entry["load_average_before_peer"] = load_average()
             try:
-                peer_seconds, peer_counts = read_with_ogb(folder, "random")
+                peer_seconds, peer_cpu_seconds, peer_counts = read_with_ogb(folder, "random")
             except ImportError as e:
                 print(f"peer skipped: {e}", file=sys.stderr)
             else:
                 import pandas
                 entry["ogb_pandas"] = {"reader": "ogb.io.read_graph_raw.read_csv_graph_raw + pandas labels/splits",
                                        "pandas": pandas.__version__, "read_seconds": peer_seconds,
+                                       "read_cpu_seconds": peer_cpu_seconds,
                                        "read_mb_per_s": mb / peer_seconds, "counts": peer_counts}
                 entry["speedup_read"] = peer_seconds / best
                 print(f"[{name}] OGB reader (pandas): {peer_seconds:.1f} s ({mb / peer_seconds:.0f} MB/s); "

@@ -133,7 +133,7 @@ def main():
     halo_json = os.path.join(args.work, "halo-train.json")
     subprocess.run([os.path.join(args.bin, "halo-train"), "--dataset", data, "--model", "gcn",
                     "--layers", str(args.layers), "--hidden", str(args.hidden), "--dropout", str(args.dropout),
-                    "--input-dropout", "0", "--epochs", str(args.epochs), "--eval-every", str(args.epochs + 1),
+                    "--input-dropout", "0", "--bias", "--epochs", str(args.epochs), "--eval-every", str(args.epochs + 1),
                     "--patience", "0", "--threads", str(args.threads), "--json", halo_json, "-q"], check=True)
     with open(halo_json) as f:
         halo = json.load(f)

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "graph/base/error.hpp"
 #include "graph/base/parallel.hpp"

@@ -236,7 +236,10 @@ TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model_config,
   kernels::reset_tensor_peak_bytes(config.device);
   const datasets::NodeType& target = ds.target();
 
+  const Clock::time_point start = Clock::now();
   GraphOperators operators = build_graph_operators(ds.graph, model_config.kind);
+  log_info(fmt::format("{} graph operators of {} vertices and {} edges built in {:.2f} s", model_config.kind,
+                       ds.graph.num_rows(), ds.graph.num_edges(), seconds_since(start)));
   std::optional<Model> first(std::in_place, model_config, target.features.cols(), ds.meta.num_classes, config.seed,
                              operators, config.device);
   TrainSummary summary;

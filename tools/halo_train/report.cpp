@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -116,7 +117,14 @@ json describe_machine() {
       break;
     }
   }
-  return json{{"cpu", cpu}, {"logical_cores", std::thread::hardware_concurrency()}, {"memory_bytes", memory}};
+  // The machines are shared: the load when the job ended says how much the timings can be trusted.
+  std::vector<double> load(3, -1.0);
+  std::ifstream loadavg("/proc/loadavg");
+  loadavg >> load[0] >> load[1] >> load[2];
+  return json{{"cpu", cpu},
+              {"logical_cores", std::thread::hardware_concurrency()},
+              {"memory_bytes", memory},
+              {"load_average", load}};
 }
 
 }  // namespace halo::tools

@@ -23,7 +23,8 @@ std::string format_summary_line(const train::TrainSummary& summary);
 nlohmann::json summary_json(const train::TrainSummary& summary, const datasets::Dataset& ds,
                             const nlohmann::json& settings, double total_seconds);
 
-// The machine the numbers were measured on: CPU model, logical cores, memory.
+// The machine the numbers were measured on: CPU model, logical cores, memory, and its load
+// average (1, 5, 15 minutes) when the job ended.
 nlohmann::json describe_machine();
 
 }  // namespace halo::tools
