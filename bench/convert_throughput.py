@@ -21,7 +21,6 @@ import importlib.util
 import json
 import multiprocessing
 import os
-import platform
 import resource
 import shutil
 import subprocess
@@ -29,23 +28,9 @@ import sys
 import time
 import types
 
+from common import machine, load_average, write_result
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def machine():
-    info = {"platform": platform.platform(), "cores": os.cpu_count(), "python": platform.python_version()}
-    try:
-        with open("/proc/cpuinfo") as f:
-            info["cpu"] = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
-        with open("/proc/meminfo") as f:
-            info["memory_gib"] = round(int(f.readline().split()[1]) / 2**20, 1)
-    except (OSError, StopIteration):
-        pass
-    return info
-
-
-def load_average():
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def recompress(job):
@@ -275,11 +260,7 @@ def main():
     if "speedup_read" in headline:
         result["speedup_read"] = headline["speedup_read"]
     result["load_average_end"] = load_average()
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output + ".tmp", "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    os.replace(args.output + ".tmp", args.output)
+    write_result(args.output, result)
     print(f"wrote {args.output}")
 
 

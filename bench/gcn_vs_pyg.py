@@ -13,10 +13,11 @@ peak memory is its own.
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
+
+from common import machine, write_result
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -93,15 +94,6 @@ print(json.dumps({"nnz": int(a._nnz()), "widths": out}))
 """
 
 
-def machine():
-    info = {"platform": platform.platform(), "cores": os.cpu_count(), "python": platform.python_version()}
-    with open("/proc/cpuinfo") as f:
-        info["cpu"] = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
-    with open("/proc/meminfo") as f:
-        info["memory_gib"] = round(int(f.readline().split()[1]) / 2**20, 1)
-    return info
-
-
 def run_json(cmd):
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out[out.index("{"):])
@@ -174,11 +166,7 @@ def main():
         "spmm": spmm_rows,
     }
     print(f"epoch: halo is {result['epoch_speedup']:.2f}x faster; memory ratio halo/PyG {result['memory_ratio']:.2f}")
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output + ".tmp", "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    os.replace(args.output + ".tmp", args.output)
+    write_result(args.output, result)
     print(f"wrote {args.output}")
 
 

@@ -22,30 +22,15 @@ import array
 import ast
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
 import sys
 import time
 
+from common import machine, load_average, write_result
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def machine():
-    info = {"platform": platform.platform(), "cores": os.cpu_count(), "python": platform.python_version()}
-    try:
-        with open("/proc/cpuinfo") as f:
-            info["cpu"] = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
-        with open("/proc/meminfo") as f:
-            info["memory_gib"] = round(int(f.readline().split()[1]) / 2**20, 1)
-    except (OSError, StopIteration):
-        pass
-    return info
-
-
-def load_average():
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def timed(command, log):
@@ -211,11 +196,7 @@ def main():
         if not args.keep:
             shutil.rmtree(halo_dir, ignore_errors=True)
     result["load_average_end"] = load_average()
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output + ".tmp", "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    os.replace(args.output + ".tmp", args.output)
+    write_result(args.output, result)
     if not args.keep:
         shutil.rmtree(args.work, ignore_errors=True)
     print(f"wrote {args.output}", file=sys.stderr)

@@ -1,0 +1,30 @@
+"""What every benchmark driver shares: the machine description kept with each result, the load
+average (the machines are shared), and writing a result JSON atomically."""
+import json
+import os
+import platform
+
+
+def machine():
+    info = {"platform": platform.platform(), "cores": os.cpu_count(), "python": platform.python_version()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            info["cpu"] = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+        with open("/proc/meminfo") as f:
+            info["memory_gib"] = round(int(f.readline().split()[1]) / 2**20, 1)
+    except (OSError, StopIteration):
+        pass
+    return info
+
+
+def load_average():
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def write_result(path, result):
+    """Writes `result` as indented JSON to a temporary name, then renames it into place."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
