@@ -1,6 +1,7 @@
 // The trainer loop: runs, epochs, evaluation, early stopping, checkpoints, timing and memory.
 #include "train/trainer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -253,7 +254,15 @@ TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model_config,
   check_memory_plan(summary.memory_plan, config.memory_limit, available);
 
   kernels::Tensor features = kernels::Tensor::from_array(target.features, config.device);
-  if (config.normalize_features) kernels::normalize_rows(features.view());
+  if (config.normalize_features) {
+    // Row sums of signed features can be near zero, and dividing by them blows the row up; the
+    // preprocessing is meant for counts (bag-of-words), so say so instead of training on noise.
+    if (std::any_of(target.features.begin(), target.features.end(), [](float v) { return v < 0.0f; })) {
+      log_warning("normalize_features: dataset '" + ds.meta.name +
+                  "' has negative features; row sums near zero will inflate their rows");
+    }
+    kernels::normalize_rows(features.view());
+  }
   Context context{model_config,
                   config,
                   operators,
