@@ -52,7 +52,9 @@ float* allocate_on(const Device& device, std::size_t bytes) {
 #endif
 }
 
-void fill_view(TensorView x, float value) {
+}  // namespace
+
+void fill(TensorView x, float value) {
   if (!x.device.is_cuda()) {
     cpu::fill(x, value);
     return;
@@ -63,8 +65,6 @@ void fill_view(TensorView x, float value) {
   require_device(x.device);
 #endif
 }
-
-}  // namespace
 
 Tensor::Tensor(std::int64_t rows, std::int64_t cols, Device device) : rows_(rows), cols_(cols), device_(device) {
   HALO_EXPECTS(rows >= 0 && cols >= 0, "tensor extents must be non-negative, got " + detail::dims(rows, cols));
@@ -151,7 +151,7 @@ std::vector<float> Tensor::to_vector() const {
   return host;
 }
 
-void Tensor::fill(float value) { fill_view(view(), value); }
+void Tensor::fill(float value) { kernels::fill(view(), value); }
 
 void copy(ConstTensorView source, TensorView destination) {
   detail::check_view("copy", "source", source);

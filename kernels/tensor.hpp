@@ -107,6 +107,9 @@ class Tensor {
 // The windows must be disjoint (or the very same window, a no-op).
 void copy(ConstTensorView source, TensorView destination);
 
+// Sets every value of a view (on any device).
+void fill(TensorView x, float value);
+
 // Bytes currently held by Tensors on `device`, and the most ever held (since the last reset).
 std::int64_t tensor_bytes_in_use(Device device);
 std::int64_t tensor_peak_bytes(Device device);

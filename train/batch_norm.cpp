@@ -8,15 +8,16 @@
 
 #include "graph/base/error.hpp"
 #include "kernels/batch_norm.hpp"
+#include "kernels/elementwise.hpp"
 #include "train/init.hpp"
 
 namespace halo::train {
 
 using kernels::Tensor;
 
-BatchNorm::BatchNorm(std::int64_t features, const std::string& name, kernels::Device device, float eps,
-                     float momentum)
-    : name_(name), eps_(eps), momentum_(momentum) {
+BatchNorm::BatchNorm(std::int64_t features, const std::string& name, kernels::Device device,
+                     dist::Communicator* comm, float eps, float momentum)
+    : name_(name), eps_(eps), momentum_(momentum), comm_(comm) {
   HALO_EXPECTS(features > 0, "BatchNorm " + name + ": features must be positive, got " + std::to_string(features));
   HALO_EXPECTS(eps > 0 && momentum >= 0 && momentum <= 1,
                "BatchNorm " + name + ": needs eps > 0 and momentum in [0, 1], got eps " + std::to_string(eps) +
@@ -37,8 +38,8 @@ Tensor BatchNorm::forward(const Tensor& x, const Step& step) {
   if (step.training) {
     Tensor sums = Tensor::empty(2, features, x.device());
     kernels::batch_norm_sums(x.view(), sums.view());
-    reduce_sums(sums);
-    const double n = reduce_rows(x.rows());
+    all_reduce_sums(sums);
+    const double n = static_cast<double>(comm_ != nullptr ? dist::all_reduce_value(*comm_, x.rows()) : x.rows());
     HALO_EXPECTS(n > 1, "BatchNorm " + name_ + ": training needs more than one row, got " + std::to_string(n));
     const std::vector<float> s = sums.to_vector();
     std::vector<float> running_mean = running_mean_.to_vector();
@@ -81,12 +82,18 @@ Tensor BatchNorm::backward(Tensor grad_y, const Step& /*step*/) {
   saved_ = false;
   Tensor reduce = Tensor::empty(2, input_.cols, grad_y.device());
   kernels::batch_norm_backward_sums(input_, stats_.view(), grad_y.view(), reduce.view());
-  reduce_sums(reduce);
+  // This rank's share of dgamma and dbeta is its own partial sums: the gradient all-reduce adds
+  // the ranks' shares. grad_x needs the sums over all rows.
+  kernels::axpby(1.0f, reduce.view().slice_rows(1, 2), 1.0f, gamma_.grad.view());
+  kernels::axpby(1.0f, reduce.view().slice_rows(0, 1), 1.0f, beta_.grad.view());
+  all_reduce_sums(reduce);
   // The kernel yields the parameter gradients only together with grad_x (which it may not write
-  // over grad_y), so grad_x is computed even when the caller does not want it.
+  // over grad_y), so grad_x is computed even when the caller does not want it; the parameter
+  // gradients it adds up from the global sums go to scratch.
   Tensor grad_x = Tensor::empty(grad_y.rows(), grad_y.cols(), grad_y.device());
+  Tensor scratch = Tensor::zeros(2, input_.cols, grad_y.device());
   kernels::batch_norm_backward(input_, stats_.view(), gamma_.value.view(), grad_y.view(), reduce.view(), rows_,
-                               grad_x.view(), gamma_.grad.view(), beta_.grad.view());
+                               grad_x.view(), scratch.view().slice_rows(0, 1), scratch.view().slice_rows(1, 2));
   input_ = {};
   if (!input_grad()) return Tensor();
   return grad_x;
@@ -102,8 +109,12 @@ std::vector<std::pair<std::string, Tensor*>> BatchNorm::buffers() {
   return {{name_ + ".running_mean", &running_mean_}, {name_ + ".running_var", &running_var_}};
 }
 
-void BatchNorm::reduce_sums(Tensor& /*sums*/) {}
-
-double BatchNorm::reduce_rows(std::int64_t rows) { return static_cast<double>(rows); }
+void BatchNorm::all_reduce_sums(Tensor& sums) {
+  if (comm_ == nullptr) return;
+  // Host round trip of 2 x features floats: the communicator's buffers live on its device.
+  std::vector<float> host = sums.to_vector();
+  dist::all_reduce(*comm_, host);
+  sums.copy_from(Tensor::from_vector(sums.rows(), sums.cols(), host).view());
+}
 
 }  // namespace halo::train

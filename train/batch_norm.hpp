@@ -10,6 +10,7 @@
 
 #include "kernels/device.hpp"
 #include "kernels/tensor.hpp"
+#include "train/dist/communicator.hpp"
 #include "train/layer.hpp"
 #include "train/parameter.hpp"
 #include "train/step.hpp"
@@ -19,15 +20,18 @@ namespace halo::train {
 class BatchNorm : public Layer {
  public:
   // Parameters "<name>.gamma" (ones) and "<name>.beta" (zeros), 1 x features, and the buffers
-  // "<name>.running_mean" (zeros) and "<name>.running_var" (ones), all on `device`.
+  // "<name>.running_mean" (zeros) and "<name>.running_var" (ones), all on `device`. `comm`: the
+  // ranks that hold the other rows (each rank one part of the graph), over which the statistics
+  // are all-reduced so they are those of all rows; null for one process.
   BatchNorm(std::int64_t features, const std::string& name, kernels::Device device = kernels::Device::cpu(),
-            float eps = 1e-5f, float momentum = 0.1f);
+            dist::Communicator* comm = nullptr, float eps = 1e-5f, float momentum = 0.1f);
 
-  // Training: column sums of x and x² (one pass), reduce_sums, then mean and biased variance in
+  // Training: column sums of x and x² (one pass), all-reduced, then mean and biased variance in
   // double on the host, the running statistics updated, and a second pass to normalise; keeps a
   // view of x. Evaluation: one pass with the running statistics. Deterministic.
   kernels::Tensor forward(const kernels::Tensor& x, const Step& step) override;
-  // Two passes (Σ g and Σ g · x_hat, reduce_sums, then grad_x); dgamma += Σ g · x_hat, dbeta += Σ g.
+  // Two passes (Σ g and Σ g · x_hat, all-reduced, then grad_x); dgamma += Σ g · x_hat and
+  // dbeta += Σ g over this rank's rows (the gradient all-reduce completes them).
   kernels::Tensor backward(kernels::Tensor grad_y, const Step& step) override;
   std::vector<Parameter*> parameters() override;
   // The statistics only (2 x features floats); x is the caller's.
@@ -38,17 +42,14 @@ class BatchNorm : public Layer {
   Parameter& gamma() { return gamma_; }
   Parameter& beta() { return beta_; }
 
- protected:
-  // Add up per-process partial sums (2 x features) and row counts over every process that holds
-  // part of the graph. One process holds all rows, so here they return what they are given; the
-  // distributed batch norm (issue #5) all-reduces them, which makes the statistics global.
-  virtual void reduce_sums(kernels::Tensor& sums);
-  virtual double reduce_rows(std::int64_t rows);
-
  private:
+  // Sums (2 x features) over every rank holding part of the graph, in place.
+  void all_reduce_sums(kernels::Tensor& sums);
+
   std::string name_;
   float eps_;
   float momentum_;
+  dist::Communicator* comm_;
   Parameter gamma_;
   Parameter beta_;
   kernels::Tensor running_mean_;

@@ -37,7 +37,10 @@ json record_to_json(const EpochRecord& r) {
               {"valid_loss", number_or_null(r.valid_loss)},
               {"time_s", r.time_s},
               {"eval_time_s", r.eval_time_s},
-              {"bytes_sent", r.bytes_sent}};
+              {"bytes_sent", r.bytes_sent},
+              {"bytes_received", r.bytes_received},
+              {"halo_s", r.halo_s},
+              {"all_reduce_s", r.all_reduce_s}};
 }
 
 EpochRecord record_from_json(const json& j) {
@@ -52,6 +55,10 @@ EpochRecord record_from_json(const json& j) {
   r.time_s = j.at("time_s").get<double>();
   r.eval_time_s = j.at("eval_time_s").get<double>();
   r.bytes_sent = j.at("bytes_sent").get<std::int64_t>();
+  // Absent from checkpoints written before distributed training existed: nothing was exchanged.
+  r.bytes_received = j.value("bytes_received", std::int64_t{0});
+  r.halo_s = j.value("halo_s", 0.0);
+  r.all_reduce_s = j.value("all_reduce_s", 0.0);
   return r;
 }
 

@@ -35,6 +35,34 @@ std::int64_t read_proc_kib(const char* file, const std::string& key) {
   return -1;
 }
 
+// The items every plan has, for a process holding the CSR g (its own rows) and building
+// `operator_bytes` of operators from it.
+MemoryPlan plan_items(const graph::CsrGraph& g, std::int64_t operator_bytes, std::int64_t feature_dim,
+                      std::int64_t classes, std::int64_t label_and_split_bytes, const Model& model,
+                      const OptimizerConfig& optimizer) {
+  const std::int64_t n = g.num_rows();
+  const std::int64_t index_bytes = g.index_type() == graph::IndexType::i32 ? 4 : 8;
+  const std::int64_t params = model.parameter_bytes();
+  std::int64_t optimizer_state = 0;
+  if (optimizer.kind == "adam" || optimizer.kind == "adamw") optimizer_state = 2 * params;
+  if (optimizer.kind == "sgd" && optimizer.momentum != 0.0f) optimizer_state = params;
+  MemoryPlan plan;
+  plan.items = {
+      {"graph (CSR)", static_cast<std::int64_t>(g.indptr().bytes() + (index_bytes == 4 ? g.indices<std::int32_t>().bytes()
+                                                                                        : g.indices<std::int64_t>().bytes()) +
+                                                g.weights().bytes())},
+      {"graph operators", operator_bytes},
+      {"features", 4 * n * feature_dim},
+      {"labels and splits", label_and_split_bytes},
+      {"activations", model.activation_bytes(n)},
+      {"logits and their gradient", 2 * 4 * n * classes},
+      {"parameters", params},
+      {"gradients", params},
+      {"optimizer state", optimizer_state},
+  };
+  return plan;
+}
+
 }  // namespace
 
 std::int64_t MemoryPlan::total_bytes() const {
@@ -62,12 +90,10 @@ std::string MemoryPlan::one_line() const {
 
 MemoryPlan plan_training_memory(const datasets::Dataset& ds, const Model& model, const OptimizerConfig& optimizer) {
   const graph::CsrGraph& g = ds.graph;
-  const datasets::NodeType& target = ds.target();
   const std::int64_t n = g.num_rows();
   const std::int64_t e = g.num_edges();
   const std::int64_t index_bytes = g.index_type() == graph::IndexType::i32 ? 4 : 8;
   const bool symmetric = g.properties().symmetric;
-
   std::int64_t operators = 0;
   if (model.config().kind == "gcn") {
     // D^-1/2 (A+I) D^-1/2 keeps the graph's symmetric claim; otherwise its transpose is built too.
@@ -76,27 +102,34 @@ MemoryPlan plan_training_memory(const datasets::Dataset& ds, const Model& model,
     // The mean aggregation D^-1 A is never symmetric, so its transpose is always kept.
     operators = 2 * csr_bytes(n, e, index_bytes, true);
   }
-  const std::int64_t params = model.parameter_bytes();
-  std::int64_t optimizer_state = 0;
-  if (optimizer.kind == "adam" || optimizer.kind == "adamw") optimizer_state = 2 * params;
-  if (optimizer.kind == "sgd" && optimizer.momentum != 0.0f) optimizer_state = params;
-  const std::int64_t classes = ds.meta.num_classes;
+  const datasets::NodeType& target = ds.target();
+  return plan_items(g, operators, target.features.cols(), ds.meta.num_classes,
+                    static_cast<std::int64_t>(target.labels.bytes() + ds.split.train.bytes() + ds.split.valid.bytes() +
+                                              ds.split.test.bytes()),
+                    model, optimizer);
+}
 
-  MemoryPlan plan;
-  plan.items = {
-      {"graph (CSR)", static_cast<std::int64_t>(g.indptr().bytes() + (index_bytes == 4 ? g.indices<std::int32_t>().bytes()
-                                                                                        : g.indices<std::int64_t>().bytes()) +
-                                                g.weights().bytes())},
-      {"graph operators", operators},
-      {"features", 4 * n * target.features.cols()},
-      {"labels and splits", static_cast<std::int64_t>(target.labels.bytes() + ds.split.train.bytes() +
-                                                      ds.split.valid.bytes() + ds.split.test.bytes())},
-      {"activations", model.activation_bytes(n)},
-      {"logits and their gradient", 2 * 4 * n * classes},
-      {"parameters", params},
-      {"gradients", params},
-      {"optimizer state", optimizer_state},
-  };
+MemoryPlan plan_part_training_memory(const partition::Part& part, const Model& model, const OptimizerConfig& optimizer) {
+  const partition::LocalGraph& local = part.graph;
+  const graph::CsrGraph& g = local.graph();
+  const std::int64_t n = g.num_rows();
+  const std::int64_t e = g.num_edges();
+  const std::int64_t index_bytes = g.index_type() == graph::IndexType::i32 ? 4 : 8;
+  // The operator (self loops added for GCN) and its transpose, always built for a part.
+  const std::int64_t loops = model.config().kind == "gcn" ? n : 0;
+  const std::int64_t operators = csr_bytes(n, e + loops, index_bytes, true) + csr_bytes(g.num_cols(), e + loops, index_bytes, true);
+  std::int64_t label_bytes = static_cast<std::int64_t>(part.split.train.bytes() + part.split.valid.bytes() + part.split.test.bytes());
+  std::int64_t feature_dim = 0;
+  for (const datasets::NodeType& t : part.node_types) {
+    label_bytes += static_cast<std::int64_t>(t.labels.bytes());
+    feature_dim = std::max(feature_dim, t.features.cols());
+  }
+  MemoryPlan plan = plan_items(g, operators, feature_dim, part.meta.num_classes, label_bytes, model, optimizer);
+  // Per exchange: the layer input extended by the halo rows, its gradient, and the send and
+  // receive buffers, at the widest width a layer exchanges (at most the feature width).
+  const std::int64_t width = std::max({feature_dim, model.config().hidden, part.meta.num_classes});
+  const std::int64_t rows = 2 * local.num_local() + local.send_rows.size() + local.num_halo;
+  plan.items.push_back({"halo exchange", 4 * rows * width});
   return plan;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "datasets/dataset.hpp"
+#include "partition/partition_dir.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
 
@@ -36,6 +37,11 @@ struct MemoryPlan {
 // gradients, and the optimiser state (2x parameters for Adam/AdamW, 1x for SGD with momentum).
 // O(1) work; allocates nothing.
 MemoryPlan plan_training_memory(const datasets::Dataset& ds, const Model& model, const OptimizerConfig& optimizer);
+
+// The plan of one rank training `model` on `part`: as above for the part's rows (its CSR's
+// columns include the halo), the operator and its transpose, plus the halo exchange's tensors and
+// buffers at the widest width exchanged. O(1) work; allocates nothing.
+MemoryPlan plan_part_training_memory(const partition::Part& part, const Model& model, const OptimizerConfig& optimizer);
 
 // Refuses a plan that does not fit: InvalidArgument when limit_bytes > 0 and the total exceeds
 // it; UnsupportedError when available_bytes >= 0 and the total exceeds it. Both messages name

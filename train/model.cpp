@@ -96,14 +96,19 @@ Model::Model(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_cl
     m.stages.emplace_back(Dropout(i == 0 ? config.input_dropout : config.dropout, static_cast<std::uint32_t>(i)));
     Stage& s = m.stages.back();
     const std::string name = "conv" + std::to_string(i);
+    const bool normalized = config.batch_norm && i + 1 < layers;
+    // Batch norm subtracts the column means, so a bias before it cancels out: its gradient is
+    // rounding noise, which Adam would turn into full-size steps whose signs depend on the
+    // summation order (thread count, partitioning). Batch norm's beta is the shift instead.
+    const bool bias = config.bias && !normalized;
     if (config.kind == "gcn")
-      s.conv = std::make_unique<GcnConv>(*aggregation, m.layer_in(i), m.layer_out(i), config.bias, name, device);
+      s.conv = std::make_unique<GcnConv>(*aggregation, m.layer_in(i), m.layer_out(i), bias, name, device);
     else
-      s.conv = std::make_unique<SageConv>(*aggregation, m.layer_in(i), m.layer_out(i), config.bias, name, device);
+      s.conv = std::make_unique<SageConv>(*aggregation, m.layer_in(i), m.layer_out(i), bias, name, device);
     // The first layer's input is the features: nobody needs their gradient.
     s.conv->set_input_grad(i > 0);
     if (config.batch_norm && i + 1 < layers)
-      s.norm = std::make_unique<BatchNorm>(config.hidden, "bn" + std::to_string(i), device);
+      s.norm = std::make_unique<BatchNorm>(config.hidden, "bn" + std::to_string(i), device, operators.communicator);
   }
   std::uint64_t index = 0;  // the parameter's position in parameters(): its initialisation stream
   for (std::size_t i = 0; i < layers; ++i) {

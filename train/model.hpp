@@ -11,6 +11,7 @@
 #include "kernels/device.hpp"
 #include "kernels/tensor.hpp"
 #include "train/aggregation.hpp"
+#include "train/dist/communicator.hpp"
 #include "train/parameter.hpp"
 #include "train/step.hpp"
 
@@ -23,16 +24,19 @@ struct ModelConfig {
   float dropout = 0.5f;         // on the input of every layer after the first
   float input_dropout = 0.5f;   // on the input features (the first layer's input)
   bool batch_norm = false;      // after every hidden layer's convolution, before ReLU
-  bool bias = true;
+  bool bias = true;             // a bias in every conv not followed by batch norm (whose beta shifts instead)
   float weight_decay = 0.0f;    // L2 coefficient of the weight decay group(s) below
   bool weight_decay_first_layer_only = false;  // Kipf & Welling decay only the first layer
 };
 
 // The graph operators a model needs, built once per dataset (or per part): the GCN-normalised
-// adjacency D^-1/2 (A+I) D^-1/2 and the mean aggregation D^-1 A.
+// adjacency D^-1/2 (A+I) D^-1/2 and the mean aggregation D^-1 A; and, for a part of a
+// distributed run, the ranks holding the other parts (batch norm all-reduces its statistics over
+// them; null for one process).
 struct GraphOperators {
   std::unique_ptr<Aggregation> gcn;
   std::unique_ptr<Aggregation> mean;
+  dist::Communicator* communicator = nullptr;
 };
 // Builds what `kind` needs from the (raw) square graph; O(E).
 GraphOperators build_graph_operators(const graph::CsrGraph& g, const std::string& kind);

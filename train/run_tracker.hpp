@@ -22,7 +22,10 @@ struct EpochRecord {
   double valid_loss = 0.0;      // mean NLL over the validation vertices plus the L2 term (tkipf/gcn)
   double time_s = 0.0;          // forward, backward and optimiser step
   double eval_time_s = 0.0;     // the evaluation pass
-  std::int64_t bytes_sent = 0;  // sent to other ranks (0 on one process)
+  std::int64_t bytes_sent = 0;      // halo rows sent to other ranks by the training step (0 on one process)
+  std::int64_t bytes_received = 0;  // halo rows received from them by the training step
+  double halo_s = 0.0;              // time of the training step in halo exchanges
+  double all_reduce_s = 0.0;        // time of the training step in the gradient and statistics all-reduces
 };
 
 enum class StoppingMetric {

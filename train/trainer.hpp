@@ -36,6 +36,7 @@ struct TrainConfig {
   bool resume = false;                 // continue from checkpoint_dir's checkpoints where they exist
   std::int64_t memory_limit = 0;       // bytes; 0 = only the machine's available memory bounds the plan
   int threads = 0;                     // OpenMP threads during train(); 0 = leave the current setting
+  double boundary_sample_rate = 1.0;   // BNS-GCN: halo vertices kept per training epoch (distributed runs)
   kernels::Device device;
 };
 
@@ -43,7 +44,22 @@ struct TrainConfig {
 struct TimeSplit {
   double spmm_s = 0.0;
   double gemm_s = 0.0;
+  double halo_exchange_s = 0.0;  // halo exchanges (packing, messages, unpacking)
+  double all_reduce_s = 0.0;     // the all-reduces of gradients, statistics and the loss
   double other_s = 0.0;  // everything else: other kernels, allocation, the loss, the optimiser
+};
+
+// One rank's share of a run's work, summed over the epochs it trained (training steps only).
+struct RankTraffic {
+  int rank = 0;
+  std::int64_t owned_vertices = 0;
+  std::int64_t halo_vertices = 0;
+  int epochs = 0;
+  std::int64_t bytes_sent = 0;
+  std::int64_t bytes_received = 0;
+  double halo_s = 0.0;
+  double all_reduce_s = 0.0;
+  double compute_s = 0.0;  // the rest of the training steps
 };
 
 struct RunResult {
@@ -73,8 +89,12 @@ struct TrainSummary {
   std::int64_t peak_resident_bytes = -1;  // the process's peak resident set (VmHWM), -1 if unknown
   int threads = 0;                        // OpenMP threads used
   int world_size = 1;
+  std::vector<RankTraffic> ranks;         // every rank's traffic over all runs, in rank order
+  double boundary_sample_rate = 1.0;
   kernels::Device device;
 };
+
+struct TrainingProblem;
 
 // Called after every epoch that train() computes (epochs restored from a checkpoint are not
 // replayed), with the run index 0 .. runs-1.
@@ -92,8 +112,16 @@ using EpochCallback = std::function<void(int run, const EpochRecord& record)>;
 TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config,
                    const EpochCallback& on_epoch = {});
 
+// Trains on what `problem` holds: the loop behind both the dataset overload above and the
+// distributed trainer. Collective when problem.comm has several ranks: every rank calls it with
+// the same settings, and every rank gets the same summary (metrics are all-reduced).
+TrainSummary train(TrainingProblem& problem, const ModelConfig& model, const TrainConfig& config,
+                   const EpochCallback& on_epoch = {});
+
 // The JSON text (keys sorted) of every setting that changes what training computes; checkpoints
 // record it and a resume must match it. Excludes runs, threads, checkpointing and the limit.
 std::string training_fingerprint(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config);
+struct DatasetShape;
+std::string training_fingerprint(const DatasetShape& shape, const ModelConfig& model, const TrainConfig& config);
 
 }  // namespace halo::train

@@ -1,5 +1,6 @@
 // Tests of the halo-train program end to end: progress lines and the JSON contract, --config with
-// command-line overrides, one-line errors for bad input, the memory limit, and (slow, when the
+// command-line overrides, one-line errors for bad input, the memory limit, a one-part partition
+// trained without MPI, and (slow, when the
 // shared datasets are present) Kipf & Welling's GCN accuracy on cora.
 #include <sys/wait.h>
 
@@ -136,8 +137,14 @@ TEST_CASE("halo-train rejects bad input with one line on stderr", "[tools]") {
   SECTION("an unknown model") {
     check_one_line_error(run("halo-train", "--dataset " + scratch.path() + " --model gat", scratch), "gat");
   }
-  SECTION("--partitions") {
-    check_one_line_error(run("halo-train", "--partitions " + scratch.path(), scratch), "issue #5");
+  SECTION("a folder without partition.json") {
+    check_one_line_error(run("halo-train", "--partitions " + scratch.path(), scratch), "partition.json");
+  }
+  SECTION("both --dataset and --partitions") {
+    check_one_line_error(run("halo-train", "--dataset x --partitions y", scratch), "exactly one");
+  }
+  SECTION("boundary sampling without partitions") {
+    check_one_line_error(run("halo-train", "--dataset x --boundary-sample-rate 0.5", scratch), "--partitions");
   }
   SECTION("an unknown key in --config") {
     std::ofstream(scratch / "bad.json") << R"({"hiden": 16})";
@@ -191,4 +198,29 @@ TEST_CASE("halo-train with tools/configs/gcn-kipf.json reaches Kipf & Welling's 
   const nlohmann::json j = nlohmann::json::parse(r.out);
   // The paper reports 81.5 %; three runs are noisier than ten, hence a margin of one point.
   CHECK(j["test_acc_mean"].get<double>() > 0.80);
+}
+
+TEST_CASE("halo-train on a one-part partition trains without mpirun as on the dataset, and refuses more parts",
+          "[tools]") {
+  ScratchDir scratch;
+  const std::string data = make_dataset(scratch);
+  for (const char* parts : {"1", "2"}) {
+    const Result p = run("halo-partition", data + " --parts " + parts + " -q -o " + (scratch / ("p" + std::string(parts))), scratch);
+    REQUIRE(p.exit_code == 0);
+  }
+  const std::string common = " --epochs 5 --batch-norm -q --json -";
+  const Result whole = run("halo-train", "--dataset " + data + common, scratch);
+  const Result part = run("halo-train", "--partitions " + (scratch / "p1") + common, scratch);
+  INFO(whole.err << part.err);
+  REQUIRE(whole.exit_code == 0);
+  REQUIRE(part.exit_code == 0);
+  const nlohmann::json a = nlohmann::json::parse(whole.out);
+  const nlohmann::json b = nlohmann::json::parse(part.out);
+  for (std::size_t e = 0; e < 5; ++e) CHECK(b["runs"][0]["epochs"][e]["loss"] == a["runs"][0]["epochs"][e]["loss"]);
+  CHECK(b["world_size"] == 1);
+  CHECK(b["dataset"]["num_parts"] == 1);
+  CHECK(b["ranks"].size() == 1);
+  CHECK(b["ranks"][0]["owned"] == 500);
+  CHECK(b["ranks"][0]["bytes_sent_per_epoch"] == 0.0);
+  check_one_line_error(run("halo-train", "--partitions " + (scratch / "p2") + common, scratch), "mpirun -np 2");
 }

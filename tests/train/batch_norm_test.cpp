@@ -17,21 +17,25 @@ using halo::test::Dense;
 
 namespace {
 
-// Pretends to be one of two processes holding identical parts of the graph: the reduced sums and
-// row counts are twice the local ones.
-class TwoIdenticalParts : public BatchNorm {
+// Pretends to be one of two ranks holding identical parts of the graph: every all-reduce doubles.
+class TwoIdenticalRanks : public dist::Communicator {
  public:
-  using BatchNorm::BatchNorm;
   int reductions = 0;
-
- protected:
-  void reduce_sums(kernels::Tensor& sums) override {
-    std::vector<float> s = sums.to_vector();
-    for (float& v : s) v *= 2.0f;
-    sums.copy_from(kernels::Tensor::from_vector(sums.rows(), sums.cols(), s).view());
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  kernels::Device device() const override { return kernels::Device::cpu(); }
+  void all_reduce(void* data, std::int64_t count, dist::DataType type) override {
+    for (std::int64_t i = 0; i < count; ++i) {
+      if (type == dist::DataType::float32) static_cast<float*>(data)[i] *= 2.0f;
+      if (type == dist::DataType::float64) static_cast<double*>(data)[i] *= 2.0;
+      if (type == dist::DataType::int64) static_cast<std::int64_t*>(data)[i] *= 2;
+    }
     ++reductions;
   }
-  double reduce_rows(std::int64_t rows) override { return 2.0 * static_cast<double>(rows); }
+  void all_to_all_v(const void*, const std::vector<std::int64_t>&, void*, const std::vector<std::int64_t>&,
+                    dist::DataType) override {}
+  void broadcast(void*, std::int64_t, dist::DataType, int) override {}
+  void barrier() override {}
 };
 
 }  // namespace
@@ -101,12 +105,13 @@ TEST_CASE("BatchNorm keeps PyTorch's running statistics and evaluates with them"
   CHECK_THROWS_AS(bn.backward(kernels::Tensor::zeros(4, 3), eval_step), InvalidArgument);
 }
 
-TEST_CASE("BatchNorm reduced over two identical parts normalises as one and doubles the parameter gradients",
+TEST_CASE("BatchNorm reduced over two identical ranks normalises as one and keeps its own share of dgamma and dbeta",
           "[train]") {
   const std::uint64_t seed = test::case_seed(78);
   RandomStream rng(seed, 1);
   BatchNorm single(4, "bn0");
-  TwoIdenticalParts doubled(4, "bn0");
+  TwoIdenticalRanks ranks;
+  BatchNorm doubled(4, "bn0", kernels::Device::cpu(), &ranks);
   Dense x = test::random_dense(rng, 8, 4);
   Dense g = test::random_dense(rng, 8, 4);
   const kernels::Tensor xt = test::to_tensor(x);
@@ -116,13 +121,11 @@ TEST_CASE("BatchNorm reduced over two identical parts normalises as one and doub
   CHECK(test::max_relative_error(test::to_dense(y2), test::to_dense(y1)) < 1e-6);
   const kernels::Tensor gx1 = single.backward(test::to_tensor(g), step);
   const kernels::Tensor gx2 = doubled.backward(test::to_tensor(g), step);
-  CHECK(doubled.reductions == 2);
+  CHECK(ranks.reductions == 3);  // sums and rows in forward, sums in backward
   CHECK(test::max_relative_error(test::to_dense(gx2), test::to_dense(gx1)) < 1e-5);
-  Dense twice_gamma = test::to_dense(single.gamma().grad), twice_beta = test::to_dense(single.beta().grad);
-  for (double& v : twice_gamma.v) v *= 2.0;
-  for (double& v : twice_beta.v) v *= 2.0;
-  CHECK(test::max_relative_error(test::to_dense(doubled.gamma().grad), twice_gamma) < 1e-6);
-  CHECK(test::max_relative_error(test::to_dense(doubled.beta().grad), twice_beta) < 1e-6);
+  // Each rank's dgamma and dbeta are its own rows' terms; the gradient all-reduce adds them up.
+  CHECK(test::max_relative_error(test::to_dense(doubled.gamma().grad), test::to_dense(single.gamma().grad)) < 1e-6);
+  CHECK(test::max_relative_error(test::to_dense(doubled.beta().grad), test::to_dense(single.beta().grad)) < 1e-6);
   // The running variance uses the global row count (16) for its unbiased correction.
   std::vector<double> mean, var;
   test::column_statistics(x, mean, var);

@@ -1,21 +1,70 @@
-// halo-train: trains a GCN or GraphSAGE model on a whole halo dataset directory on one process,
+// halo-train: trains a GCN or GraphSAGE model on a whole halo dataset directory on one process
+// (--dataset), or on a partition directory with one rank per part under mpirun (--partitions),
 // printing one line per epoch and a final summary (test accuracy at the best validation accuracy,
-// mean ± std over runs), and writing a JSON summary with --json.
+// mean ± std over runs), and writing a JSON summary with --json. When one rank fails, it prints
+// its error and ends every rank (MPI_Abort), so no peer waits for it.
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "datasets/dataset_dir.hpp"
+#include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
+#include "partition/partition_dir.hpp"
 #include "tools/common/program.hpp"
 #include "tools/halo_train/options.hpp"
 #include "tools/halo_train/report.hpp"
+#include "train/dist/distributed_trainer.hpp"
+#include "train/dist/mpi_communicator.hpp"
 #include "train/trainer.hpp"
 
+namespace {
+
+using namespace halo;
+using namespace halo::tools;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+int train_dataset(const TrainOptions& options) {
+  const auto start = Clock::now();
+  const datasets::Dataset ds = datasets::read_dataset_dir(options.dataset);
+  const int runs = options.train.runs;
+  const train::TrainSummary summary =
+      train::train(ds, options.model, options.train, [&](int run, const train::EpochRecord& record) {
+        log_info(format_epoch_line(run, runs, record));
+      });
+  log_info(format_summary_line(summary));
+  if (!options.json.empty())
+    write_json(options.json, summary_json(summary, dataset_json(ds), describe_settings(options), seconds_since(start)));
+  return 0;
+}
+
+// Rank comm.rank() trains its part; rank 0 reports.
+int train_partitions(const TrainOptions& options, train::dist::Communicator& comm) {
+  const auto start = Clock::now();
+  const bool reporter = comm.rank() == 0;
+  if (!reporter) configure_logging(true, false);  // peers print only warnings and errors
+  const int runs = options.train.runs;
+  const train::TrainSummary summary = train::dist::train_partitioned(
+      options.partitions, comm, options.model, options.train, [&](int run, const train::EpochRecord& record) {
+        if (reporter) log_info(format_epoch_line(run, runs, record));
+      });
+  log_info(format_summary_line(summary));
+  if (reporter && !options.json.empty()) {
+    const partition::PartitionDirInfo info = partition::read_partition_info(options.partitions);
+    write_json(options.json, summary_json(summary, partition_json(info), describe_settings(options), seconds_since(start)));
+  }
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using namespace halo::tools;
-  CLI::App app{"halo-train: full-graph training of GCN and GraphSAGE models on a halo dataset directory"};
+  CLI::App app{"halo-train: full-graph training of GCN and GraphSAGE models on a halo dataset directory, or on a "
+               "partition directory with one MPI rank per part"};
   // One line on stderr for every bad command line, as for every other failure.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return std::string("halo-train: error: ") + e.what() + " (see --help)\n";
@@ -28,20 +77,24 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   configure_logging(options.quiet, options.verbose);
-  return run_program("halo-train", [&] {
-    const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<train::dist::MpiSession> mpi;
+  const int code = run_program("halo-train", [&] {
     finish_train_options(options);
-    const halo::datasets::Dataset ds = halo::datasets::read_dataset_dir(options.dataset);
-    const int runs = options.train.runs;
-    const halo::train::TrainSummary summary =
-        halo::train::train(ds, options.model, options.train, [&](int run, const halo::train::EpochRecord& record) {
-          halo::log_info(format_epoch_line(run, runs, record));
-        });
-    halo::log_info(format_summary_line(summary));
-    if (!options.json.empty()) {
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      write_json(options.json, summary_json(summary, ds, describe_settings(options), seconds));
+    if (options.partitions.empty()) return train_dataset(options);
+    // Under an MPI launcher every rank joins the world; started alone, a one-part partition
+    // trains without MPI, and a larger one is refused with the mpirun line to use.
+    if (!train::dist::launched_by_mpi()) {
+      train::dist::LocalCommunicator local;
+      return train_partitions(options, local);
     }
-    return 0;
+    mpi = std::make_unique<train::dist::MpiSession>();
+    train::dist::MpiCommunicator comm(*mpi);
+    try {
+      return train_partitions(options, comm);
+    } catch (const std::exception& e) {
+      throw Error("rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.size()) + ": " + e.what());
+    }
   });
+  if (code != 0 && mpi && mpi->world_size() > 1) mpi->abort(code);
+  return code;
 }

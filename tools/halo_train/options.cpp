@@ -111,7 +111,12 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   train::ModelConfig& m = o.model;
   train::TrainConfig& t = o.train;
   app.add_option("--dataset", o.dataset, "halo dataset directory (written by halo-convert)");
-  app.add_option("--partitions", o.partitions, "Partition directory for distributed training (issue #5; not yet)");
+  app.add_option("--partitions", o.partitions,
+                 "Partition directory (written by halo-partition): under mpirun -np P, rank r trains part r");
+  app.add_option("--boundary-sample-rate", o.train.boundary_sample_rate,
+                 "With --partitions: keep each halo vertex with this probability per epoch (BNS-GCN; 1 = exact)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
 
   app.add_option("--model", m.kind, "Model: gcn (Kipf & Welling) or sage (GraphSAGE, mean aggregator)")
       ->capture_default_str()
@@ -172,11 +177,12 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
 }
 
 void finish_train_options(TrainOptions& o) {
-  if (!o.partitions.empty()) {
-    throw UnsupportedError("--partitions is distributed training (issue #5), not available yet; train on the whole "
-                           "dataset with --dataset DIR");
-  }
-  if (o.dataset.empty()) throw InvalidArgument("--dataset DIR is required");
+  if (o.dataset.empty() == o.partitions.empty())
+    throw InvalidArgument("give exactly one of --dataset DIR (one process) and --partitions DIR (one rank per part)");
+  if (o.train.boundary_sample_rate <= 0.0)
+    throw InvalidArgument("--boundary-sample-rate must be in (0, 1], got " + std::to_string(o.train.boundary_sample_rate));
+  if (o.partitions.empty() && o.train.boundary_sample_rate < 1.0)
+    throw InvalidArgument("--boundary-sample-rate samples the halo of a partitioned run; it needs --partitions DIR");
   o.train.early_stopping.metric = train::stopping_metric_from_string(o.early_stopping_metric);
   o.train.device = kernels::parse_device(o.device);
   o.train.memory_limit = o.memory_limit.empty() ? 0 : train::parse_byte_size(o.memory_limit);
@@ -186,6 +192,8 @@ nlohmann::json describe_settings(const TrainOptions& o) {
   const train::ModelConfig& m = o.model;
   const train::TrainConfig& t = o.train;
   return json{{"dataset", o.dataset},
+              {"partitions", o.partitions},
+              {"boundary-sample-rate", t.boundary_sample_rate},
               {"model", m.kind},
               {"layers", m.layers},
               {"hidden", m.hidden},

@@ -23,7 +23,29 @@ std::string format_ms(double seconds) {
 json number_or_null(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
 
 json time_split_json(const train::TimeSplit& t) {
-  return json{{"spmm_s", t.spmm_s}, {"gemm_s", t.gemm_s}, {"other_s", t.other_s}};
+  return json{{"spmm_s", t.spmm_s},
+              {"gemm_s", t.gemm_s},
+              {"halo_exchange_s", t.halo_exchange_s},
+              {"all_reduce_s", t.all_reduce_s},
+              {"other_s", t.other_s}};
+}
+
+// Per rank, per trained epoch: what it owns, what it exchanged and where its time went.
+json ranks_json(const std::vector<train::RankTraffic>& ranks) {
+  json out = json::array();
+  for (const train::RankTraffic& r : ranks) {
+    const double epochs = std::max(r.epochs, 1);
+    out.push_back(json{{"rank", r.rank},
+                       {"owned", r.owned_vertices},
+                       {"halo", r.halo_vertices},
+                       {"epochs", r.epochs},
+                       {"bytes_sent_per_epoch", static_cast<double>(r.bytes_sent) / epochs},
+                       {"bytes_received_per_epoch", static_cast<double>(r.bytes_received) / epochs},
+                       {"halo_exchange_s_per_epoch", r.halo_s / epochs},
+                       {"all_reduce_s_per_epoch", r.all_reduce_s / epochs},
+                       {"compute_s_per_epoch", r.compute_s / epochs}});
+  }
+  return out;
 }
 
 json run_json(const train::RunResult& r) {
@@ -37,7 +59,10 @@ json run_json(const train::RunResult& r) {
                           {"valid_loss", number_or_null(e.valid_loss)},
                           {"time_s", e.time_s},
                           {"eval_time_s", e.eval_time_s},
-                          {"bytes_sent", e.bytes_sent}});
+                          {"bytes_sent", e.bytes_sent},
+                          {"bytes_received", e.bytes_received},
+                          {"halo_exchange_s", e.halo_s},
+                          {"all_reduce_s", e.all_reduce_s}});
   }
   return json{{"run", r.run},
               {"seed", r.seed},
@@ -68,13 +93,33 @@ std::string format_summary_line(const train::TrainSummary& s) {
                      human_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(s.peak_resident_bytes, 0))));
 }
 
-json summary_json(const train::TrainSummary& s, const datasets::Dataset& ds, const json& settings, double total_seconds) {
+json dataset_json(const datasets::Dataset& ds) {
+  const datasets::NodeType& target = ds.target();
+  return json{{"name", ds.meta.name},
+              {"num_nodes", ds.graph.num_rows()},
+              {"num_edges", ds.graph.num_edges()},
+              {"feature_dim", target.features.cols()},
+              {"num_classes", ds.meta.num_classes},
+              {"splits", {{"train", ds.split.train.size()}, {"valid", ds.split.valid.size()}, {"test", ds.split.test.size()}}}};
+}
+
+json partition_json(const partition::PartitionDirInfo& info) {
+  return json{{"name", info.meta.name},
+              {"num_nodes", info.quality.num_vertices},
+              {"num_edges", info.quality.num_edges},
+              {"num_classes", info.meta.num_classes},
+              {"num_parts", info.num_parts},
+              {"method", partition::to_string(info.method)},
+              {"edge_cut", info.quality.edge_cut},
+              {"halo_total", info.quality.halo_total}};
+}
+
+json summary_json(const train::TrainSummary& s, const json& dataset, const json& settings, double total_seconds) {
   json runs = json::array();
   for (const train::RunResult& r : s.runs) runs.push_back(run_json(r));
   json plan = json::object();
   for (const train::MemoryItem& item : s.memory_plan.items) plan[item.name] = item.bytes;
   plan["total"] = s.memory_plan.total_bytes();
-  const datasets::NodeType& target = ds.target();
   return json{
       {"test_acc_mean", s.test_acc_mean},
       {"test_acc_std", s.test_acc_std},
@@ -88,13 +133,12 @@ json summary_json(const train::TrainSummary& s, const datasets::Dataset& ds, con
       {"tensor_peak_bytes", s.tensor_peak_bytes},
       {"memory_plan", plan},
       {"world_size", s.world_size},
+      {"boundary_sample_rate", s.boundary_sample_rate},
+      {"ranks", ranks_json(s.ranks)},
       {"device", s.device.to_string()},
       {"threads", s.threads},
       {"total_seconds", total_seconds},
-      {"dataset",
-       {{"name", ds.meta.name}, {"num_nodes", ds.graph.num_rows()}, {"num_edges", ds.graph.num_edges()},
-        {"feature_dim", target.features.cols()}, {"num_classes", ds.meta.num_classes},
-        {"splits", {{"train", ds.split.train.size()}, {"valid", ds.split.valid.size()}, {"test", ds.split.test.size()}}}}},
+      {"dataset", dataset},
       {"settings", settings},
       {"machine", describe_machine()},
       {"runs", std::move(runs)}};

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/dataset.hpp"
+#include "partition/partition_dir.hpp"
 #include "train/trainer.hpp"
 
 namespace halo::tools {
@@ -19,8 +20,13 @@ std::string format_epoch_line(int run, int runs, const train::EpochRecord& recor
 // "test accuracy 81.52 ± 0.48 % (valid 79.60 ± 0.51 %) over 10 runs | median epoch 4.1 ms | peak 212 MiB".
 std::string format_summary_line(const train::TrainSummary& summary);
 
+// What was trained on, for the JSON summary: a dataset's counts and splits, or a partition's
+// counts and quality.
+nlohmann::json dataset_json(const datasets::Dataset& ds);
+nlohmann::json partition_json(const partition::PartitionDirInfo& info);
+
 // The JSON summary of a finished training job; `settings` are the effective flags.
-nlohmann::json summary_json(const train::TrainSummary& summary, const datasets::Dataset& ds,
+nlohmann::json summary_json(const train::TrainSummary& summary, const nlohmann::json& dataset,
                             const nlohmann::json& settings, double total_seconds);
 
 // The machine the numbers were measured on: CPU model, logical cores, memory, and its load

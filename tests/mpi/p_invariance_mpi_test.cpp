@@ -1,0 +1,110 @@
+// P-invariance: training on the world's P parts computes what one process computes on the whole
+// dataset — per-epoch losses to 1e-5 relative and the same accuracies — for GCN and GraphSAGE
+// with dropout and batch norm, on a generated SBM graph and on cora; and the halo traffic of an
+// epoch is exactly the analytic minimum of the partition.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "datasets/ogb_reader.hpp"
+#include "datasets/synth.hpp"
+#include "partition/partition_dir.hpp"
+#include "tests/mpi/mpi_world.hpp"
+#include "tests/support/test_paths.hpp"
+#include "train/dist/distributed_trainer.hpp"
+#include "train/trainer.hpp"
+
+using namespace halo;
+
+namespace {
+
+train::ModelConfig model_config(const std::string& kind) {
+  train::ModelConfig m;
+  m.kind = kind;
+  m.layers = 2;
+  m.hidden = 16;
+  m.dropout = 0.5f;
+  m.input_dropout = 0.5f;
+  m.batch_norm = true;
+  m.weight_decay = 5e-4f;
+  return m;
+}
+
+train::TrainConfig train_config() {
+  train::TrainConfig c;
+  c.epochs = 30;
+  c.optimizer.lr = 0.01f;
+  c.threads = 1;
+  c.seed = 3;
+  return c;
+}
+
+// Bytes an epoch's training step moves between ranks when every halo row travels: per layer a
+// forward exchange of min(in, out) columns, and a backward one unless the layer aggregates first
+// and nobody needs its input gradient (the first layer).
+std::int64_t analytic_traffic(std::int64_t halo_total, std::int64_t in_dim, const train::ModelConfig& m,
+                              std::int64_t classes) {
+  std::int64_t bytes = 0;
+  for (int l = 0; l < m.layers; ++l) {
+    const std::int64_t in = l == 0 ? in_dim : m.hidden;
+    const std::int64_t out = l + 1 == m.layers ? classes : m.hidden;
+    const bool aggregates_first = out >= in;
+    const int exchanges = (l == 0 && aggregates_first) ? 1 : 2;
+    bytes += exchanges * halo_total * std::min(in, out) * 4;
+  }
+  return bytes;
+}
+
+void check_invariance(const datasets::Dataset& ds, const std::string& name) {
+  train::dist::Communicator& world = test::mpi_world();
+  const std::string parts = test::partition_for_world(ds, name);
+  const std::int64_t halo_total = partition::read_partition_info(parts).quality.halo_total;
+  for (const std::string kind : {"gcn", "sage"}) {
+    INFO(name << " " << kind << " on " << world.size() << " ranks");
+    const train::ModelConfig m = model_config(kind);
+    const train::TrainConfig c = train_config();
+    const train::TrainSummary one = train::train(ds, m, c);
+    const train::TrainSummary many = train::dist::train_partitioned(parts, world, m, c);
+    const auto& a = one.runs.at(0).epochs;
+    const auto& b = many.runs.at(0).epochs;
+    CHECK(a.size() == b.size());
+    double worst = 0.0;
+    for (std::size_t e = 0; e < std::min(a.size(), b.size()); ++e)
+      worst = std::max(worst, std::abs(a[e].loss - b[e].loss) / std::abs(a[e].loss));
+    CHECK(worst < 1e-5);
+    CHECK(one.runs[0].test_acc == many.runs[0].test_acc);
+    CHECK(one.runs[0].valid_acc == many.runs[0].valid_acc);
+    CHECK(a.back().train_acc == b.back().train_acc);
+    CHECK(a.back().test_acc == b.back().test_acc);
+    std::int64_t sent = 0, received = 0;
+    for (const train::RankTraffic& r : many.ranks) {
+      sent += r.bytes_sent;
+      received += r.bytes_received;
+    }
+    const std::int64_t epochs = static_cast<std::int64_t>(b.size());
+    CHECK(sent == epochs * analytic_traffic(halo_total, ds.target().features.cols(), m, ds.meta.num_classes));
+    CHECK(received == sent);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("P ranks train GCN and GraphSAGE on a generated SBM graph as one process does", "[mpi]") {
+  datasets::SbmOptions o;
+  o.nodes = 2000;
+  o.avg_degree = 8;
+  o.features = 32;
+  o.classes = 4;
+  o.seed = 9;
+  check_invariance(datasets::generate_sbm(o), "sbm");
+}
+
+TEST_CASE("P ranks train GCN and GraphSAGE on cora as one process does", "[mpi]") {
+  const std::string shared = test::shared_datasets_dir();
+  if (shared.empty()) {
+    WARN("skipped: the shared datasets folder (../shared/datasets) is absent");
+    return;
+  }
+  check_invariance(datasets::read_ogb(shared + "/cora"), "cora");
+}

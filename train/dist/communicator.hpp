@@ -1,0 +1,82 @@
+// Communicator: the collectives a distributed run needs (all-reduce, all-to-all-v, broadcast,
+// barrier) behind one interface, so the halo exchange, the gradient all-reduce and the trainer are
+// written once. LocalCommunicator is the single-rank one (no MPI); MpiCommunicator moves host
+// buffers over MPI; the NCCL one (device buffers) arrives with the CUDA backend (issue #6).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/device.hpp"
+
+namespace halo::train::dist {
+
+enum class DataType { float32, float64, int64 };
+std::size_t size_of(DataType type);
+
+template <class T>
+constexpr DataType data_type_of();
+template <>
+constexpr DataType data_type_of<float>() { return DataType::float32; }
+template <>
+constexpr DataType data_type_of<double>() { return DataType::float64; }
+template <>
+constexpr DataType data_type_of<std::int64_t>() { return DataType::int64; }
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Where the buffers passed to the collectives must live.
+  virtual kernels::Device device() const = 0;
+
+  // data[i] = Σ over ranks of data[i], for count elements, on every rank. Deterministic: the
+  // result does not depend on timing (the same reduction order every call).
+  virtual void all_reduce(void* data, std::int64_t count, DataType type) = 0;
+  // Rank r sends send_counts[q] elements to rank q, taken from `send` packed in rank order
+  // (q = 0 first), and receives recv_counts[q] elements from q into `recv`, packed the same way.
+  // Both count vectors have size() entries; rank q's send_counts[r] must equal rank r's
+  // recv_counts[q] (not checked: the callers derive both sides from the same plan).
+  virtual void all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts, void* recv,
+                            const std::vector<std::int64_t>& recv_counts, DataType type) = 0;
+  // Copies root's count elements at data to every rank's data.
+  virtual void broadcast(void* data, std::int64_t count, DataType type, int root) = 0;
+  virtual void barrier() = 0;
+};
+
+// The communicator of a single process: every collective is the identity (all_to_all_v copies
+// the rank's message to itself). Host buffers.
+class LocalCommunicator : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  kernels::Device device() const override { return kernels::Device::cpu(); }
+  void all_reduce(void* data, std::int64_t count, DataType type) override;
+  void all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts, void* recv,
+                    const std::vector<std::int64_t>& recv_counts, DataType type) override;
+  void broadcast(void* data, std::int64_t count, DataType type, int root) override;
+  void barrier() override {}
+};
+
+// Typed conveniences.
+template <class T>
+void all_reduce(Communicator& comm, std::vector<T>& values) {
+  comm.all_reduce(values.data(), static_cast<std::int64_t>(values.size()), data_type_of<T>());
+}
+template <class T>
+T all_reduce_value(Communicator& comm, T value) {
+  comm.all_reduce(&value, 1, data_type_of<T>());
+  return value;
+}
+// Every rank's `value`, in rank order, on every rank (an all-reduce of one slot per rank).
+template <class T>
+std::vector<T> all_gather_value(Communicator& comm, T value) {
+  std::vector<T> values(static_cast<std::size_t>(comm.size()), T{});
+  values[static_cast<std::size_t>(comm.rank())] = value;
+  all_reduce(comm, values);
+  return values;
+}
+
+}  // namespace halo::train::dist

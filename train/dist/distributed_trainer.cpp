@@ -1,0 +1,72 @@
+// train_partitioned: opens this rank's part, checks it, and runs the trainer loop on it.
+#include "train/dist/distributed_trainer.hpp"
+
+#include <chrono>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "graph/base/error.hpp"
+#include "graph/base/log.hpp"
+#include "partition/partition_dir.hpp"
+#include "train/dist/halo_aggregation.hpp"
+#include "train/dist/halo_exchange.hpp"
+#include "train/memory_plan.hpp"
+#include "train/training_problem.hpp"
+
+namespace halo::train::dist {
+namespace {
+
+// The target vertex type of a part: the only one of a homogeneous dataset.
+const datasets::NodeType& target_rows(const partition::Part& part, const std::string& dir) {
+  HALO_EXPECTS(!part.meta.is_hetero, "partition " + dir + " is of a heterogeneous dataset ('" + part.meta.name +
+                                         "'); R-GCN training is issue #8");
+  HALO_EXPECTS(part.meta.task == datasets::Task::multiclass,
+               "partition " + dir + ": dataset '" + part.meta.name + "' has a " + datasets::to_string(part.meta.task) +
+                   " task; only multiclass training is supported");
+  HALO_EXPECTS(part.node_types.size() == 1, "partition " + dir + ": expected one vertex type, found " +
+                                                std::to_string(part.node_types.size()));
+  const datasets::NodeType& t = part.node_types.front();
+  HALO_EXPECTS(!t.features.empty(), "partition " + dir + ": dataset '" + part.meta.name + "' has no node features");
+  HALO_EXPECTS(t.labels.size() == t.count && t.labels.cols() == 1,
+               fmt::format("partition {}: needs one label per owned vertex ({}), has {}", dir, t.count, t.labels.size()));
+  HALO_EXPECTS(part.meta.num_classes >= 2, "partition " + dir + ": dataset '" + part.meta.name + "' has " +
+                                               std::to_string(part.meta.num_classes) + " classes, expected >= 2");
+  return t;
+}
+
+}  // namespace
+
+TrainSummary train_partitioned(const std::string& partition_dir, Communicator& comm, const ModelConfig& model,
+                               const TrainConfig& config, const EpochCallback& on_epoch) {
+  const auto start = std::chrono::steady_clock::now();
+  const partition::PartitionDirInfo info = partition::read_partition_info(partition_dir);
+  if (info.num_parts != comm.size()) {
+    throw InvalidArgument(fmt::format("partition {} has {} parts but {} ranks are running: start it with mpirun -np {}",
+                                      partition_dir, info.num_parts, comm.size(), info.num_parts));
+  }
+  const partition::Part part = partition::read_part(partition_dir, comm.rank(), {true});
+  const datasets::NodeType& target = target_rows(part, partition_dir);
+  HaloExchange exchange(part.graph, comm);
+  GraphOperators operators = build_part_operators(part.graph, model.kind, exchange);
+  log_info(fmt::format("rank {} of {}: part of {} owned and {} halo vertices, {} edges, ready in {:.2f} s", comm.rank(),
+                       comm.size(), part.graph.num_owned, part.graph.num_halo, part.graph.graph().num_edges(),
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+
+  TrainingProblem problem;
+  problem.shape = {part.meta.name, info.quality.num_vertices, info.quality.num_edges, target.features.cols(),
+                   part.meta.num_classes};
+  problem.features = &target.features;
+  problem.labels = &target.labels;
+  problem.train = kernels::view_of(part.split.train);
+  problem.valid = kernels::view_of(part.split.valid);
+  problem.test = kernels::view_of(part.split.test);
+  problem.global_ids = {part.graph.local_to_global.data(), part.graph.num_owned};
+  problem.operators = &operators;
+  problem.comm = &comm;
+  problem.exchange = &exchange;
+  problem.plan_memory = [&](const Model& m) { return plan_part_training_memory(part, m, config.optimizer); };
+  return train(problem, model, config, on_epoch);
+}
+
+}  // namespace halo::train::dist

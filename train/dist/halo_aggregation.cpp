@@ -1,0 +1,164 @@
+// HaloAggregation (exchange, then SpMM) and the part's GCN / mean operators.
+#include "train/dist/halo_aggregation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "graph/base/error.hpp"
+#include "graph/base/parallel.hpp"
+#include "graph/build.hpp"
+#include "kernels/spmm.hpp"
+
+namespace halo::train::dist {
+
+using kernels::Tensor;
+
+HaloAggregation::HaloAggregation(graph::CsrGraph a, HaloExchange& exchange)
+    : a_(std::move(a)), a_transposed_(graph::transpose(a_)), exchange_(&exchange) {
+  HALO_EXPECTS(a_.num_rows() == exchange.num_owned() && a_.num_cols() == exchange.num_local(),
+               "the operator is " + std::to_string(a_.num_rows()) + " x " + std::to_string(a_.num_cols()) +
+                   ", the part has " + std::to_string(exchange.num_owned()) + " owned and " +
+                   std::to_string(exchange.num_local()) + " local vertices");
+}
+
+Tensor HaloAggregation::forward(const Tensor& x) {
+  HALO_EXPECTS(x.rows() == a_.num_rows(), "input has " + std::to_string(x.rows()) + " rows, the part owns " +
+                                              std::to_string(a_.num_rows()) + " vertices");
+  Tensor extended = Tensor::empty(a_.num_cols(), x.cols(), x.device());
+  kernels::copy(x.view(), extended.view().slice_rows(0, x.rows()));
+  exchange_->forward(extended.view());
+  Tensor y = Tensor::empty(a_.num_rows(), x.cols(), x.device());
+  kernels::spmm(a_, extended.view(), y.view());
+  return y;
+}
+
+Tensor HaloAggregation::backward(const Tensor& grad_y) {
+  HALO_EXPECTS(grad_y.rows() == a_.num_rows(), "gradient has " + std::to_string(grad_y.rows()) +
+                                                   " rows, the part owns " + std::to_string(a_.num_rows()) +
+                                                   " vertices");
+  Tensor extended = Tensor::empty(a_.num_cols(), grad_y.cols(), grad_y.device());
+  kernels::spmm(a_transposed_, grad_y.view(), extended.view());
+  exchange_->backward(extended.view());
+  Tensor g = Tensor::empty(a_.num_rows(), grad_y.cols(), grad_y.device());
+  kernels::copy(extended.view().slice_rows(0, a_.num_rows()), g.view());
+  return g;
+}
+
+namespace {
+
+// The owned rows of the part's CSR, with a self loop added where a row has none when
+// `self_loops`, and each row's entries ordered by the global id of their column.
+template <class I>
+graph::CsrGraph ordered_rows(const graph::CsrView<I>& a, const partition::LocalGraph& part, bool self_loops) {
+  const std::int64_t n = a.num_rows;
+  auto indptr = Array<std::int64_t>::vector(n + 1);
+  indptr[0] = 0;
+  for (std::int64_t r = 0; r < n; ++r) {
+    bool has_loop = false;
+    for (std::int64_t p = a.indptr[r]; p < a.indptr[r + 1]; ++p) has_loop = has_loop || a.indices[p] == r;
+    indptr[r + 1] = indptr[r] + a.degree(r) + (self_loops && !has_loop ? 1 : 0);
+  }
+  const std::int64_t e = indptr[n];
+  auto indices = Array<I>::vector(e);
+  auto weights = Array<float>::vector(e);
+  const std::int64_t* global = part.local_to_global.data();
+  parallel_for(
+      0, n,
+      [&](std::int64_t r) {
+        std::int64_t out = indptr[r];
+        bool has_loop = false;
+        for (std::int64_t p = a.indptr[r]; p < a.indptr[r + 1]; ++p, ++out) {
+          indices[out] = a.indices[p];
+          weights[out] = a.weights != nullptr ? a.weights[p] : 1.0f;
+          has_loop = has_loop || a.indices[p] == r;
+        }
+        if (self_loops && !has_loop) {
+          indices[out] = static_cast<I>(r);
+          weights[out] = 1.0f;
+        }
+        // Sort the row's (column, weight) pairs by global column id; stable keeps the order of
+        // repeated entries.
+        std::vector<std::int64_t> order(static_cast<std::size_t>(indptr[r + 1] - indptr[r]));
+        std::iota(order.begin(), order.end(), indptr[r]);
+        std::stable_sort(order.begin(), order.end(), [&](std::int64_t x, std::int64_t y) {
+          return global[indices[x]] < global[indices[y]];
+        });
+        std::vector<I> sorted_indices(order.size());
+        std::vector<float> sorted_weights(order.size());
+        for (std::size_t k = 0; k < order.size(); ++k) {
+          sorted_indices[k] = indices[order[k]];
+          sorted_weights[k] = weights[order[k]];
+        }
+        std::copy(sorted_indices.begin(), sorted_indices.end(), indices.begin() + indptr[r]);
+        std::copy(sorted_weights.begin(), sorted_weights.end(), weights.begin() + indptr[r]);
+      },
+      256);
+  return graph::CsrGraph(n, a.num_cols, std::move(indptr), std::move(indices), std::move(weights));
+}
+
+// D^-1/2 (A + I) D^-1/2 on the part, as graph::gcn_normalize computes it on the whole graph:
+// d = Σ of a row's weights in double, weight(r, c) = a_rc · (d_r^-1/2 · d_c^-1/2) rounded to
+// float, with d_c of a halo column computed by its owner.
+graph::CsrGraph part_gcn_operator(const partition::LocalGraph& part, HaloExchange& exchange) {
+  graph::CsrGraph a = visit(part.graph(), [&](auto v) { return ordered_rows(v, part, true); });
+  const std::int64_t n = a.num_rows();
+  const Array<std::int64_t>& indptr = a.indptr();
+  const Array<float>& w = a.weights();
+  std::vector<double> inv_sqrt(static_cast<std::size_t>(n));
+  parallel_for(0, n, [&](std::int64_t r) {
+    double d = 0.0;
+    for (std::int64_t p = indptr[r]; p < indptr[r + 1]; ++p) d += w[p];
+    inv_sqrt[static_cast<std::size_t>(r)] = d > 0.0 ? 1.0 / std::sqrt(d) : 0.0;
+  });
+  std::vector<double> halo = exchange.exchange_values(inv_sqrt);
+  inv_sqrt.insert(inv_sqrt.end(), halo.begin(), halo.end());
+  auto weights = Array<float>::vector(a.num_edges());
+  visit(a, [&](auto v) {
+    parallel_for(
+        0, n,
+        [&](std::int64_t r) {
+          const double dr = inv_sqrt[static_cast<std::size_t>(r)];
+          for (std::int64_t p = v.indptr[r]; p < v.indptr[r + 1]; ++p)
+            weights[p] = static_cast<float>(static_cast<double>(w[p]) * (dr * inv_sqrt[static_cast<std::size_t>(v.indices[p])]));
+        },
+        1024);
+  });
+  return std::move(a).with_weights(std::move(weights));
+}
+
+// D^-1 A on the part: 1 / (entries of the row) on each entry, as graph::mean_normalize.
+graph::CsrGraph part_mean_operator(const partition::LocalGraph& part) {
+  graph::CsrGraph a = visit(part.graph(), [&](auto v) { return ordered_rows(v, part, false); });
+  const Array<std::int64_t>& indptr = a.indptr();
+  auto weights = Array<float>::vector(a.num_edges());
+  parallel_for(
+      0, a.num_rows(),
+      [&](std::int64_t r) {
+        const std::int64_t d = indptr[r + 1] - indptr[r];
+        for (std::int64_t p = indptr[r]; p < indptr[r + 1]; ++p) weights[p] = 1.0f / static_cast<float>(d);
+      },
+      1024);
+  return std::move(a).with_weights(std::move(weights));
+}
+
+}  // namespace
+
+GraphOperators build_part_operators(const partition::LocalGraph& part, const std::string& kind,
+                                    HaloExchange& exchange) {
+  GraphOperators operators;
+  operators.communicator = &exchange.communicator();
+  if (kind == "gcn")
+    operators.gcn = std::make_unique<HaloAggregation>(part_gcn_operator(part, exchange), exchange);
+  else if (kind == "sage")
+    operators.mean = std::make_unique<HaloAggregation>(part_mean_operator(part), exchange);
+  else
+    throw InvalidArgument("build_part_operators: kind must be gcn or sage, got '" + kind + "'");
+  return operators;
+}
+
+}  // namespace halo::train::dist

@@ -1,0 +1,95 @@
+// HaloExchange: swaps the rows of boundary vertices between ranks, once per layer. Forward: every
+// rank packs the owned rows each peer reads, one all-to-all-v, and the rows land in the peers'
+// halo rows. Backward (the adjoint): the gradients of halo rows travel back to their owners and
+// are added into the owned rows' gradients. With boundary sampling (BNS-GCN) only the rows kept
+// this epoch travel, scaled by 1 / rate; dropped halo rows read as zero.
+//
+// A tensor the exchange works on has one row per local vertex of the part (owned rows first, then
+// the halo rows grouped by owning rank: partition::LocalGraph's numbering) and is contiguous.
+// The send and receive buffers are allocated once and grow only to the widest row exchanged.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/tensor.hpp"
+#include "partition/local_graph.hpp"
+#include "sampling/boundary_sampler.hpp"
+#include "train/dist/communicator.hpp"
+
+namespace halo::train::dist {
+
+// Traffic and time of the exchanges since the last reset (this rank's messages to other ranks;
+// what a rank sends itself is not traffic).
+struct ExchangeStats {
+  std::int64_t bytes_sent = 0;
+  std::int64_t bytes_received = 0;
+  double seconds = 0.0;  // packing, communication and unpacking
+  std::int64_t exchanges = 0;
+};
+
+class HaloExchange {
+ public:
+  // Takes the part's send lists and halo ranges (copies them); `comm` must outlive the exchange
+  // and have part.num_parts ranks, this one being part.rank (InvalidArgument otherwise).
+  HaloExchange(const partition::LocalGraph& part, Communicator& comm);
+
+  // From now on exchange only the halo rows `sampler` keeps in `epoch` (a null sampler or rate 1:
+  // all of them). The kept lists are recomputed here, O(halo + send rows). Both ends of every
+  // message make the same decisions, so nothing extra is communicated.
+  void sample(const sampling::BoundarySampler* sampler, std::uint64_t epoch);
+  // Exchange every halo row again (evaluation).
+  void use_full_halo() { sample(nullptr, 0); }
+
+  // x: num_local x width, rows [0, num_owned) filled. Fills rows [num_owned, num_local).
+  void forward(kernels::TensorView x);
+  // grad: num_local x width. Adds every halo row's gradient into its owner's row (on the owner)
+  // and leaves this rank's halo rows as they were. Deterministic: each owned row receives its
+  // additions in peer order.
+  void backward(kernels::TensorView grad);
+
+  // Set-up traffic (not counted in stats): one double per local vertex, `owned` given for the
+  // owned rows; returns the owners' values of the halo rows, in halo order. Ignores sampling.
+  std::vector<double> exchange_values(const std::vector<double>& owned);
+
+  std::int64_t num_owned() const { return num_owned_; }
+  std::int64_t num_local() const { return num_owned_ + num_halo_; }
+  std::int64_t num_halo() const { return num_halo_; }
+  // Rows this rank sends per exchange to peers / receives from them, with the current sampling.
+  std::int64_t rows_sent() const;
+  std::int64_t rows_received() const;
+  const ExchangeStats& stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; }
+  Communicator& communicator() { return *comm_; }
+
+ private:
+  void check(kernels::ConstTensorView x, const char* what) const;
+  float* send_buffer(std::int64_t floats);
+  float* recv_buffer(std::int64_t floats);
+  void count_traffic(const std::vector<std::int64_t>& sent, const std::vector<std::int64_t>& received,
+                     std::int64_t width);
+
+  Communicator* comm_;
+  int rank_;
+  std::int64_t num_owned_;
+  std::int64_t num_halo_;
+  std::vector<std::int64_t> owned_global_;  // global id of each owned row
+  std::vector<std::int64_t> halo_global_;   // global id of each halo row
+  std::vector<std::int64_t> recv_offsets_;  // P + 1 over halo rows
+  std::vector<std::int64_t> send_offsets_;  // P + 1 over send_rows_
+  Array<std::int64_t> send_rows_;           // owned rows each peer reads, in the peer's halo order
+
+  // The current selection: all rows, or this epoch's kept ones.
+  bool sampled_ = false;
+  float scale_ = 1.0f;
+  std::vector<std::int64_t> send_counts_;  // rows per peer
+  std::vector<std::int64_t> recv_counts_;
+  Array<std::int64_t> kept_send_rows_;     // owned rows sent (sampled), peer by peer
+  Array<std::int64_t> kept_halo_rows_;     // local rows (num_owned + h) of the kept halo rows
+
+  kernels::Tensor send_;
+  kernels::Tensor recv_;
+  ExchangeStats stats_;
+};
+
+}  // namespace halo::train::dist

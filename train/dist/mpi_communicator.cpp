@@ -1,0 +1,175 @@
+// MpiSession and MpiCommunicator over MPI (built when HALO_WITH_MPI is on).
+#include "train/dist/mpi_communicator.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "graph/base/error.hpp"
+
+namespace halo::train::dist {
+namespace {
+
+// Largest piece sent in one MPI call, in bytes: MPI counts are int.
+constexpr std::int64_t max_piece_bytes = std::int64_t{1} << 30;
+
+void check(int code, const char* call) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw CommError(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+}
+
+MPI_Datatype mpi_type(DataType type) {
+  switch (type) {
+    case DataType::float32: return MPI_FLOAT;
+    case DataType::float64: return MPI_DOUBLE;
+    case DataType::int64: return MPI_INT64_T;
+  }
+  throw InvalidArgument("mpi_type: unknown DataType");
+}
+
+// Calls fn(offset, count) for consecutive pieces of at most max_piece_bytes of `count` elements.
+template <class F>
+void for_each_piece(std::int64_t count, DataType type, F&& fn) {
+  const std::int64_t per_piece = max_piece_bytes / static_cast<std::int64_t>(size_of(type));
+  for (std::int64_t offset = 0; offset < count; offset += per_piece)
+    fn(offset, static_cast<int>(std::min(per_piece, count - offset)));
+}
+
+}  // namespace
+
+bool mpi_available() { return true; }
+
+MpiSession::MpiSession() {
+  int initialized = 0;
+  check(MPI_Initialized(&initialized), "MPI_Initialized");
+  HALO_EXPECTS(!initialized, "MPI is already initialised: one MpiSession per process");
+  int provided = 0;
+  check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  if (provided < MPI_THREAD_FUNNELED) {
+    MPI_Finalize();
+    throw CommError("MPI provides no MPI_THREAD_FUNNELED support (level " + std::to_string(provided) + ")");
+  }
+}
+
+MpiSession::~MpiSession() { MPI_Finalize(); }
+
+int MpiSession::world_rank() const {
+  int rank = 0;
+  check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
+  return rank;
+}
+
+int MpiSession::world_size() const {
+  int size = 0;
+  check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
+  return size;
+}
+
+void MpiSession::abort(int code) const {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::abort();  // MPI_Abort does not return; if an implementation does, end this rank anyway
+}
+
+struct MpiCommunicator::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 1;
+  std::vector<MPI_Request> requests;
+};
+
+MpiCommunicator::MpiCommunicator(const MpiSession& /*session*/) : impl_(std::make_unique<Impl>()) {
+  check(MPI_Comm_dup(MPI_COMM_WORLD, &impl_->comm), "MPI_Comm_dup");
+  check(MPI_Comm_set_errhandler(impl_->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check(MPI_Comm_rank(impl_->comm, &impl_->rank), "MPI_Comm_rank");
+  check(MPI_Comm_size(impl_->comm, &impl_->size), "MPI_Comm_size");
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  if (impl_ && impl_->comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->comm);
+}
+
+int MpiCommunicator::rank() const { return impl_->rank; }
+int MpiCommunicator::size() const { return impl_->size; }
+
+void MpiCommunicator::all_reduce(void* data, std::int64_t count, DataType type) {
+  HALO_EXPECTS(count >= 0, "count must be >= 0, got " + std::to_string(count));
+  auto* bytes = static_cast<char*>(data);
+  const auto element = static_cast<std::int64_t>(size_of(type));
+  for_each_piece(count, type, [&](std::int64_t offset, int n) {
+    check(MPI_Allreduce(MPI_IN_PLACE, bytes + offset * element, n, mpi_type(type), MPI_SUM, impl_->comm),
+          "MPI_Allreduce");
+  });
+}
+
+void MpiCommunicator::all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts, void* recv,
+                                   const std::vector<std::int64_t>& recv_counts, DataType type) {
+  const auto p = static_cast<std::size_t>(impl_->size);
+  HALO_EXPECTS(send_counts.size() == p && recv_counts.size() == p,
+               "expected " + std::to_string(p) + " send and receive counts, got " + std::to_string(send_counts.size()) +
+                   " and " + std::to_string(recv_counts.size()));
+  const auto element = static_cast<std::int64_t>(size_of(type));
+  const auto* send_bytes = static_cast<const char*>(send);
+  auto* recv_bytes = static_cast<char*>(recv);
+  std::vector<MPI_Request>& requests = impl_->requests;
+  requests.clear();
+  // Receives first, so a message finds its buffer posted; then the sends; the message to itself
+  // is a copy.
+  std::int64_t send_offset = 0;
+  std::int64_t recv_offset = 0;
+  const char* self_source = nullptr;
+  char* self_target = nullptr;
+  std::int64_t self_count = 0;
+  for (std::size_t q = 0; q < p; ++q) {
+    HALO_EXPECTS(recv_counts[q] >= 0 && send_counts[q] >= 0, "counts must be >= 0");
+    if (static_cast<int>(q) == impl_->rank) {
+      HALO_EXPECTS(send_counts[q] == recv_counts[q], "rank " + std::to_string(q) + " sends itself " +
+                                                         std::to_string(send_counts[q]) + " elements but expects " +
+                                                         std::to_string(recv_counts[q]));
+      self_target = recv_bytes + recv_offset * element;
+      self_count = recv_counts[q];
+    } else {
+      for_each_piece(recv_counts[q], type, [&](std::int64_t offset, int n) {
+        requests.emplace_back();
+        check(MPI_Irecv(recv_bytes + (recv_offset + offset) * element, n, mpi_type(type), static_cast<int>(q), 0,
+                        impl_->comm, &requests.back()),
+              "MPI_Irecv");
+      });
+    }
+    recv_offset += recv_counts[q];
+  }
+  for (std::size_t q = 0; q < p; ++q) {
+    if (static_cast<int>(q) == impl_->rank) {
+      self_source = send_bytes + send_offset * element;
+    } else {
+      for_each_piece(send_counts[q], type, [&](std::int64_t offset, int n) {
+        requests.emplace_back();
+        check(MPI_Isend(send_bytes + (send_offset + offset) * element, n, mpi_type(type), static_cast<int>(q), 0,
+                        impl_->comm, &requests.back()),
+              "MPI_Isend");
+      });
+    }
+    send_offset += send_counts[q];
+  }
+  if (self_count > 0) std::memmove(self_target, self_source, static_cast<std::size_t>(self_count * element));
+  check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+}
+
+void MpiCommunicator::broadcast(void* data, std::int64_t count, DataType type, int root) {
+  HALO_EXPECTS(root >= 0 && root < impl_->size, "root " + std::to_string(root) + " is not a rank");
+  auto* bytes = static_cast<char*>(data);
+  const auto element = static_cast<std::int64_t>(size_of(type));
+  for_each_piece(count, type, [&](std::int64_t offset, int n) {
+    check(MPI_Bcast(bytes + offset * element, n, mpi_type(type), root, impl_->comm), "MPI_Bcast");
+  });
+}
+
+void MpiCommunicator::barrier() { check(MPI_Barrier(impl_->comm), "MPI_Barrier"); }
+
+}  // namespace halo::train::dist
