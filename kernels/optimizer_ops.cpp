@@ -3,6 +3,7 @@
 #include "kernels/optimizer_ops.hpp"
 
 #include <string>
+#include <vector>
 
 #include "graph/base/error.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
@@ -28,6 +29,29 @@ void adam_step(TensorView param, ConstTensorView grad, TensorView m, TensorView 
   ScopedKernelTimer timer(KernelFamily::other);
   if (param.device.is_cuda()) detail::throw_cuda_kernel_pending("adam_step");
   cpu::adam_step(param, grad, m, v, h, step);
+}
+
+void adam_step_rows(TensorView param, ConstTensorView grad, TensorView m, TensorView v, IndexView rows,
+                    const std::int64_t* steps, const AdamHyper& h) {
+  detail::check_view("adam_step_rows", "param", param);
+  detail::check_shape("adam_step_rows", "grad", grad, param.rows, param.cols);
+  detail::check_shape("adam_step_rows", "m", m, param.rows, param.cols);
+  detail::check_shape("adam_step_rows", "v", v, param.rows, param.cols);
+  for (const ConstTensorView& t : {grad, ConstTensorView(m), ConstTensorView(v)})
+    detail::check_device("adam_step_rows", "every operand", t, param.device);
+  HALO_EXPECTS(h.beta1 >= 0.0f && h.beta1 < 1.0f && h.beta2 >= 0.0f && h.beta2 < 1.0f,
+               "betas must be in [0, 1), got " + std::to_string(h.beta1) + " and " + std::to_string(h.beta2));
+  std::vector<bool> seen(static_cast<std::size_t>(param.rows), false);
+  for (std::int64_t k = 0; k < rows.size; ++k) {
+    const std::int64_t r = rows.data[k];
+    HALO_EXPECTS(r >= 0 && r < param.rows && !seen[static_cast<std::size_t>(r)],
+                 "row " + std::to_string(r) + " is out of range [0, " + std::to_string(param.rows) + ") or repeated");
+    HALO_EXPECTS(steps[k] >= 1, "steps count from 1, got " + std::to_string(steps[k]) + " for row " + std::to_string(r));
+    seen[static_cast<std::size_t>(r)] = true;
+  }
+  ScopedKernelTimer timer(KernelFamily::other);
+  if (param.device.is_cuda()) detail::throw_cuda_kernel_pending("adam_step_rows");
+  cpu::adam_step_rows(param, grad, m, v, rows, steps, h);
 }
 
 void sgd_step(TensorView param, ConstTensorView grad, TensorView momentum, const SgdHyper& h, std::int64_t step) {

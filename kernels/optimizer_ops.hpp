@@ -20,6 +20,12 @@ struct AdamHyper {
 void adam_step(TensorView param, ConstTensorView grad, TensorView m, TensorView v, const AdamHyper& h,
                std::int64_t step);
 
+// Adam on selected rows only, each with its own step count (sparse updates of embedding tables):
+// row rows[k] takes one step numbered steps[k] (from 1), exactly as adam_step updates a row.
+// Rows must be distinct and in range (InvalidArgument otherwise).
+void adam_step_rows(TensorView param, ConstTensorView grad, TensorView m, TensorView v, IndexView rows,
+                    const std::int64_t* steps, const AdamHyper& h);
+
 struct SgdHyper {
   float lr = 0.01f;
   float momentum = 0.0f;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "graph/csr.hpp"
 #include "kernels/batch_norm.hpp"
@@ -13,6 +14,7 @@
 #include "kernels/gemm.hpp"
 #include "kernels/loss.hpp"
 #include "kernels/optimizer_ops.hpp"
+#include "kernels/segmented_gemm.hpp"
 #include "kernels/spmm.hpp"
 #include "kernels/tensor.hpp"
 
@@ -31,6 +33,10 @@ void spmm(const graph::CsrView<std::int64_t>& a, ConstTensorView x, TensorView o
 // gemm.cpp
 void gemm(ConstTensorView a, Transpose transpose_a, ConstTensorView b, Transpose transpose_b, TensorView c, float alpha,
           float beta);
+
+// segmented_gemm.cpp
+void segmented_gemm(const std::vector<GemmSegment>& segments, Transpose transpose_a, Transpose transpose_b,
+                    float alpha, float beta);
 
 // rows.cpp
 void gather_rows(ConstTensorView src, IndexView index, TensorView out);
@@ -65,6 +71,8 @@ void batch_norm_backward(ConstTensorView x, ConstTensorView stats, ConstTensorVi
 // optimizer_ops.cpp
 void adam_step(TensorView param, ConstTensorView grad, TensorView m, TensorView v, const AdamHyper& h,
                std::int64_t step);
+void adam_step_rows(TensorView param, ConstTensorView grad, TensorView m, TensorView v, IndexView rows,
+                    const std::int64_t* steps, const AdamHyper& h);
 void sgd_step(TensorView param, ConstTensorView grad, TensorView momentum, const SgdHyper& h, std::int64_t step);
 
 }  // namespace halo::kernels::cpu

@@ -130,3 +130,34 @@ TEST_CASE("optimizer steps check shapes and the step count", "[kernels]") {
   h.momentum = 0.5f;
   CHECK_THROWS_WITH(sgd_step(p.view(), g.view(), TensorView{}, h, 1), Catch::Contains("momentum must be 2 x 2"));
 }
+
+TEST_CASE("adam_step_rows updates only the listed rows, each as adam_step would at its own step", "[kernels]") {
+  RandomStream rng(17, 0);
+  const std::int64_t rows = 5, cols = 4;
+  std::vector<float> values(rows * cols), grads(rows * cols);
+  for (float& x : values) x = static_cast<float>(rng.uniform() - 0.5);
+  for (float& x : grads) x = static_cast<float>(rng.uniform() - 0.5);
+  AdamHyper h;
+  h.lr = 0.05f;
+  h.weight_decay = 0.01f;
+  Tensor p = Tensor::from_vector(rows, cols, values), g = Tensor::from_vector(rows, cols, grads);
+  Tensor m = Tensor::zeros(rows, cols), v = Tensor::zeros(rows, cols);
+  const std::vector<std::int64_t> listed{3, 0}, steps{1, 4};
+  adam_step_rows(p.view(), g.view(), m.view(), v.view(), {listed.data(), 2}, steps.data(), h);
+  const std::vector<float> after = p.to_vector();
+  for (std::size_t k = 0; k < listed.size(); ++k) {
+    const std::int64_t r = listed[k];
+    Tensor pr = Tensor::from_vector(1, cols, std::vector<float>(values.begin() + r * cols, values.begin() + (r + 1) * cols));
+    const Tensor gr = Tensor::from_vector(1, cols, std::vector<float>(grads.begin() + r * cols, grads.begin() + (r + 1) * cols));
+    Tensor mr = Tensor::zeros(1, cols), vr = Tensor::zeros(1, cols);
+    adam_step(pr.view(), gr.view(), mr.view(), vr.view(), h, steps[k]);
+    const std::vector<float> expected = pr.to_vector();
+    for (std::int64_t j = 0; j < cols; ++j) CHECK(after[static_cast<std::size_t>(r * cols + j)] == expected[static_cast<std::size_t>(j)]);
+  }
+  for (const std::int64_t r : {1, 2, 4})
+    for (std::int64_t j = 0; j < cols; ++j)
+      CHECK(after[static_cast<std::size_t>(r * cols + j)] == values[static_cast<std::size_t>(r * cols + j)]);
+  const std::vector<std::int64_t> repeated{1, 1}, two_steps{1, 1};
+  CHECK_THROWS_AS(adam_step_rows(p.view(), g.view(), m.view(), v.view(), {repeated.data(), 2}, two_steps.data(), h),
+                  InvalidArgument);
+}

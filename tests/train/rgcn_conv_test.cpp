@@ -1,0 +1,433 @@
+// Tests of train/rgcn_conv.*: the layout of the stacked matrix H, forward against a float64
+// per-relation loop over the raw relations, every parameter and input gradient against central
+// finite differences (with and without bases, different input widths per type, both index
+// widths), bases against the explicit W_r, a hand-drawn graph, per-type input gradients, names
+// and misuse.
+#include "train/rgcn_conv.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/build.hpp"
+#include "kernels/tensor.hpp"
+#include "tests/reference/naive_layers.hpp"
+#include "tests/train/gradient_check.hpp"
+#include "train/layer.hpp"
+
+using namespace halo;
+using namespace halo::train;
+using halo::test::Dense;
+using kernels::ConstTensorView;
+using kernels::Tensor;
+
+namespace {
+
+graph::CsrGraph csr(std::int64_t rows, std::int64_t cols, const std::vector<std::int64_t>& dst,
+                    const std::vector<std::int64_t>& src) {
+  return graph::csr_from_coo<std::int64_t>(rows, cols, dst.data(), src.data(), nullptr,
+                                           static_cast<std::int64_t>(dst.size()));
+}
+
+// A random relation (rows: dst vertices, columns: src vertices) with repeated edges and rows
+// without entries.
+graph::CsrGraph random_relation(RandomStream& rng, std::int64_t rows, std::int64_t cols, std::int64_t edges) {
+  std::vector<std::int64_t> dst, src;
+  for (std::int64_t e = 0; e < edges && rows > 0 && cols > 0; ++e) {
+    dst.push_back(static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(rows))));
+    src.push_back(static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(cols))));
+  }
+  return csr(rows, cols, dst, src);
+}
+
+//  paper (6) <-writes- author (7), author <-rev_writes- paper, paper <-cites- paper,
+//  field (3) <-has_topic- paper, paper <-rev_has_topic- field, and a type "venue" with no
+//  vertices that publishes papers and lists fields (relations of empty blocks and rows).
+graph::HeteroGraph random_mag(std::uint64_t seed) {
+  RandomStream rng(seed, 0x6d6167ull);
+  graph::HeteroGraph g;
+  g.add_vertex_type("paper", 6);
+  g.add_vertex_type("author", 7);
+  g.add_vertex_type("field", 3);
+  g.add_vertex_type("venue", 0);
+  g.add_relation({"author", "writes", "paper"}, random_relation(rng, 6, 7, 12));
+  g.add_relation({"paper", "cites", "paper"}, random_relation(rng, 6, 6, 9));
+  g.add_relation({"paper", "has_topic", "field"}, random_relation(rng, 3, 6, 7));
+  g.add_relation({"venue", "publishes", "paper"}, random_relation(rng, 6, 0, 0));
+  g.add_relation({"field", "rev_has_topic", "paper"}, random_relation(rng, 6, 3, 7));
+  g.add_relation({"paper", "rev_writes", "author"}, random_relation(rng, 7, 6, 12));
+  g.add_relation({"field", "listed_by", "venue"}, random_relation(rng, 0, 3, 0));
+  return g;
+}
+
+// The mean over each row's entries, from the raw relation: count / degree (repeated entries
+// count as often as they appear), an empty row all zero.
+Dense naive_mean_matrix(const graph::CsrGraph& rel) {
+  Dense m = test::dense_matrix(rel);
+  for (std::int64_t i = 0; i < m.rows; ++i) {
+    double degree = 0.0;
+    for (std::int64_t j = 0; j < m.cols; ++j) degree += m.at(i, j);
+    for (std::int64_t j = 0; j < m.cols; ++j) m.at(i, j) = degree > 0 ? m.at(i, j) / degree : 0.0;
+  }
+  return m;
+}
+
+// Rows [first, first + rows) and columns [0, cols) of d.
+Dense block(const Dense& d, std::int64_t first, std::int64_t rows, std::int64_t cols) {
+  Dense out(rows, cols);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) out.at(i, j) = d.at(first + i, j);
+  return out;
+}
+
+// Where each type's rows sit in the stacked inputs and outputs of StackedRgcn.
+std::vector<std::int64_t> type_rows(const graph::HeteroGraph& g) {
+  std::vector<std::int64_t> rows{0};
+  for (int t = 0; t < g.num_vertex_types(); ++t) rows.push_back(rows.back() + g.vertex_count(t));
+  return rows;
+}
+
+// R-GCN by its formula, in double, relation by relation over the raw relations: for every type t,
+// y_t = x_t · W_root,t + b_t + Σ_{r into t} M_r · x_src(r) · W_r, stacked type after type. x is
+// stacked the same way, type t reading its first in_dims[t] columns. params as RgcnConv lists
+// them: the W_r (or the bases V and comp a, W_r = Σ_b a_rb V_b), the roots, the biases.
+Dense naive_rgcn(const graph::HeteroGraph& g, const std::vector<std::int64_t>& in_dims, const Dense& x,
+                 const std::vector<Dense>& params, int num_bases, bool bias) {
+  const int types = g.num_vertex_types();
+  const int relations = g.num_relations();
+  const std::vector<std::int64_t> rows = type_rows(g);
+  const std::int64_t out_dim = params.back().cols;
+  std::vector<Dense> w;
+  std::size_t next = 0;
+  if (num_bases == 0) {
+    for (int r = 0; r < relations; ++r) w.push_back(params[next++]);
+  } else {
+    const Dense& bases = params[next++];
+    const Dense& comp = params[next++];
+    const std::int64_t in = bases.rows / num_bases;
+    for (int r = 0; r < relations; ++r) {
+      Dense wr(in, out_dim);
+      for (int b = 0; b < num_bases; ++b)
+        for (std::int64_t i = 0; i < in; ++i)
+          for (std::int64_t j = 0; j < out_dim; ++j) wr.at(i, j) += comp.at(r, b) * bases.at(b * in + i, j);
+      w.push_back(wr);
+    }
+  }
+  const std::size_t roots = next;
+  Dense y(rows.back(), out_dim);
+  for (int t = 0; t < types; ++t) {
+    const auto ts = static_cast<std::size_t>(t);
+    Dense yt = test::matmul(block(x, rows[ts], g.vertex_count(t), in_dims[ts]), params[roots + ts]);
+    if (bias) yt = test::add_row(std::move(yt), params[roots + static_cast<std::size_t>(types) + ts]);
+    for (int r = 0; r < relations; ++r) {
+      if (g.vertex_type(g.relation_type(r).dst) != t) continue;
+      const auto s = static_cast<std::size_t>(g.vertex_type(g.relation_type(r).src));
+      const Dense xs = block(x, rows[s], rows[s + 1] - rows[s], in_dims[s]);
+      yt = test::add(std::move(yt),
+                     test::matmul(test::matmul(naive_mean_matrix(g.relation(r)), xs), w[static_cast<std::size_t>(r)]));
+    }
+    for (std::int64_t i = 0; i < yt.rows; ++i)
+      for (std::int64_t j = 0; j < out_dim; ++j) y.at(rows[ts] + i, j) = yt.at(i, j);
+  }
+  return y;
+}
+
+// RgcnConv seen as one Layer, so the shared gradient check applies: the input holds every type's
+// rows stacked type after type, `width` columns of which type t reads its first in_dims[t] (a
+// strided view); the output and its gradient are stacked the same way.
+class StackedRgcn : public Layer {
+ public:
+  StackedRgcn(RgcnConv& conv, std::vector<std::int64_t> rows, std::vector<std::int64_t> in_dims)
+      : conv_(conv), rows_(std::move(rows)), in_dims_(std::move(in_dims)) {}
+
+  Tensor forward(const Tensor& x, const Step& step) override {
+    std::vector<ConstTensorView> views;
+    for (std::size_t t = 0; t + 1 < rows_.size(); ++t)
+      views.push_back({x.data() + rows_[t] * x.cols(), rows_[t + 1] - rows_[t], in_dims_[t], x.cols(), x.device()});
+    const std::vector<Tensor> ys = conv_.forward(views, step);
+    Tensor y = Tensor::empty(rows_.back(), ys.front().cols());
+    for (std::size_t t = 0; t < ys.size(); ++t)
+      kernels::copy(ys[t].view(), y.view().slice_rows(rows_[t], rows_[t + 1]));
+    width_ = x.cols();
+    return y;
+  }
+  Tensor backward(Tensor grad_y, const Step& step) override {
+    std::vector<Tensor> parts;
+    for (std::size_t t = 0; t + 1 < rows_.size(); ++t) {
+      parts.push_back(Tensor::empty(rows_[t + 1] - rows_[t], grad_y.cols()));
+      kernels::copy(grad_y.view().slice_rows(rows_[t], rows_[t + 1]), parts.back().view());
+    }
+    const std::vector<Tensor> gx = conv_.backward(std::move(parts), step);
+    Tensor out = Tensor::zeros(rows_.back(), width_);
+    for (std::size_t t = 0; t < gx.size(); ++t)
+      kernels::copy(gx[t].view(), {out.data() + rows_[t] * width_, rows_[t + 1] - rows_[t], in_dims_[t], width_,
+                                   kernels::Device::cpu()});
+    return out;
+  }
+  std::vector<Parameter*> parameters() override { return conv_.parameters(); }
+  std::int64_t saved_bytes(std::int64_t /*vertices*/) const override { return conv_.saved_bytes(); }
+
+ private:
+  RgcnConv& conv_;
+  std::vector<std::int64_t> rows_;
+  std::vector<std::int64_t> in_dims_;
+  std::int64_t width_ = 0;
+};
+
+// Random values for every parameter of `conv`, in its order (scaled down for the weights).
+std::vector<Dense> random_parameters(RgcnConv& conv, RandomStream& rng) {
+  std::vector<Dense> params;
+  for (Parameter* p : conv.parameters())
+    params.push_back(test::random_dense(rng, p->value.rows(), p->value.cols(), 0.5));
+  return params;
+}
+
+}  // namespace
+
+TEST_CASE("RgcnGraph lays out H by destination type, relations in graph order within a type", "[train]") {
+  //  user (2) -buys-> item (3): u0 -> i0, u1 -> i0, u1 -> i1;  item -rev_buys-> user;
+  //  item -similar-> item: i2 -> i0
+  graph::HeteroGraph g;
+  g.add_vertex_type("user", 2);
+  g.add_vertex_type("item", 3);
+  g.add_relation({"user", "buys", "item"}, csr(3, 2, {0, 0, 1}, {0, 1, 1}));
+  g.add_relation({"item", "rev_buys", "user"}, csr(2, 3, {0, 1, 1}, {0, 0, 1}));
+  g.add_relation({"item", "similar", "item"}, csr(3, 3, {0}, {2}));
+  const RgcnGraph rg(g);
+  CHECK(rg.num_vertex_types() == 2);
+  CHECK(rg.num_relations() == 3);
+  CHECK(rg.num_vertices(1) == 3);
+  CHECK(rg.relation_src(2) == 1);
+  CHECK(rg.relation_dst(1) == 0);
+  // Users aggregate from rev_buys (3 item rows); items from buys (2 user rows), then similar.
+  CHECK(rg.stacked_rows() == 8);
+  CHECK(rg.type_row(0) == 0);
+  CHECK(rg.type_row(1) == 3);
+  CHECK(rg.block_row(1) == 0);
+  CHECK(rg.block_row(0) == 3);
+  CHECK(rg.block_row(2) == 5);
+  CHECK(rg.relation_rows(0) == 2);
+  CHECK(rg.stack(1).relations == std::vector<int>{0, 2});
+  CHECK(rg.stack_transpose(1).num_rows() == 5);
+  CHECK(rg.stack_transpose(1).num_cols() == 3);
+}
+
+TEST_CASE("RgcnConv matches the per-relation mean sum and its finite-difference gradients", "[train]") {
+  const int num_bases = GENERATE(0, 2);
+  const bool bias = GENERATE(true, false);
+  const std::int64_t out_dim = GENERATE(3, 6);
+  const graph::IndexType type = GENERATE(graph::IndexType::i32, graph::IndexType::i64);
+  // Bases need one input width; without them, every type reads its own.
+  const std::vector<std::int64_t> in_dims =
+      num_bases > 0 ? std::vector<std::int64_t>{4, 4, 4, 4} : std::vector<std::int64_t>{5, 3, 4, 2};
+  const std::uint64_t seed = test::case_seed(static_cast<std::uint64_t>(num_bases * 100 + out_dim) * 4 +
+                                             (bias ? 2 : 0) + (type == graph::IndexType::i64));
+  CAPTURE(num_bases, bias, out_dim, seed);
+  const graph::HeteroGraph g = random_mag(seed);
+  const RgcnGraph rg(g, type);
+  RgcnConv conv(rg, in_dims, out_dim, num_bases, bias, "conv0");
+  StackedRgcn layer(conv, type_rows(g), in_dims);
+  RandomStream rng(seed, 1);
+  // Stacked inputs one column wider than the widest type, so every view is strided.
+  Dense x = test::random_dense(rng, type_rows(g).back(), 6);
+  std::vector<Dense> params = random_parameters(conv, rng);
+  const auto reference = [&] { return naive_rgcn(g, in_dims, x, params, num_bases, bias); };
+
+  const test::GradientErrors e = test::check_layer_gradients(layer, x, params, reference, rng);
+  CAPTURE(e.forward, e.input, e.parameters);
+  CHECK(e.forward < 1e-5);
+  CHECK(e.worst_gradient() < 1e-3);
+}
+
+TEST_CASE("RgcnConv with bases computes what the explicit W_r = Σ_b a_rb V_b computes", "[train]") {
+  const std::uint64_t seed = test::case_seed(77);
+  const graph::HeteroGraph g = random_mag(seed);
+  const RgcnGraph rg(g);
+  const std::vector<std::int64_t> in_dims{4, 4, 4, 4};
+  RgcnConv with_bases(rg, in_dims, 5, 3, true, "conv0");
+  RgcnConv explicit_weights(rg, in_dims, 5, 0, true, "conv0");
+  RandomStream rng(seed, 1);
+  Dense bases = test::random_dense(rng, 3 * 4, 5);
+  Dense comp = test::random_dense(rng, g.num_relations(), 3);
+  with_bases.bases()->value.copy_from(test::to_tensor(bases).view());
+  with_bases.comp()->value.copy_from(test::to_tensor(comp).view());
+  for (int r = 0; r < g.num_relations(); ++r) {
+    Dense wr(4, 5);
+    for (int b = 0; b < 3; ++b)
+      for (std::int64_t i = 0; i < 4; ++i)
+        for (std::int64_t j = 0; j < 5; ++j) wr.at(i, j) += comp.at(r, b) * bases.at(b * 4 + i, j);
+    explicit_weights.relation_weight(r)->value.copy_from(test::to_tensor(wr).view());
+  }
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    Dense root = test::random_dense(rng, 4, 5);
+    Dense b = test::random_dense(rng, 1, 5);
+    with_bases.root(t).value.copy_from(test::to_tensor(root).view());
+    explicit_weights.root(t).value.copy_from(test::to_tensor(root).view());
+    with_bases.bias(t)->value.copy_from(test::to_tensor(b).view());
+    explicit_weights.bias(t)->value.copy_from(test::to_tensor(b).view());
+  }
+  std::vector<Tensor> x;
+  std::vector<ConstTensorView> views;
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    Dense xt = test::random_dense(rng, g.vertex_count(t), 4);
+    x.push_back(test::to_tensor(xt));
+  }
+  for (const Tensor& t : x) views.push_back(t.view());
+  Step step;
+  const std::vector<Tensor> y_bases = with_bases.forward(views, step);
+  const std::vector<Tensor> y_explicit = explicit_weights.forward(views, step);
+  std::vector<Tensor> up_bases, up_explicit;
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    Dense up = test::random_dense(rng, g.vertex_count(t), 5);
+    up_bases.push_back(test::to_tensor(up));
+    up_explicit.push_back(test::to_tensor(up));
+  }
+  const std::vector<Tensor> gx_bases = with_bases.backward(std::move(up_bases), step);
+  const std::vector<Tensor> gx_explicit = explicit_weights.backward(std::move(up_explicit), step);
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    CAPTURE(t);
+    const auto ts = static_cast<std::size_t>(t);
+    CHECK(test::max_relative_error(test::to_dense(y_bases[ts]), test::to_dense(y_explicit[ts])) < 1e-5);
+    CHECK(test::max_relative_error(test::to_dense(gx_bases[ts]), test::to_dense(gx_explicit[ts])) < 1e-5);
+    CHECK(test::max_relative_error(test::to_dense(with_bases.root(t).grad),
+                                   test::to_dense(explicit_weights.root(t).grad)) < 1e-5);
+  }
+}
+
+TEST_CASE("RgcnConv averages each relation separately on a hand-drawn graph", "[train]") {
+  //  user (2) -buys-> item (3): u0 -> i0, u1 -> i0, u1 -> i1;  item -rev_buys-> user: the reverse.
+  graph::HeteroGraph g;
+  g.add_vertex_type("user", 2);
+  g.add_vertex_type("item", 3);
+  g.add_relation({"user", "buys", "item"}, csr(3, 2, {0, 0, 1}, {0, 1, 1}));
+  g.add_reverse_relations();
+  const RgcnGraph rg(g);
+  RgcnConv conv(rg, {1, 1}, 1, 0, true, "conv0");
+  conv.relation_weight(0)->value.fill(10.0f);   // buys
+  conv.relation_weight(1)->value.fill(100.0f);  // rev_buys
+  conv.root(0).value.fill(1.0f);
+  conv.root(1).value.fill(1.0f);
+  conv.bias(0)->value.fill(0.5f);
+  conv.bias(1)->value.fill(0.5f);
+  const Tensor users = Tensor::from_vector(2, 1, {1.0f, 2.0f});
+  const Tensor items = Tensor::from_vector(3, 1, {4.0f, 8.0f, 16.0f});
+  Step step;
+  const std::vector<Tensor> y = conv.forward({users.view(), items.view()}, step);
+  // u0 = 1 + 0.5 + 100 · mean(i0) = 401.5; u1 = 2 + 0.5 + 100 · mean(i0, i1) = 602.5;
+  // i0 = 4 + 0.5 + 10 · mean(u0, u1) = 19.5; i1 = 8 + 0.5 + 10 · u1 = 28.5; i2 = 16.5 (no buyer).
+  CHECK(y[0].to_vector() == std::vector<float>{401.5f, 602.5f});
+  CHECK(y[1].to_vector() == std::vector<float>{19.5f, 28.5f, 16.5f});
+  // loss = y(i0): u0 and u1 each through half of W_buys, i0 through its root.
+  std::vector<Tensor> up;
+  up.push_back(Tensor::zeros(2, 1));
+  up.push_back(Tensor::from_vector(3, 1, {1.0f, 0.0f, 0.0f}));
+  const std::vector<Tensor> gx = conv.backward(std::move(up), step);
+  CHECK(gx[0].to_vector() == std::vector<float>{5.0f, 5.0f});
+  CHECK(gx[1].to_vector() == std::vector<float>{1.0f, 0.0f, 0.0f});
+  CHECK(conv.relation_weight(0)->grad.to_vector() == std::vector<float>{1.5f});
+  CHECK(conv.relation_weight(1)->grad.to_vector() == std::vector<float>{0.0f});
+  CHECK(conv.root(1).grad.to_vector() == std::vector<float>{4.0f});
+  CHECK(conv.root(0).grad.to_vector() == std::vector<float>{0.0f});
+  CHECK(conv.bias(1)->grad.to_vector() == std::vector<float>{1.0f});
+  CHECK(conv.bias(0)->grad.to_vector() == std::vector<float>{0.0f});
+}
+
+TEST_CASE("RgcnConv returns no input gradient for types switched off and the same gradients otherwise", "[train]") {
+  const std::uint64_t seed = test::case_seed(78);
+  const graph::HeteroGraph g = random_mag(seed);
+  const RgcnGraph rg(g);
+  const std::vector<std::int64_t> in_dims{5, 3, 4, 2};
+  RgcnConv all(rg, in_dims, 3, 0, true, "conv0");
+  RgcnConv some(rg, in_dims, 3, 0, true, "conv0");
+  some.set_input_grad(0, false);
+  some.set_input_grad(2, false);
+  CHECK_FALSE(some.input_grad(0));
+  CHECK(some.input_grad(1));
+  RandomStream rng(seed, 1);
+  std::vector<Dense> params = random_parameters(all, rng);
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    all.parameters()[k]->value.copy_from(test::to_tensor(params[k]).view());
+    some.parameters()[k]->value.copy_from(test::to_tensor(params[k]).view());
+  }
+  std::vector<Tensor> x;
+  std::vector<ConstTensorView> views;
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    Dense xt = test::random_dense(rng, g.vertex_count(t), in_dims[static_cast<std::size_t>(t)]);
+    x.push_back(test::to_tensor(xt));
+  }
+  for (const Tensor& t : x) views.push_back(t.view());
+  Step step;
+  all.forward(views, step);
+  some.forward(views, step);
+  std::vector<Tensor> up_all, up_some;
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    Dense up = test::random_dense(rng, g.vertex_count(t), 3);
+    up_all.push_back(test::to_tensor(up));
+    up_some.push_back(test::to_tensor(up));
+  }
+  const std::vector<Tensor> gx_all = all.backward(std::move(up_all), step);
+  const std::vector<Tensor> gx_some = some.backward(std::move(up_some), step);
+  CHECK(gx_some[0].empty());
+  CHECK(gx_some[2].empty());
+  CHECK(gx_some[1].to_vector() == gx_all[1].to_vector());
+  CHECK(gx_some[3].rows() == 0);
+  for (std::size_t k = 0; k < params.size(); ++k)
+    CHECK(some.parameters()[k]->grad.to_vector() == all.parameters()[k]->grad.to_vector());
+}
+
+TEST_CASE("RgcnConv names its parameters per relation and type and rejects misuse", "[train]") {
+  const graph::HeteroGraph g = random_mag(5);
+  const RgcnGraph rg(g);
+  RgcnConv conv(rg, {5, 3, 4, 2}, 6, 0, true, "conv1");
+  const std::vector<Parameter*> ps = conv.parameters();
+  REQUIRE(ps.size() == 7 + 4 + 4);
+  CHECK(ps[0]->name == "conv1.weight.author__writes__paper");
+  CHECK(ps[0]->value.rows() == 3);
+  CHECK(ps[0]->value.cols() == 6);
+  CHECK(ps[6]->name == "conv1.weight.field__listed_by__venue");
+  CHECK(ps[7]->name == "conv1.root.paper");
+  CHECK(ps[8]->value.rows() == 3);
+  CHECK(ps[14]->name == "conv1.bias.venue");
+  CHECK(conv.bases() == nullptr);
+  CHECK(conv.saved_bytes() == 0);
+  CHECK(conv.workspace_bytes() == rg.stacked_rows() * 6 * 4);
+
+  RgcnConv with_bases(rg, {4, 4, 4, 4}, 6, 2, false, "conv2");
+  const std::vector<Parameter*> pb = with_bases.parameters();
+  REQUIRE(pb.size() == 2 + 4);
+  CHECK(pb[0]->name == "conv2.bases");
+  CHECK(pb[0]->value.rows() == 8);
+  CHECK(pb[1]->name == "conv2.comp");
+  CHECK(pb[1]->value.rows() == 7);
+  CHECK(pb[1]->value.cols() == 2);
+  CHECK(with_bases.relation_weight(0) == nullptr);
+  CHECK(with_bases.bias(0) == nullptr);
+  CHECK(with_bases.saved_bytes() == 7 * 4 * 6 * 4);
+
+  CHECK_THROWS_WITH(RgcnConv(rg, {4, 3, 4, 4}, 6, 2, false, "conv2"),
+                    Catch::Contains("relation author__writes__paper reads 3"));
+  CHECK_THROWS_WITH(RgcnConv(rg, {4, 4, 4}, 6, 0, false, "conv2"), Catch::Contains("one input width per vertex type"));
+  CHECK_THROWS_AS(RgcnConv(rg, {4, 4, 4, 4}, 0, 0, false, "conv2"), InvalidArgument);
+  CHECK_THROWS_AS(RgcnConv(rg, {4, 4, 4, 4}, 6, -1, false, "conv2"), InvalidArgument);
+
+  Step step;
+  const Tensor paper = Tensor::zeros(6, 5), author = Tensor::zeros(7, 3), field = Tensor::zeros(3, 4),
+               venue = Tensor::zeros(0, 2), wrong = Tensor::zeros(7, 4);
+  CHECK_THROWS_WITH(conv.forward({paper.view(), author.view(), field.view()}, step),
+                    Catch::Contains("expected one input per vertex type (4), got 3"));
+  CHECK_THROWS_WITH(conv.forward({paper.view(), wrong.view(), field.view(), venue.view()}, step),
+                    Catch::Contains("input of type author is 7 x 4, expected 7 x 3"));
+  std::vector<Tensor> grads;
+  for (std::int64_t n : {6, 7, 3, 0}) grads.push_back(Tensor::zeros(n, 6));
+  CHECK_THROWS_WITH(conv.backward(std::move(grads), step), Catch::Contains("training forward"));
+  step.training = false;
+  const std::vector<Tensor> y = conv.forward({paper.view(), author.view(), field.view(), venue.view()}, step);
+  CHECK(y.size() == 4);
+  CHECK(y[3].rows() == 0);
+  std::vector<Tensor> again;
+  for (std::int64_t n : {6, 7, 3, 0}) again.push_back(Tensor::zeros(n, 6));
+  CHECK_THROWS_AS(conv.backward(std::move(again), step), InvalidArgument);
+  CHECK_THROWS_AS(conv.set_input_grad(4, false), InvalidArgument);
+}
