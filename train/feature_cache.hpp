@@ -1,0 +1,53 @@
+// FeatureCache: the feature rows kept resident on the "device" for good, chosen by a score per row
+// (highest degree, or a measured reuse count) within a byte budget, so that the feature pipeline
+// copies only the other rows across the bus on every pass.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "graph/csr.hpp"
+#include "kernels/tensor.hpp"
+#include "train/feature_source.hpp"
+
+namespace halo::train {
+
+class FeatureCache {
+ public:
+  // The empty cache: every row comes from the source.
+  FeatureCache() = default;
+
+  // Keeps the min(rows, budget_bytes / row_bytes) rows of highest score resident (ties go to the
+  // lower row id, so the choice is deterministic), read once from `source` in increasing row
+  // order by the calling thread; a mapped source's pages are released afterwards. `scores` has
+  // one value per row of the source. The cache is a CPU tensor (the "device" of the CPU backend).
+  // Cost: O(rows log rows) to choose, plus reading the chosen rows.
+  static FeatureCache build(const FeatureSource& source, const std::vector<double>& scores,
+                            std::int64_t budget_bytes);
+
+  // Rows held, their width, and the bytes they take.
+  std::int64_t size() const { return static_cast<std::int64_t>(rows_.size()); }
+  std::int64_t cols() const { return values_.cols(); }
+  std::int64_t bytes() const { return static_cast<std::int64_t>(values_.bytes()); }
+  // The cached row ids, ascending; row rows()[k] is row k of values().
+  const std::vector<std::int64_t>& rows() const { return rows_; }
+  kernels::ConstTensorView values() const { return values_.view(); }
+
+  // Copies rows [begin, end) of the features into `out` (end - begin rows x the source's width,
+  // host): cached rows from the cache, each run of other rows with one source.read_rows. Returns
+  // the number of rows taken from the cache. A cache built for another source of the same width
+  // would copy that source's rows: the caller pairs them. O(end - begin) plus the copies.
+  std::int64_t assemble(const FeatureSource& source, std::int64_t begin, std::int64_t end,
+                        kernels::TensorView out) const;
+
+ private:
+  std::vector<std::int64_t> rows_;
+  kernels::Tensor values_;
+};
+
+// A score per row of `a` for FeatureCache::build: its number of entries (row degree). For the
+// symmetric graphs GCN and GraphSAGE train on, that is also how many rows aggregate from it.
+// Parallel, O(rows).
+std::vector<double> degree_scores(const graph::CsrGraph& a);
+
+}  // namespace halo::train
