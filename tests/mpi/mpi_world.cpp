@@ -24,6 +24,7 @@ train::dist::Communicator& mpi_world() { return *world; }
 std::string shared_scratch(const std::string& name) {
   const std::string dir =
       binary_dir() + "/mpi-scratch/np" + std::to_string(mpi_world().size()) + "/" + name;
+  mpi_world().barrier();  // no rank still reads what an earlier call left there
   if (mpi_world().rank() == 0) {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);

@@ -1,7 +1,7 @@
 // P-invariance: training on the world's P parts computes what one process computes on the whole
 // dataset — per-epoch losses to 1e-5 relative and the same accuracies — for GCN and GraphSAGE
 // with dropout and batch norm, on a generated SBM graph and on cora; and the halo traffic of an
-// epoch is exactly the analytic minimum of the partition.
+// epoch is exactly the analytic minimum of the partition; checkpoints move between rank counts.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -107,4 +107,38 @@ TEST_CASE("P ranks train GCN and GraphSAGE on cora as one process does", "[mpi]"
     return;
   }
   check_invariance(datasets::read_ogb(shared + "/cora"), "cora");
+}
+
+TEST_CASE("A checkpoint written by rank 0 of P ranks resumes on one process, and one process's on P ranks", "[mpi]") {
+  train::dist::Communicator& world = test::mpi_world();
+  datasets::SbmOptions o;
+  o.nodes = 800;
+  o.features = 16;
+  o.seed = 4;
+  const datasets::Dataset ds = datasets::generate_sbm(o);
+  const std::string parts = test::partition_for_world(ds, "checkpoint");
+  const std::string scratch = test::shared_scratch("checkpoints");
+  const train::ModelConfig m = model_config("gcn");
+  train::TrainConfig c = train_config();
+  c.epochs = 6;
+  c.checkpoint_every = 3;
+
+  c.checkpoint_dir = scratch + "/from-ranks";
+  const train::TrainSummary ranks = train::dist::train_partitioned(parts, world, m, c);
+  c.resume = true;
+  const train::TrainSummary resumed_alone = train::train(ds, m, c);
+  CHECK(resumed_alone.runs.at(0).resumed);
+  CHECK(resumed_alone.runs[0].epochs.size() == ranks.runs.at(0).epochs.size());
+  CHECK(resumed_alone.runs[0].test_acc == ranks.runs[0].test_acc);
+
+  // Every rank trains alone into its own folder; the ranks then resume rank 0's.
+  c.resume = false;
+  c.checkpoint_dir = scratch + "/alone-" + std::to_string(world.rank());
+  const train::TrainSummary alone = train::train(ds, m, c);
+  world.barrier();  // rank 0's checkpoint is complete before any rank looks for it
+  c.resume = true;
+  c.checkpoint_dir = scratch + "/alone-0";
+  const train::TrainSummary resumed_ranks = train::dist::train_partitioned(parts, world, m, c);
+  CHECK(resumed_ranks.runs.at(0).resumed);
+  CHECK(resumed_ranks.runs[0].test_acc == alone.runs.at(0).test_acc);
 }
