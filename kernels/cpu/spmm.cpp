@@ -40,8 +40,8 @@ inline void add_1(float* __restrict o, const float* __restrict x0, std::int64_t 
 }
 
 template <class I, bool Weighted>
-void spmm_rows(const graph::CsrView<I>& a, ConstTensorView x, TensorView out, bool accumulate, std::int64_t begin,
-               std::int64_t end) {
+inline __attribute__((always_inline)) void spmm_rows(const graph::CsrView<I>& a, ConstTensorView x, TensorView out,
+                                                     bool accumulate, std::int64_t begin, std::int64_t end) {
   const std::int64_t f = x.cols;
   const I* __restrict indices = a.indices;
   const float* __restrict weights = a.weights;
@@ -70,6 +70,43 @@ void spmm_rows(const graph::CsrView<I>& a, ConstTensorView x, TensorView out, bo
         add_1(o, x.row(indices[e]), f);
     }
   }
+}
+
+// The row loop compiled for AVX-512, AVX2 and the x86-64 baseline, picked once at load time by
+// the CPU it runs on (GCC's target_clones), so a portable build still uses the wide vector units.
+// The clones may round differently (fused multiply-add), but one machine always runs the same one.
+#define HALO_SPMM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+HALO_SPMM_CLONES void rows_i32_weighted(const graph::CsrView<std::int32_t>& a, ConstTensorView x, TensorView out,
+                                        bool accumulate, std::int64_t begin, std::int64_t end) {
+  spmm_rows<std::int32_t, true>(a, x, out, accumulate, begin, end);
+}
+HALO_SPMM_CLONES void rows_i32(const graph::CsrView<std::int32_t>& a, ConstTensorView x, TensorView out,
+                               bool accumulate, std::int64_t begin, std::int64_t end) {
+  spmm_rows<std::int32_t, false>(a, x, out, accumulate, begin, end);
+}
+HALO_SPMM_CLONES void rows_i64_weighted(const graph::CsrView<std::int64_t>& a, ConstTensorView x, TensorView out,
+                                        bool accumulate, std::int64_t begin, std::int64_t end) {
+  spmm_rows<std::int64_t, true>(a, x, out, accumulate, begin, end);
+}
+HALO_SPMM_CLONES void rows_i64(const graph::CsrView<std::int64_t>& a, ConstTensorView x, TensorView out,
+                               bool accumulate, std::int64_t begin, std::int64_t end) {
+  spmm_rows<std::int64_t, false>(a, x, out, accumulate, begin, end);
+}
+#undef HALO_SPMM_CLONES
+
+void spmm_row_range(const graph::CsrView<std::int32_t>& a, ConstTensorView x, TensorView out, bool accumulate,
+                    std::int64_t begin, std::int64_t end) {
+  if (a.weights != nullptr)
+    rows_i32_weighted(a, x, out, accumulate, begin, end);
+  else
+    rows_i32(a, x, out, accumulate, begin, end);
+}
+void spmm_row_range(const graph::CsrView<std::int64_t>& a, ConstTensorView x, TensorView out, bool accumulate,
+                    std::int64_t begin, std::int64_t end) {
+  if (a.weights != nullptr)
+    rows_i64_weighted(a, x, out, accumulate, begin, end);
+  else
+    rows_i64(a, x, out, accumulate, begin, end);
 }
 
 // Boundaries of `ranges` row ranges of about equal cost, cost(row) = degree + 1 (the + 1 stands
@@ -107,10 +144,7 @@ void spmm_impl(const graph::CsrView<I>& a, ConstTensorView x, TensorView out, Ac
       [&](std::int64_t k) {
         const std::int64_t begin = bounds[static_cast<std::size_t>(k)];
         const std::int64_t end = bounds[static_cast<std::size_t>(k) + 1];
-        if (a.weights != nullptr)
-          spmm_rows<I, true>(a, x, out, accumulate, begin, end);
-        else
-          spmm_rows<I, false>(a, x, out, accumulate, begin, end);
+        spmm_row_range(a, x, out, accumulate, begin, end);
       },
       1);
 }
