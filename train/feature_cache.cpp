@@ -10,6 +10,13 @@
 #include "graph/base/parallel.hpp"
 
 namespace halo::train {
+namespace {
+
+// Rows read between two page releases while a cache is built from a mapped source: large enough
+// that the madvise calls cost nothing, small enough that the resident set stays small.
+constexpr std::int64_t release_block_bytes = 4 << 20;
+
+}  // namespace
 
 FeatureCache FeatureCache::build(const FeatureSource& source, const std::vector<double>& scores,
                                  std::int64_t budget_bytes) {
@@ -38,14 +45,23 @@ FeatureCache FeatureCache::build(const FeatureSource& source, const std::vector<
   const kernels::TensorView out = cache.values_.view();
   // Consecutive cached rows are read with one call, so a dense cache reads like a stream.
   const auto id = [&](std::int64_t k) { return cache.rows_[static_cast<std::size_t>(k)]; };
+  // A mapped source's pages are given back as the reads go, in consecutive ranges so that each
+  // page is released once: cached rows scattered over a file larger than the memory would
+  // otherwise map most of its pages before the first release.
+  const std::int64_t release_rows = std::max<std::int64_t>(1, release_block_bytes / row_bytes);
+  std::int64_t released = 0;
   for (std::int64_t k = 0; k < count;) {
     std::int64_t run = 1;
     while (k + run < count && id(k + run) == id(k) + run) ++run;
     const std::int64_t first = id(k);
     source.read_rows(first, first + run, out.slice_rows(k, k + run));
     k += run;
+    if (first + run - released >= release_rows) {
+      source.release(released, first + run);
+      released = first + run;
+    }
   }
-  source.release(0, n);
+  source.release(released, n);
   return cache;
 }
 

@@ -19,8 +19,9 @@ class FeatureCache {
 
   // Keeps the min(rows, budget_bytes / row_bytes) rows of highest score resident (ties go to the
   // lower row id, so the choice is deterministic), read once from `source` in increasing row
-  // order by the calling thread; a mapped source's pages are released afterwards. `scores` has
-  // one value per row of the source. The cache is a CPU tensor (the "device" of the CPU backend).
+  // order by the calling thread; a mapped source's pages are released as the reads go (at most a
+  // few MiB of them mapped at once). `scores` has one value per row of the source. The cache is
+  // a CPU tensor (the "device" of the CPU backend).
   // Cost: O(rows log rows) to choose, plus reading the chosen rows.
   static FeatureCache build(const FeatureSource& source, const std::vector<double>& scores,
                             std::int64_t budget_bytes);

@@ -137,8 +137,7 @@ void FeaturePipeline::record(const FeaturePassStats& pass) {
   total_ += pass;
 }
 
-void FeaturePipeline::stream(const RowTransform& transform,
-                             const std::function<void(TensorView rows, std::int64_t first_row)>& consume) {
+void FeaturePipeline::stream(const RowTransform& transform, const ChunkConsumer& consume) {
   const std::int64_t n = source_.rows();
   const std::int64_t chunks = num_chunks();
   if (stages_.empty())
@@ -158,6 +157,7 @@ void FeaturePipeline::stream(const RowTransform& transform,
     else
       source_.read_rows(begin, end, out);
     source_.release(begin, end);
+    if (transform) transform(out, begin);
   };
 
   FeaturePassStats pass;
@@ -170,7 +170,6 @@ void FeaturePipeline::stream(const RowTransform& transform,
     const auto start = std::chrono::steady_clock::now();
     const std::int64_t begin = job * chunk_rows_;
     const TensorView rows = stages_[static_cast<std::size_t>(slot)].view().slice_rows(0, chunk_end(job) - begin);
-    if (transform) transform(rows, begin);
     consume(rows, begin);
     pass.compute_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ring.release(job);

@@ -50,8 +50,8 @@ struct FeaturePassStats {
   std::int64_t cache_hits = 0;          // rows taken from the cache
   std::int64_t cache_misses = 0;        // rows read from the source
   double wait_seconds = 0.0;            // compute side blocked waiting for the worker
-  double compute_seconds = 0.0;         // compute side in the transform, GEMM / SpMM and copy-out
-  double fill_seconds = 0.0;            // worker filling staging buffers
+  double compute_seconds = 0.0;         // compute side in the GEMM / SpMM and copy-out
+  double fill_seconds = 0.0;            // worker filling staging buffers (copies and transform)
 
   // cache_hits / (cache_hits + cache_misses), 0 when no row was read.
   double hit_rate() const;
@@ -61,7 +61,8 @@ struct FeaturePassStats {
 // A per-chunk transform applied in place to the staged rows before they are multiplied:
 // fn(rows, first_row) where `rows` holds the rows [first_row, first_row + rows.rows) of X. It must
 // be a pure function of the values and of the row numbers (so backward_weight can recompute
-// it), and must not keep the view.
+// it), and must not keep the view. It runs on the pipeline's worker, right after the chunk is
+// staged, with OpenMP loops in it serial on that thread (see FeaturePipeline::stream).
 using RowTransform = std::function<void(kernels::TensorView rows, std::int64_t first_row)>;
 
 // The input dropout of a first layer as a RowTransform: kernels::dropout_forward with `key`, row
@@ -80,6 +81,9 @@ class FeaturePipeline {
   FeaturePipeline(const FeatureSource& source, const FeaturePipelineOptions& options,
                   const FeatureCache* cache = nullptr);
 
+  // The streamed matrix's extents (the source's).
+  std::int64_t rows() const { return source_.rows(); }
+  std::int64_t cols() const { return source_.cols(); }
   std::int64_t chunk_rows() const { return chunk_rows_; }
   std::int64_t num_chunks() const;
   int staging_buffers() const { return options_.staging_buffers; }
@@ -118,14 +122,24 @@ class FeaturePipeline {
   // of X (each value copied once), O(nnz · cols) flops.
   Array<float> aggregate(const graph::CsrGraph& a);
 
+  // One streaming pass over X in row order, the primitive forward and backward_weight are written
+  // on (and the first layer's inputs, train/layer_input.hpp, for several products per pass): the
+  // worker stages chunk after chunk (cache plus source) and applies `transform` to it; the
+  // calling thread then runs consume(rows, first_row), rows being the transformed rows
+  // [first_row, first_row + rows.rows) in a staging buffer that is reused once consume returns.
+  // The transform belongs to the worker because the compute side would otherwise alternate an
+  // OpenMP region (the transform's kernel) with an OpenBLAS call (the GEMM) for every chunk, and
+  // each thread pool spins while the other runs: on 2 cores that took a third more time than
+  // the whole in-memory epoch's first layer. Records one pass in last_pass() and total(). An
+  // exception from either side ends the pass and reaches the caller, the worker stopped.
+  using ChunkConsumer = std::function<void(kernels::TensorView rows, std::int64_t first_row)>;
+  void stream(const RowTransform& transform, const ChunkConsumer& consume);
+
   // The last pass, and every pass so far.
   const FeaturePassStats& last_pass() const { return last_; }
   const FeaturePassStats& total() const { return total_; }
 
  private:
-  // Streams X chunk by chunk, calling consume(staged rows, first row) on the calling thread.
-  void stream(const RowTransform& transform,
-              const std::function<void(kernels::TensorView rows, std::int64_t first_row)>& consume);
   void record(const FeaturePassStats& pass);
 
   const FeatureSource& source_;

@@ -22,26 +22,30 @@ GcnConv::GcnConv(Aggregation& aggregation, std::int64_t in_dim, std::int64_t out
   if (has_bias_) bias_ = make_parameter(name + ".bias", 1, out_dim, device);
 }
 
-Tensor GcnConv::forward(const Tensor& x, const Step& step) {
+Tensor GcnConv::forward(const LayerInput& x, const Step& step) {
   HALO_EXPECTS(x.cols() == weight_.value.rows() && x.rows() == aggregation_->num_vertices(),
                "GcnConv " + name_ + ": input is " + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) +
                    ", expected " + std::to_string(aggregation_->num_vertices()) + " x " +
                    std::to_string(weight_.value.rows()));
-  const std::int64_t out_dim = weight_.value.cols();
+  HALO_EXPECTS(!x.precomputed() || !input_grad(),
+               "GcnConv " + name_ + ": a precomputed Â·x is only the first layer's input, which has no gradient");
   Tensor y;
   saved_ = step.training;
-  input_ = {};
+  input_ = LayerInput();
   aggregated_input_ = Tensor();
-  if (aggregates_first()) {
-    Tensor ax = aggregation_->forward(x);
-    y = Tensor::empty(x.rows(), out_dim, x.device());
+  if (x.precomputed()) {
+    // (Â · x) · W = Â · (x · W): with Â · x at hand, either order is this one GEMM.
+    y = x.aggregated.multiply(weight_.value.view());
+    if (step.training) input_ = x;
+  } else if (aggregates_first()) {
+    Tensor ax = aggregation_->forward(x.x.tensor("GcnConv " + name_ + " (aggregating first, in_dim <= out_dim)"));
+    y = Tensor::empty(ax.rows(), weight_.value.cols(), ax.device());
     kernels::gemm(ax.view(), Transpose::no, weight_.value.view(), Transpose::no, y.view());
     if (step.training) aggregated_input_ = std::move(ax);
   } else {
-    Tensor h = Tensor::empty(x.rows(), out_dim, x.device());
-    kernels::gemm(x.view(), Transpose::no, weight_.value.view(), Transpose::no, h.view());
+    const Tensor h = x.x.multiply(weight_.value.view());
     y = aggregation_->forward(h);
-    if (step.training) input_ = x.view();
+    if (step.training) input_ = x;
   }
   if (has_bias_) kernels::add_bias(y.view(), bias_.value.view());
   return y;
@@ -56,7 +60,10 @@ Tensor GcnConv::backward(Tensor grad_y, const Step& /*step*/) {
   saved_ = false;
   if (has_bias_) kernels::column_sums(grad_y.view(), bias_.grad.view(), true);
   Tensor grad_x;
-  if (aggregates_first()) {
+  if (input_.precomputed()) {
+    input_.aggregated.add_transposed_products({{grad_y.view(), weight_.grad.view()}});
+    input_ = LayerInput();
+  } else if (aggregates_first()) {
     kernels::gemm(aggregated_input_.view(), Transpose::yes, grad_y.view(), Transpose::no, weight_.grad.view(), 1.0f,
                   1.0f);
     aggregated_input_ = Tensor();
@@ -68,8 +75,8 @@ Tensor GcnConv::backward(Tensor grad_y, const Step& /*step*/) {
   } else {
     const Tensor grad_h = aggregation_->backward(grad_y);
     grad_y = Tensor();
-    kernels::gemm(input_, Transpose::yes, grad_h.view(), Transpose::no, weight_.grad.view(), 1.0f, 1.0f);
-    input_ = {};
+    input_.x.add_transposed_products({{grad_h.view(), weight_.grad.view()}});
+    input_ = LayerInput();
     if (!input_grad()) return grad_x;
     grad_x = Tensor::empty(grad_h.rows(), weight_.value.rows(), grad_h.device());
     kernels::gemm(grad_h.view(), Transpose::no, weight_.value.view(), Transpose::yes, grad_x.view());

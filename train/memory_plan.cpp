@@ -12,9 +12,16 @@
 #include <fmt/format.h>
 
 #include "graph/base/error.hpp"
+#include "train/feature_pipeline.hpp"
 
 namespace halo::train {
 namespace {
+
+constexpr const char* features_item = "features";
+constexpr const char* activations_item = "activations";
+// The 4 MiB blocks in which the cache, Â·X's panels and the scans read a mapped file.
+constexpr std::int64_t read_block_bytes = 4 << 20;
+constexpr std::int64_t budget_granule = 1 << 20;
 
 // Bytes of a CSR with n rows, nnz entries of `index_bytes`-wide ids and float weights.
 std::int64_t csr_bytes(std::int64_t n, std::int64_t nnz, std::int64_t index_bytes, bool weighted) {
@@ -52,9 +59,9 @@ MemoryPlan plan_items(const graph::CsrGraph& g, std::int64_t operator_bytes, std
                                                                                         : g.indices<std::int64_t>().bytes()) +
                                                 g.weights().bytes())},
       {"graph operators", operator_bytes},
-      {"features", 4 * n * feature_dim},
+      {features_item, 4 * n * feature_dim},
       {"labels and splits", label_and_split_bytes},
-      {"activations", model.activation_bytes(n)},
+      {activations_item, model.activation_bytes(n)},
       {"logits and their gradient", 2 * 4 * n * classes},
       {"parameters", params},
       {"gradients", params},
@@ -133,6 +140,49 @@ MemoryPlan plan_part_training_memory(const partition::Part& part, const Model& m
   return plan;
 }
 
+std::int64_t feature_pages_in_flight(std::int64_t budget_bytes, std::int64_t rows, std::int64_t cols, bool mapped) {
+  if (!mapped || rows == 0 || cols == 0) return 0;
+  const std::int64_t row_bytes = 4 * cols;
+  const std::int64_t chunk = split_feature_budget(std::max(budget_bytes, 2 * row_bytes), rows, cols, 2).chunk_rows;
+  return std::min(rows * row_bytes, std::max(chunk * row_bytes, read_block_bytes));
+}
+
+FeaturePlacement place_features(std::int64_t resident_total, std::int64_t streamed_rest_total, std::int64_t rows,
+                                std::int64_t cols, bool mapped, std::int64_t forced_budget, std::int64_t limit_bytes,
+                                std::int64_t available_bytes) {
+  if (forced_budget > 0) return {true, forced_budget, feature_pages_in_flight(forced_budget, rows, cols, mapped)};
+  std::int64_t bound = std::numeric_limits<std::int64_t>::max();
+  if (limit_bytes > 0) bound = limit_bytes;
+  if (available_bytes >= 0) bound = std::min(bound, available_bytes);
+  if (resident_total <= bound) return {};
+  const std::int64_t spare = bound - streamed_rest_total;
+  // The pages in flight grow with the budget: those of the whole spare bound those of any budget
+  // below it.
+  std::int64_t budget = spare - feature_pages_in_flight(spare, rows, cols, mapped);
+  // Whole MiB, so that the chunking (hence the float rounding of the first layer's GEMMs) does
+  // not follow every small change of the memory measured.
+  if (budget >= 2 * budget_granule) budget = budget / budget_granule * budget_granule;
+  if (budget < 2 * 4 * cols) return {};
+  return {true, budget, feature_pages_in_flight(budget, rows, cols, mapped)};
+}
+
+MemoryPlan plan_feature_input(MemoryPlan resident, std::int64_t input_activation_bytes,
+                              const FeaturePlacement& placement, std::int64_t precomputed_bytes) {
+  MemoryPlan plan;
+  for (MemoryItem& item : resident.items) {
+    if (item.name == features_item && placement.streamed) {
+      plan.items.push_back({"features: staging and cache (streamed)", placement.budget_bytes});
+      if (placement.in_flight_bytes > 0) plan.items.push_back({"features: file pages in flight", placement.in_flight_bytes});
+      continue;
+    }
+    if (item.name == activations_item && (placement.streamed || precomputed_bytes > 0))
+      item.bytes = std::max<std::int64_t>(0, item.bytes - input_activation_bytes);
+    plan.items.push_back(std::move(item));
+  }
+  if (precomputed_bytes > 0) plan.items.push_back({"first aggregation (precomputed)", precomputed_bytes});
+  return plan;
+}
+
 void check_memory_plan(const MemoryPlan& plan, std::int64_t limit_bytes, std::int64_t available_bytes) {
   const std::int64_t total = plan.total_bytes();
   if (limit_bytes > 0 && total > limit_bytes) {
@@ -153,6 +203,8 @@ std::int64_t machine_available_bytes() {
 }
 
 std::int64_t process_peak_resident_bytes() { return read_proc_kib("/proc/self/status", "VmHWM"); }
+
+std::int64_t process_resident_bytes() { return read_proc_kib("/proc/self/status", "VmRSS"); }
 
 std::int64_t parse_byte_size(const std::string& text) {
   auto fail = [&]() -> std::int64_t {

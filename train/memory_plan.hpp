@@ -1,7 +1,8 @@
 // The memory plan of a training run, made before the first epoch: bytes for the graph, its
 // normalised copies, the features, the activations kept for backward, the parameters, their
 // gradients and the optimiser state. A run that would not fit the caller's limit or the
-// machine is refused with these numbers instead of failing halfway.
+// machine is refused with these numbers instead of failing halfway; features that do not fit
+// are streamed instead (place_features, issue #7).
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,40 @@ MemoryPlan plan_training_memory(const datasets::Dataset& ds, const Model& model,
 // buffers at the widest width exchanged. O(1) work; allocates nothing.
 MemoryPlan plan_part_training_memory(const partition::Part& part, const Model& model, const OptimizerConfig& optimizer);
 
+// Where the first layer's features live during training (issue #7), as the plan decided.
+struct FeaturePlacement {
+  bool streamed = false;
+  std::int64_t budget_bytes = 0;     // streamed: "device" bytes of the staging buffers and the cache
+  std::int64_t in_flight_bytes = 0;  // streamed from a file map: its pages mapped at once while copied
+};
+
+// The pages of a mapped features file (rows x cols float32) that streaming with `budget_bytes`
+// maps at once: one staging chunk (as split_feature_budget sizes it, 2 buffers) or one 4 MiB
+// block of the cache's and the scans' reads, whichever is larger, at most the whole file; 0 when
+// the features are not a map (their pages are then the process's already). O(1).
+std::int64_t feature_pages_in_flight(std::int64_t budget_bytes, std::int64_t rows, std::int64_t cols, bool mapped);
+
+// The plan's rule for the features (rows x cols): a forced budget (> 0) always streams with it.
+// Otherwise the features stay resident when `resident_total` fits the bound (the limit when > 0,
+// the available bytes when >= 0, the smaller of the two; no bound: always), and else stream with
+// the spare memory beside `streamed_rest_total` (the plan streaming with a budget of 0) as the
+// budget, less the file pages in flight, rounded down to whole MiB from 2 MiB up (so the chunking
+// does not follow small changes of the memory measured). A spare below two staging rows leaves
+// them resident, and check_memory_plan then refuses the resident plan with its numbers. O(1),
+// deterministic.
+FeaturePlacement place_features(std::int64_t resident_total, std::int64_t streamed_rest_total, std::int64_t rows,
+                                std::int64_t cols, bool mapped, std::int64_t forced_budget, std::int64_t limit_bytes,
+                                std::int64_t available_bytes);
+
+// `resident` (a plan with the features resident and no precomputation) for the first layer's
+// input as placed: streamed, the "features" item becomes "features: staging and cache (streamed)"
+// of the budget, followed by "features: file pages in flight" when nonzero; streamed or with the
+// first aggregation precomputed (precomputed_bytes > 0, an item of its own), "activations" loses
+// `input_activation_bytes` (Model::input_activation_bytes: the input dropout's output and an
+// aggregate-first layer's Â·x, neither of which exists then). O(items).
+MemoryPlan plan_feature_input(MemoryPlan resident, std::int64_t input_activation_bytes,
+                              const FeaturePlacement& placement, std::int64_t precomputed_bytes);
+
 // Refuses a plan that does not fit: InvalidArgument when limit_bytes > 0 and the total exceeds
 // it; UnsupportedError when available_bytes >= 0 and the total exceeds it. Both messages name
 // the total, the bound and every item (MemoryPlan::one_line).
@@ -54,6 +89,8 @@ std::int64_t machine_available_bytes();
 
 // The process's peak resident set (VmHWM of /proc/self/status) in bytes, or -1 when unknown.
 std::int64_t process_peak_resident_bytes();
+// The process's resident set now (VmRSS) in bytes, or -1 when unknown.
+std::int64_t process_resident_bytes();
 
 // Parses a byte count: digits with an optional fraction and an optional binary suffix
 // K, M, G, T (also KB/KiB, ..., any case; 1G = 2^30 bytes), e.g. "8G", "512M", "1.5GiB", "4096".

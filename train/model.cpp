@@ -13,7 +13,7 @@
 #include "train/batch_norm.hpp"
 #include "train/gcn_conv.hpp"
 #include "train/init.hpp"
-#include "train/layer.hpp"
+#include "train/feature_pipeline.hpp"
 #include "train/sage_conv.hpp"
 
 namespace halo::train {
@@ -26,7 +26,7 @@ namespace {
 // a training forward keeps for backward.
 struct Stage {
   Dropout dropout;
-  std::unique_ptr<Layer> conv;
+  std::unique_ptr<GraphConv> conv;
   std::unique_ptr<BatchNorm> norm;  // null without batch norm and in the last layer
   Relu relu;
   Tensor dropped;   // the dropout's output (when active): the conv's input
@@ -43,6 +43,24 @@ void check_config(const ModelConfig& c, std::int64_t in_dim, std::int64_t num_cl
   HALO_EXPECTS(in_dim > 0 && num_classes > 0, "Model: input width and classes must be positive, got " +
                                                   std::to_string(in_dim) + " and " + std::to_string(num_classes));
   HALO_EXPECTS(c.weight_decay >= 0, "Model: weight decay must be non-negative, got " + std::to_string(c.weight_decay));
+}
+
+// The first stage's input: the features after the input dropout. Resident features are dropped
+// into a new tensor (kept for backward like every stage's dropout output); streamed ones get the
+// dropout as a per-chunk transform keyed as Dropout keys its mask (seed, epoch, layer 0, global
+// id), so both draw the same mask.
+LayerInput first_stage_input(Stage& s, const LayerInput& features, const Step& step) {
+  if (!s.dropout.active(step)) return features;
+  HALO_EXPECTS(!features.precomputed(), "Model: the input dropout would act on features whose aggregation Â·x was "
+                                        "precomputed without it; precompute only with input dropout 0");
+  LayerInput in = features;
+  if (features.x.streamed()) {
+    in.x = features.x.then(dropout_rows(s.dropout.p(), {step.seed, step.epoch, 0}, step.global_ids));
+  } else {
+    s.dropped = s.dropout.forward(features.x.tensor("Model: the input dropout"), step);
+    in.x = InputMatrix(s.dropped);
+  }
+  return in;
 }
 
 // The conv weights ("convI.weight", "convI.root_weight"), as opposed to biases and batch-norm
@@ -133,21 +151,28 @@ Model::~Model() = default;
 Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 
-Tensor Model::forward(const Tensor& features, const Step& step) {
+Tensor Model::forward(const Tensor& features, const Step& step) { return forward(LayerInput(features), step); }
+
+Tensor Model::forward(const LayerInput& features, const Step& step) {
   Impl& m = *impl_;
   HALO_EXPECTS(features.cols() == m.in_dim, "Model: features have " + std::to_string(features.cols()) +
                                                 " columns, the model takes " + std::to_string(m.in_dim));
   m.backward_pending = false;
   m.release_tape();
-  const Tensor* x = &features;
+  const Tensor* x = nullptr;  // the input of stages after the first
   Tensor logits;
   for (std::size_t i = 0; i < m.stages.size(); ++i) {
     Stage& s = m.stages[i];
-    if (s.dropout.active(step)) {
-      s.dropped = s.dropout.forward(*x, step);
-      x = &s.dropped;
+    Tensor y;
+    if (i == 0) {
+      y = s.conv->forward(first_stage_input(s, features, step), step);
+    } else {
+      if (s.dropout.active(step)) {
+        s.dropped = s.dropout.forward(*x, step);
+        x = &s.dropped;
+      }
+      y = s.conv->forward(*x, step);
     }
-    Tensor y = s.conv->forward(*x, step);
     if (!step.training) {  // nothing will look back: keep only the newest activation
       s.dropped = Tensor();
       if (i > 0) m.stages[i - 1].out = Tensor();
@@ -229,6 +254,15 @@ std::int64_t Model::activation_bytes(std::int64_t vertices) const {
   // Backward holds at most the incoming gradient, one temporary and the outgoing gradient at once.
   return kept + 3 * row_bytes(widest_gradient);
 }
+
+std::int64_t Model::input_activation_bytes(std::int64_t vertices) const {
+  const Stage& s = impl_->stages.front();
+  const std::int64_t row_bytes = impl_->in_dim * static_cast<std::int64_t>(sizeof(float));
+  const std::int64_t dropped = s.dropout.p() > 0.0f ? vertices * row_bytes : 0;
+  return dropped + s.conv->saved_bytes(vertices);
+}
+
+bool Model::first_layer_aggregates_first() const { return impl_->stages.front().conv->aggregates_first(); }
 
 std::int64_t Model::parameter_bytes() const {
   std::int64_t bytes = 0;

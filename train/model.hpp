@@ -12,6 +12,7 @@
 #include "kernels/tensor.hpp"
 #include "train/aggregation.hpp"
 #include "train/dist/communicator.hpp"
+#include "train/layer_input.hpp"
 #include "train/parameter.hpp"
 #include "train/step.hpp"
 
@@ -58,6 +59,13 @@ class Model {
   // until backward; an evaluation forward (dropout off, batch norm on running statistics) keeps
   // nothing.
   kernels::Tensor forward(const kernels::Tensor& features, const Step& step);
+  // The same for features given as the first layer's LayerInput: resident (exactly the overload
+  // above), streamed through a FeaturePipeline (the input dropout then acts on each staged chunk
+  // with the mask Dropout draws for the whole matrix, and the first layer streams its GEMMs), or
+  // with the first aggregation precomputed (input dropout must then be 0). What the input's
+  // handles point at must stay alive until backward. Throws UnsupportedError when the first layer
+  // aggregates first (first_layer_aggregates_first()) and the features are streamed without Â·x.
+  kernels::Tensor forward(const LayerInput& features, const Step& step);
   // Accumulates every parameter's gradient from d loss / d logits of the last forward, which must
   // have been a training one (a forward in between, of either kind, replaces it), with that
   // forward's `step`; frees what the forward kept.
@@ -77,7 +85,14 @@ class Model {
   // during backward (at most three of vertices x the widest hidden or class width).
   // parameter_bytes: the values only (the gradients take as much again).
   std::int64_t activation_bytes(std::int64_t vertices) const;
+  // The part of activation_bytes that holds the first layer's input: the input dropout's output
+  // and, when the first layer aggregates first, Â·x. Neither exists when the features are
+  // streamed (dropout acts on the staged chunks) or their aggregation precomputed.
+  std::int64_t input_activation_bytes(std::int64_t vertices) const;
   std::int64_t parameter_bytes() const;
+  // True when the first layer computes (Â·x)·W (in_dim <= out_dim), so it needs the features
+  // whole or their aggregation precomputed.
+  bool first_layer_aggregates_first() const;
 
  private:
   struct Impl;

@@ -26,6 +26,11 @@ struct EpochRecord {
   std::int64_t bytes_received = 0;  // halo rows received from them by the training step
   double halo_s = 0.0;              // time of the training step in halo exchanges
   double all_reduce_s = 0.0;        // time of the training step in the gradient and statistics all-reduces
+  // Streamed features (issue #7; all 0 when they are resident), this process's training step:
+  std::int64_t feature_passes = 0;           // streaming passes over the features
+  std::int64_t feature_bytes_to_device = 0;  // feature bytes copied host→device (the cached rows' are not)
+  double feature_cache_hit_rate = 0.0;       // rows taken from the cache / rows streamed
+  double feature_wait_s = 0.0;               // time blocked waiting for the streaming worker
 };
 
 enum class StoppingMetric {

@@ -23,27 +23,30 @@ SageConv::SageConv(Aggregation& mean, std::int64_t in_dim, std::int64_t out_dim,
   if (has_bias_) bias_ = make_parameter(name + ".bias", 1, out_dim, device);
 }
 
-Tensor SageConv::forward(const Tensor& x, const Step& step) {
+Tensor SageConv::forward(const LayerInput& x, const Step& step) {
   HALO_EXPECTS(x.cols() == weight_.value.rows() && x.rows() == mean_->num_vertices(),
                "SageConv " + name_ + ": input is " + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) +
                    ", expected " + std::to_string(mean_->num_vertices()) + " x " +
                    std::to_string(weight_.value.rows()));
-  const std::int64_t out_dim = weight_.value.cols();
+  HALO_EXPECTS(!x.x.empty(), "SageConv " + name_ + ": the root term needs x itself, not only its aggregation");
+  HALO_EXPECTS(!x.precomputed() || !input_grad(),
+               "SageConv " + name_ + ": a precomputed M·x is only the first layer's input, which has no gradient");
   Tensor y;
   saved_ = step.training;
-  input_ = step.training ? x.view() : kernels::ConstTensorView{};
+  input_ = step.training ? x : LayerInput();
   aggregated_input_ = Tensor();
-  if (aggregates_first()) {
-    Tensor mx = mean_->forward(x);
-    y = Tensor::empty(x.rows(), out_dim, x.device());
+  if (x.precomputed()) {
+    y = x.aggregated.multiply(weight_.value.view());
+  } else if (aggregates_first()) {
+    Tensor mx = mean_->forward(x.x.tensor("SageConv " + name_ + " (aggregating first, in_dim <= out_dim)"));
+    y = Tensor::empty(mx.rows(), weight_.value.cols(), mx.device());
     kernels::gemm(mx.view(), Transpose::no, weight_.value.view(), Transpose::no, y.view());
     if (step.training) aggregated_input_ = std::move(mx);
   } else {
-    Tensor h = Tensor::empty(x.rows(), out_dim, x.device());
-    kernels::gemm(x.view(), Transpose::no, weight_.value.view(), Transpose::no, h.view());
+    const Tensor h = x.x.multiply(weight_.value.view());
     y = mean_->forward(h);
   }
-  kernels::gemm(x.view(), Transpose::no, root_weight_.value.view(), Transpose::no, y.view(), 1.0f, 1.0f);
+  x.x.multiply(root_weight_.value.view(), y.view(), 1.0f);
   if (has_bias_) kernels::add_bias(y.view(), bias_.value.view());
   return y;
 }
@@ -57,9 +60,12 @@ Tensor SageConv::backward(Tensor grad_y, const Step& /*step*/) {
   saved_ = false;
   const std::int64_t in_dim = weight_.value.rows();
   if (has_bias_) kernels::column_sums(grad_y.view(), bias_.grad.view(), true);
-  kernels::gemm(input_, Transpose::yes, grad_y.view(), Transpose::no, root_weight_.grad.view(), 1.0f, 1.0f);
   Tensor grad_x;
-  if (aggregates_first()) {
+  if (input_.precomputed()) {
+    input_.x.add_transposed_products({{grad_y.view(), root_weight_.grad.view()}});
+    input_.aggregated.add_transposed_products({{grad_y.view(), weight_.grad.view()}});
+  } else if (aggregates_first()) {
+    input_.x.add_transposed_products({{grad_y.view(), root_weight_.grad.view()}});
     kernels::gemm(aggregated_input_.view(), Transpose::yes, grad_y.view(), Transpose::no, weight_.grad.view(), 1.0f,
                   1.0f);
     aggregated_input_ = Tensor();
@@ -70,13 +76,14 @@ Tensor SageConv::backward(Tensor grad_y, const Step& /*step*/) {
     }
   } else {
     const Tensor grad_h = mean_->backward(grad_y);
-    kernels::gemm(input_, Transpose::yes, grad_h.view(), Transpose::no, weight_.grad.view(), 1.0f, 1.0f);
+    // Both weight gradients multiply by x: a streamed x is read once for the two.
+    input_.x.add_transposed_products({{grad_y.view(), root_weight_.grad.view()}, {grad_h.view(), weight_.grad.view()}});
     if (input_grad()) {
       grad_x = Tensor::empty(grad_y.rows(), in_dim, grad_y.device());
       kernels::gemm(grad_h.view(), Transpose::no, weight_.value.view(), Transpose::yes, grad_x.view());
     }
   }
-  input_ = {};
+  input_ = LayerInput();
   if (input_grad())
     kernels::gemm(grad_y.view(), Transpose::no, root_weight_.value.view(), Transpose::yes, grad_x.view(), 1.0f, 1.0f);
   return grad_x;

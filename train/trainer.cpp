@@ -21,6 +21,8 @@
 #include "kernels/tensor.hpp"
 #include "kernels/timing.hpp"
 #include "train/checkpoint.hpp"
+#include "train/detail/feature_setup.hpp"
+#include "train/feature_input.hpp"
 #include "train/metrics.hpp"
 #include "train/training_problem.hpp"
 
@@ -56,6 +58,8 @@ void check_config(const TrainConfig& c) {
   HALO_EXPECTS(!c.resume || !c.checkpoint_dir.empty(), "resume needs a checkpoint directory");
   HALO_EXPECTS(c.boundary_sample_rate > 0.0 && c.boundary_sample_rate <= 1.0,
                "boundary_sample_rate must be in (0, 1], got " + std::to_string(c.boundary_sample_rate));
+  HALO_EXPECTS(c.feature_memory_budget >= 0,
+               "feature_memory_budget must be >= 0, got " + std::to_string(c.feature_memory_budget));
 }
 
 void check_trainable(const datasets::Dataset& ds) {
@@ -77,17 +81,18 @@ void check_trainable(const datasets::Dataset& ds) {
                            ds.split.valid.size(), ds.split.test.size()));
 }
 
-// What every run shares: the problem, its features on the device, the settings, and the split
-// sizes over all ranks.
+// What every run shares: the problem, the first layer's input (the features resident or
+// streamed), the settings, and the split sizes over all ranks.
 struct Context {
   const ModelConfig& model;
   const TrainConfig& config;
   TrainingProblem& problem;
-  const kernels::Tensor& features;
+  FeatureInput& input;
   const std::int64_t* labels;
   std::int64_t train_total, valid_total, test_total;
   std::string fingerprint;
   std::optional<sampling::BoundarySampler> sampler;  // when boundary_sample_rate < 1 on several ranks
+  FeaturePassStats streamed;                         // the training steps' streaming passes, all runs
 };
 
 dist::Communicator& comm(Context& c) { return *c.problem.comm; }
@@ -160,10 +165,11 @@ void train_step(Context& c, Model& model, Optimizer& optimizer, std::uint64_t se
     exchange->reset_stats();
     exchange->sample(c.sampler ? &*c.sampler : nullptr, static_cast<std::uint64_t>(r.epoch));
   }
+  const FeaturePassStats streamed_before = c.input.stats();
   const Clock::time_point start = Clock::now();
   const Step step = make_step(c, true, seed, r.epoch);
   model.zero_grad();
-  kernels::Tensor logits = model.forward(c.features, step);
+  kernels::Tensor logits = model.forward(c.input.layer_input(), step);
   kernels::Tensor grad = kernels::Tensor::empty(logits.rows(), logits.cols(), logits.device());
   kernels::LossSum loss = kernels::log_softmax_nll(logits.view(), c.labels, c.problem.train,
                                                    1.0f / static_cast<float>(c.train_total), grad.view());
@@ -188,6 +194,12 @@ void train_step(Context& c, Model& model, Optimizer& optimizer, std::uint64_t se
   split.halo_exchange_s += halo;
   split.all_reduce_s += all_reduce_s;
   split.other_s += total - spmm - gemm - halo - all_reduce_s;
+  const FeaturePassStats streamed = detail::passes_since(streamed_before, c.input.stats());
+  c.streamed += streamed;
+  r.feature_passes = streamed.passes;
+  r.feature_bytes_to_device = streamed.bytes_to_device;
+  r.feature_cache_hit_rate = streamed.hit_rate();
+  r.feature_wait_s = streamed.wait_seconds;
   r.loss = loss.loss_sum / static_cast<double>(loss.count);
   r.time_s = total;
   r.halo_s = halo;
@@ -202,7 +214,7 @@ void train_step(Context& c, Model& model, Optimizer& optimizer, std::uint64_t se
 // Dropout off, the full halo: accuracies on the three splits and the validation loss.
 void evaluate(Context& c, Model& model, std::uint64_t seed, int epoch, EpochRecord& r) {
   const Clock::time_point start = Clock::now();
-  const kernels::Tensor logits = model.forward(c.features, make_step(c, false, seed, epoch));
+  const kernels::Tensor logits = model.forward(c.input.layer_input(), make_step(c, false, seed, epoch));
   r.evaluated = true;
   const std::array<double, 3> acc = accuracies(c, logits);
   r.train_acc = acc[0];
@@ -354,36 +366,44 @@ TrainSummary train(TrainingProblem& problem, const ModelConfig& model_config, co
   HALO_EXPECTS(problem.features != nullptr && problem.labels != nullptr && problem.operators != nullptr &&
                    problem.comm != nullptr && problem.plan_memory,
                "the training problem is incomplete");
+  const std::int64_t process_bytes =
+      problem.process_bytes >= 0 ? problem.process_bytes : std::max<std::int64_t>(0, process_resident_bytes());
   dist::Communicator& communicator = *problem.comm;
   ThreadScope threads(config.threads);
   kernels::reset_tensor_peak_bytes(config.device);
   const DatasetShape& shape = problem.shape;
   const Array<float>& host_features = *problem.features;
+  detail::check_feature_settings(model_config, config, shape);
 
   std::optional<Model> first(std::in_place, model_config, shape.feature_dim, shape.num_classes, config.seed,
                              *problem.operators, config.device);
   TrainSummary summary;
-  summary.memory_plan = problem.plan_memory(*first);
   const std::int64_t available = machine_available_bytes();
+  const FeaturePlacement placement =
+      detail::plan_memory(problem, *first, config, process_bytes, available, summary.memory_plan);
   log_info(fmt::format("memory plan: {} needed (limit {}, available {})",
                        format_bytes(summary.memory_plan.total_bytes()),
                        config.memory_limit > 0 ? format_bytes(config.memory_limit) : std::string("none"),
                        available >= 0 ? format_bytes(available) : std::string("unknown")));
   log_debug("memory plan:\n" + summary.memory_plan.table());
   check_memory_plan(summary.memory_plan, config.memory_limit, available);
+  detail::check_feature_input(model_config, config, *first, placement, shape);
 
-  kernels::Tensor features = kernels::Tensor::from_array(host_features, config.device);
+  Aggregation* first_aggregation =
+      model_config.kind == "gcn" ? problem.operators->gcn.get() : problem.operators->mean.get();
+  FeatureInput input(host_features, detail::feature_input_options(model_config, config, placement), first_aggregation,
+                     detail::cache_scores(first_aggregation, placement));
+  summary.feature_streaming = detail::describe_input(input, host_features, placement);
+  log_info(detail::input_line(summary.feature_streaming));
   if (config.normalize_features) {
     // Row sums of signed features can be near zero, and dividing by them blows the row up; the
     // preprocessing is meant for counts (bag-of-words), so say so instead of training on noise.
-    std::int64_t negative =
-        std::any_of(host_features.begin(), host_features.end(), [](float v) { return v < 0.0f; }) ? 1 : 0;
+    std::int64_t negative = input.has_negative_values() ? 1 : 0;
     negative = dist::all_reduce_value(communicator, negative);
     if (negative > 0) {
       log_warning("normalize_features: dataset '" + shape.name +
                   "' has negative features; row sums near zero will inflate their rows");
     }
-    kernels::normalize_rows(features.view());
   }
   std::vector<std::int64_t> split_sizes{problem.train.size, problem.valid.size, problem.test.size};
   dist::all_reduce(communicator, split_sizes);
@@ -393,13 +413,14 @@ TrainSummary train(TrainingProblem& problem, const ModelConfig& model_config, co
   Context context{model_config,
                   config,
                   problem,
-                  features,
+                  input,
                   problem.labels->data(),
                   split_sizes[0],
                   split_sizes[1],
                   split_sizes[2],
                   training_fingerprint(shape, model_config, config),
-                  std::nullopt};
+                  std::nullopt,
+                  {}};
   RankTraffic traffic;
   traffic.rank = communicator.rank();
   if (problem.exchange != nullptr) {
@@ -451,6 +472,12 @@ TrainSummary train(TrainingProblem& problem, const ModelConfig& model_config, co
   summary.world_size = communicator.size();
   summary.ranks = gather_traffic(communicator, traffic);
   summary.boundary_sample_rate = config.boundary_sample_rate;
+  FeatureStreamingSummary& f = summary.feature_streaming;
+  f.passes = context.streamed.passes;
+  f.bytes_to_device = context.streamed.bytes_to_device;
+  f.cache_hit_rate = context.streamed.hit_rate();
+  f.wait_s = context.streamed.wait_seconds;
+  f.fill_s = context.streamed.fill_seconds;
   summary.device = config.device;
   return summary;
 }
@@ -459,6 +486,8 @@ TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model_config,
                    const EpochCallback& on_epoch) {
   check_config(config);
   check_trainable(ds);
+  // Measured before the operators exist, which the plan counts as items of their own.
+  const std::int64_t process_bytes = std::max<std::int64_t>(0, process_resident_bytes());
   const datasets::NodeType& target = ds.target();
   const Clock::time_point start = Clock::now();
   GraphOperators operators = build_graph_operators(ds.graph, model_config.kind);
@@ -466,6 +495,7 @@ TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model_config,
                        ds.graph.num_rows(), ds.graph.num_edges(), seconds_since(start)));
   dist::LocalCommunicator local;
   TrainingProblem problem;
+  problem.process_bytes = process_bytes;
   problem.shape = dataset_shape(ds);
   problem.features = &target.features;
   problem.labels = &target.labels;

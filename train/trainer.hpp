@@ -37,6 +37,13 @@ struct TrainConfig {
   std::int64_t memory_limit = 0;       // bytes; 0 = only the machine's available memory bounds the plan
   int threads = 0;                     // OpenMP threads during train(); 0 = leave the current setting
   double boundary_sample_rate = 1.0;   // BNS-GCN: halo vertices kept per training epoch (distributed runs)
+  // Feature streaming (issue #7): the "device" bytes for the first layer's features when they are
+  // streamed (staging buffers and cache). 0 = the memory plan decides: resident when the plan fits
+  // memory_limit and the machine, else streamed with the spare memory. > 0 always streams.
+  std::int64_t feature_memory_budget = 0;
+  // Compute Â·X once before training and use it in place of the first layer's SpMM (streamed, or
+  // in memory when the features are resident). Needs input dropout 0 (Â·X is then constant).
+  bool precompute_first_aggregation = false;
   kernels::Device device;
 };
 
@@ -75,6 +82,25 @@ struct RunResult {
   TimeSplit time_split;         // over the epochs this process ran
 };
 
+// How the first layer got its features (this process's rows), and what streaming them cost.
+struct FeatureStreamingSummary {
+  bool streamed = false;
+  bool precomputed_aggregation = false;  // Â·X computed once before training
+  std::int64_t feature_bytes = 0;        // X's bytes (this process's rows)
+  std::int64_t budget_bytes = 0;         // streamed: staging buffers and cache
+  std::int64_t chunk_rows = 0;           // streamed: rows per staging buffer
+  std::int64_t staging_bytes = 0;
+  std::int64_t cache_rows = 0;
+  std::int64_t cache_bytes = 0;
+  double cached_fraction = 0.0;          // cache_rows / rows of X
+  // Over every training step of every run (the evaluation passes are not counted):
+  std::int64_t passes = 0;
+  std::int64_t bytes_to_device = 0;
+  double cache_hit_rate = 0.0;
+  double wait_s = 0.0;                   // blocked waiting for the worker
+  double fill_s = 0.0;                   // the worker filling staging buffers
+};
+
 struct TrainSummary {
   std::vector<RunResult> runs;
   double test_acc_mean = 0.0;   // over runs, of RunResult::test_acc
@@ -91,6 +117,7 @@ struct TrainSummary {
   int world_size = 1;
   std::vector<RankTraffic> ranks;         // every rank's traffic over all runs, in rank order
   double boundary_sample_rate = 1.0;
+  FeatureStreamingSummary feature_streaming;
   kernels::Device device;
 };
 
@@ -103,12 +130,18 @@ using EpochCallback = std::function<void(int run, const EpochRecord& record)>;
 // Trains `runs` models on `ds` (homogeneous, multiclass, with features, labels and a split).
 // Before the first epoch it builds the graph operators once for all runs and checks the memory
 // plan against config.memory_limit and the machine (throws InvalidArgument / UnsupportedError
-// with the numbers). Per epoch: one training step on the training vertices, then (every
-// eval_every epochs) one evaluation pass with dropout off. Deterministic: a run's losses depend
-// on the seed, not on the thread count beyond float rounding of parallel sums, and a run resumed
-// from a checkpoint repeats an uninterrupted one's losses bitwise (same thread count). Throws
-// InvalidArgument for bad settings or a dataset it cannot train on, UnsupportedError for a device
-// this build cannot train on.
+// with the numbers). The plan also places the features (place_features): resident when they fit,
+// else (or with config.feature_memory_budget) streamed through a FeaturePipeline whose cache fills
+// the rest of the budget; streamed, a first layer that aggregates first (in_dim <= out_dim) needs
+// precompute_first_aggregation, and is refused (UnsupportedError) without it. Per epoch: one
+// training step on the training vertices, then (every eval_every epochs) one evaluation pass
+// with dropout off. Deterministic: a run's losses depend on the seed, not on the thread count
+// beyond float rounding of parallel sums, and a run resumed from a checkpoint repeats an
+// uninterrupted one's losses bitwise (same thread count and feature placement). Streamed
+// features give the resident run's losses up to float rounding (the first layer's GEMMs go
+// chunk by chunk; tests hold 1e-5 relative), the same for any cache size. Throws InvalidArgument
+// for bad settings (a budget below two staging rows names the minimum) or a dataset it cannot
+// train on, UnsupportedError for a device this build cannot train on.
 TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config,
                    const EpochCallback& on_epoch = {});
 

@@ -38,6 +38,9 @@ struct TrainingProblem {
   dist::HaloExchange* exchange = nullptr;        // traffic and boundary sampling; null on one process
   // This process's memory plan for a model (checked before the first epoch).
   std::function<MemoryPlan(const Model&)> plan_memory;
+  // The process's resident set before the arrays above were built (the plan's "process before
+  // training"); -1 = train() measures it when it starts.
+  std::int64_t process_bytes = -1;
 };
 
 }  // namespace halo::train

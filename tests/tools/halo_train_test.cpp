@@ -224,3 +224,122 @@ TEST_CASE("halo-train on a one-part partition trains without mpirun as on the da
   CHECK(b["ranks"][0]["bytes_sent_per_epoch"] == 0.0);
   check_one_line_error(run("halo-train", "--partitions " + (scratch / "p2") + common, scratch), "mpirun -np 2");
 }
+
+namespace {
+
+// The training losses of run 0 in a halo-train JSON summary.
+std::vector<double> epoch_losses(const nlohmann::json& j) {
+  std::vector<double> out;
+  for (const nlohmann::json& e : j["runs"][0]["epochs"]) out.push_back(e["loss"].get<double>());
+  return out;
+}
+
+void check_same_losses(const nlohmann::json& got, const nlohmann::json& want) {
+  const std::vector<double> a = epoch_losses(got), b = epoch_losses(want);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO("epoch " << i + 1);
+    CHECK(a[i] == Approx(b[i]).epsilon(1e-5));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("halo-train --feature-memory-budget streams the features and reports what crossed", "[tools]") {
+  ScratchDir scratch;
+  const std::string data = make_dataset(scratch);
+  // 500 rows of 16 floats (64 bytes): 8K holds two staging buffers of 16 rows and 96 cached rows.
+  const std::string common = " --epochs 4 --hidden 8 -q --json -";
+  const Result memory = run("halo-train", "--dataset " + data + common, scratch);
+  const Result streamed = run("halo-train", "--dataset " + data + common + " --feature-memory-budget 8K", scratch);
+  INFO(memory.err << streamed.err);
+  REQUIRE(memory.exit_code == 0);
+  REQUIRE(streamed.exit_code == 0);
+  const nlohmann::json a = nlohmann::json::parse(memory.out);
+  const nlohmann::json b = nlohmann::json::parse(streamed.out);
+  check_same_losses(b, a);
+  CHECK(a["feature_streaming"]["streamed"] == false);
+  const nlohmann::json& f = b["feature_streaming"];
+  CHECK(f["streamed"] == true);
+  CHECK(f["budget_bytes"] == 8192);
+  CHECK(f["chunk_rows"] == 16);
+  CHECK(f["cache_rows"] == 96);
+  CHECK(b["settings"]["feature-memory-budget"] == 8192);
+  CHECK(b["memory_plan"].contains("features: staging and cache (streamed)"));
+  for (const nlohmann::json& e : b["runs"][0]["epochs"]) {
+    CHECK(e["feature_passes"] == 2);
+    CHECK(e["feature_bytes_to_device"] == 2 * (500 - 96) * 64);
+    CHECK(e["feature_cache_hit_rate"].get<double>() == Approx(96.0 / 500));
+    CHECK(e["feature_wait_s"].get<double>() >= 0.0);
+  }
+  CHECK(f["bytes_to_device"] == 4 * 2 * (500 - 96) * 64);
+
+  // Without -q, each epoch's line says what was streamed.
+  const Result verbose =
+      run("halo-train", "--dataset " + data + " --epochs 1 --hidden 8 --feature-memory-budget 8K", scratch);
+  CHECK(verbose.err.find("| features 50.5 KiB streamed, 19 % cached") != std::string::npos);
+
+  // A layer that aggregates first (16 inputs, 32 hidden) streams only its precomputed Â·X.
+  const std::string wide = " --epochs 3 --hidden 32 --input-dropout 0 -q --json -";
+  check_one_line_error(run("halo-train", "--dataset " + data + wide + " --feature-memory-budget 8K", scratch),
+                       "precompute_first_aggregation");
+  const Result wide_memory = run("halo-train", "--dataset " + data + wide, scratch);
+  const Result precomputed = run(
+      "halo-train", "--dataset " + data + wide + " --feature-memory-budget 64K --precompute-first-aggregation", scratch);
+  INFO(precomputed.err);
+  REQUIRE(wide_memory.exit_code == 0);
+  REQUIRE(precomputed.exit_code == 0);
+  const nlohmann::json p = nlohmann::json::parse(precomputed.out);
+  CHECK(p["feature_streaming"]["precomputed_aggregation"] == true);
+  check_same_losses(p, nlohmann::json::parse(wide_memory.out));
+
+  check_one_line_error(run("halo-train", "--dataset " + data + " --feature-memory-budget 12X", scratch), "12X");
+  check_one_line_error(run("halo-train", "--dataset " + data + " --precompute-first-aggregation", scratch),
+                       "--input-dropout 0");
+  check_one_line_error(run("halo-train", "--dataset " + data + " --feature-memory-budget 100 -q", scratch),
+                       "the minimum is 128 bytes");
+}
+
+TEST_CASE("halo-train streams each rank's rows of a partition as it streams the dataset", "[tools]") {
+  ScratchDir scratch;
+  const std::string data = make_dataset(scratch);
+  REQUIRE(run("halo-partition", data + " --parts 1 -q -o " + (scratch / "p1"), scratch).exit_code == 0);
+  const std::string common = " --epochs 4 --hidden 8 --feature-memory-budget 8K -q --json -";
+  const Result whole = run("halo-train", "--dataset " + data + common, scratch);
+  const Result part = run("halo-train", "--partitions " + (scratch / "p1") + common, scratch);
+  INFO(whole.err << part.err);
+  REQUIRE(whole.exit_code == 0);
+  REQUIRE(part.exit_code == 0);
+  const nlohmann::json b = nlohmann::json::parse(part.out);
+  CHECK(b["feature_streaming"]["streamed"] == true);
+  CHECK(b["runs"][0]["epochs"][0]["feature_passes"] == 2);
+  check_same_losses(b, nlohmann::json::parse(whole.out));
+}
+
+TEST_CASE("halo-train trains out of core: features larger than --memory-limit give the in-memory losses under it",
+          "[tools][slow]") {
+  ScratchDir scratch;
+  const std::string data = scratch / "wide";
+  // 32768 vertices x 512 features: a 64 MiB features file, trained under a 48 MiB limit.
+  const Result convert =
+      run("halo-convert", "synth sbm " + data + " --nodes 32768 --avg-degree 8 --features 512 --classes 4 -q",
+          scratch);
+  REQUIRE(convert.exit_code == 0);
+  std::ifstream features(data + "/node_feat.npy", std::ios::binary | std::ios::ate);
+  const std::int64_t limit = 48LL << 20;
+  REQUIRE(static_cast<std::int64_t>(features.tellg()) > limit);
+  const std::string common = " --epochs 3 --hidden 16 --eval-every 3 -q --json -";
+  const Result memory = run("halo-train", "--dataset " + data + common, scratch);
+  const Result limited = run("halo-train", "--dataset " + data + common + " --memory-limit 48M", scratch);
+  INFO(memory.err << limited.err);
+  REQUIRE(memory.exit_code == 0);
+  REQUIRE(limited.exit_code == 0);
+  const nlohmann::json a = nlohmann::json::parse(memory.out);
+  const nlohmann::json b = nlohmann::json::parse(limited.out);
+  CHECK(a["feature_streaming"]["streamed"] == false);
+  CHECK(b["feature_streaming"]["streamed"] == true);
+  CHECK(b["memory_plan"]["total"].get<std::int64_t>() <= limit);
+  CHECK(b["peak_memory_bytes"].get<std::int64_t>() < limit);
+  CHECK(a["peak_memory_bytes"].get<std::int64_t>() > limit);
+  check_same_losses(b, a);
+}

@@ -312,17 +312,23 @@ TEST_CASE("A failure in the worker reaches the caller, and the pipeline works af
   CHECK(pipeline.forward(w.view()).to_vector() == in_memory_forward(x.array, w));
 }
 
-TEST_CASE("A failure on the computing side stops the worker without a hang", "[train]") {
+TEST_CASE("A failure on the computing side or in the transform stops the worker without a hang", "[train]") {
   const int staging = GENERATE(2, 3);
   CAPTURE(staging);
   const FeatureSource source = FeatureSource::from_array(random_features(10, rows, cols).array);
   Tensor w;
   random_matrix(10, cols, out_dim, w);
   FeaturePipeline pipeline(source, options(source.bytes(), 50, staging));
+  // The transform runs on the worker; a consumer throwing mid-pass is the computing side.
   const RowTransform failing = [](kernels::TensorView, std::int64_t first_row) {
     if (first_row == 100) throw InvalidArgument("transform refused row 100");
   };
   CHECK_THROWS_WITH(pipeline.forward(w.view(), failing), Catch::Contains("row 100"));
+  CHECK_THROWS_WITH(pipeline.stream({},
+                                    [](kernels::TensorView, std::int64_t first_row) {
+                                      if (first_row == 150) throw InvalidArgument("consumer refused row 150");
+                                    }),
+                    Catch::Contains("row 150"));
   Tensor wrong = Tensor::zeros(cols + 1, out_dim);
   CHECK_THROWS_WITH(pipeline.forward(wrong.view()), Catch::Contains("one per feature column"));
   Tensor g = Tensor::zeros(rows, out_dim), dw = Tensor::zeros(cols, out_dim + 1);

@@ -1,5 +1,6 @@
 // Tests of train/memory_plan.*: the byte counts against sizes computed from the arrays, the
-// refusal of plans over a limit (with the numbers), the /proc readers and the byte-size parser.
+// refusal of plans over a limit (with the numbers), the /proc readers, the byte-size parser, and
+// the placement of the features (resident, or streamed with the spare memory) with its items.
 #include "train/memory_plan.hpp"
 
 #include <catch2/catch.hpp>
@@ -109,4 +110,73 @@ TEST_CASE("parse_byte_size reads byte counts with binary suffixes and refuses an
   }
   CHECK(format_bytes(17) == "17 B");
   CHECK(format_bytes(3 << 20) == "3.0 MiB");
+}
+
+TEST_CASE("place_features keeps features resident when the plan fits and streams with the spare memory otherwise",
+          "[train]") {
+  // 1000 rows of 64 floats: 256000 bytes of features, 512 bytes for two staging rows.
+  const std::int64_t rows = 1000, cols = 64, mb = 1 << 20;
+  SECTION("no bound, or a plan within it: resident") {
+    CHECK_FALSE(place_features(900 * mb, 600 * mb, rows, cols, false, 0, 0, -1).streamed);
+    CHECK_FALSE(place_features(900 * mb, 600 * mb, rows, cols, false, 0, 900 * mb, -1).streamed);
+    CHECK_FALSE(place_features(900 * mb, 600 * mb, rows, cols, false, 0, 0, 900 * mb).streamed);
+  }
+  SECTION("over the limit: the spare beside the streamed plan, in whole MiB") {
+    const FeaturePlacement p = place_features(900 * mb, 600 * mb, rows, cols, false, 0, 800 * mb + 12345, -1);
+    CHECK(p.streamed);
+    CHECK(p.budget_bytes == 200 * mb);
+    CHECK(p.in_flight_bytes == 0);
+    // The smaller of limit and machine bounds it.
+    CHECK(place_features(900 * mb, 600 * mb, rows, cols, false, 0, 800 * mb, 700 * mb).budget_bytes == 100 * mb);
+  }
+  SECTION("a mapped file keeps back the pages it has in flight") {
+    const std::int64_t big_rows = 1 << 20;  // 256 MiB of features
+    const FeaturePlacement p = place_features(900 * mb, 600 * mb, big_rows, cols, true, 0, 700 * mb, -1);
+    CHECK(p.streamed);
+    CHECK(p.in_flight_bytes >= 4 * mb);
+    CHECK(p.budget_bytes + p.in_flight_bytes <= 100 * mb);
+    CHECK(p.in_flight_bytes == feature_pages_in_flight(p.budget_bytes, big_rows, cols, true));
+    CHECK(feature_pages_in_flight(p.budget_bytes, big_rows, cols, false) == 0);
+    // Never more than the file.
+    CHECK(feature_pages_in_flight(mb, 10, cols, true) == 10 * 4 * cols);
+  }
+  SECTION("a spare below two staging rows: resident, for check_memory_plan to refuse") {
+    CHECK_FALSE(place_features(900 * mb, 600 * mb, rows, cols, false, 0, 600 * mb + 511, -1).streamed);
+    CHECK(place_features(900 * mb, 600 * mb, rows, cols, false, 0, 600 * mb + 512, -1).streamed);
+  }
+  SECTION("a forced budget always streams") {
+    const FeaturePlacement p = place_features(100, 50, rows, cols, true, 4096, 0, -1);
+    CHECK(p.streamed);
+    CHECK(p.budget_bytes == 4096);
+    CHECK(p.in_flight_bytes == rows * 4 * cols);
+  }
+}
+
+TEST_CASE("plan_feature_input swaps the feature tensor for the streaming budget and drops the input's activations",
+          "[train]") {
+  const datasets::Dataset ds = test::small_sbm();
+  GraphOperators ops = build_graph_operators(ds.graph, "gcn");
+  Model model(test::small_gcn(), 12, 3, 1, ops);
+  const std::int64_t n = ds.graph.num_rows();
+  const MemoryPlan resident = plan_training_memory(ds, model, OptimizerConfig{});
+  // Input dropout 0.5 keeps a dropped copy of the features; 12 inputs <= 16 outputs aggregate first.
+  const std::int64_t input_bytes = model.input_activation_bytes(n);
+  CHECK(input_bytes == 4 * n * 12 + 4 * n * 12);
+  CHECK(model.first_layer_aggregates_first());
+
+  const MemoryPlan same = plan_feature_input(resident, input_bytes, FeaturePlacement{}, 0);
+  CHECK(same.total_bytes() == resident.total_bytes());
+  CHECK(item(same, "features") == 4 * n * 12);
+
+  const MemoryPlan streamed = plan_feature_input(resident, input_bytes, {true, 5000, 700}, 0);
+  CHECK(item(streamed, "features: staging and cache (streamed)") == 5000);
+  CHECK(item(streamed, "features: file pages in flight") == 700);
+  CHECK(item(streamed, "activations") == model.activation_bytes(n) - input_bytes);
+  CHECK(streamed.total_bytes() == resident.total_bytes() - 4 * n * 12 + 5700 - input_bytes);
+  for (const MemoryItem& i : streamed.items) CHECK(i.name != "features");
+
+  const MemoryPlan precomputed = plan_feature_input(resident, input_bytes, FeaturePlacement{}, 4 * n * 12);
+  CHECK(item(precomputed, "features") == 4 * n * 12);
+  CHECK(item(precomputed, "first aggregation (precomputed)") == 4 * n * 12);
+  CHECK(item(precomputed, "activations") == model.activation_bytes(n) - input_bytes);
 }

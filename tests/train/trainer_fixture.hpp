@@ -22,6 +22,19 @@ inline datasets::Dataset small_sbm(std::uint64_t seed = 7) {
   return datasets::generate_sbm(o);
 }
 
+// The same graph size with `features` features (more than the 16 hidden units, so that a first
+// layer transforms before it aggregates, as a streamed one must).
+inline datasets::Dataset wide_sbm(std::int64_t features, std::uint64_t seed = 7) {
+  datasets::SbmOptions o;
+  o.nodes = 600;
+  o.avg_degree = 8;
+  o.features = features;
+  o.classes = 3;
+  o.homophily = 0.9;
+  o.seed = seed;
+  return datasets::generate_sbm(o);
+}
+
 // GCN, 2 layers, 16 hidden, dropout 0.5 everywhere (so the dropout masks matter), bias.
 inline train::ModelConfig small_gcn() {
   train::ModelConfig m;

@@ -1,6 +1,8 @@
 // Tests of train/trainer.*: training on a generated SBM graph learns (the loss falls, accuracy is
 // far above chance), does not depend on the thread count, follows OGB's reporting rule and the
-// seed schedule of runs, evaluates when asked, stops early by the rule, and refuses bad input.
+// seed schedule of runs, evaluates when asked, stops early by the rule, and refuses bad input;
+// with the features streamed (a forced budget, uneven chunks, a memory limit, a precomputed Â·X)
+// it gives the in-memory losses and reports what crossed.
 #include "train/trainer.hpp"
 
 #include <catch2/catch.hpp>
@@ -10,6 +12,7 @@
 #include "graph/base/error.hpp"
 #include "tests/train/trainer_fixture.hpp"
 #include "train/metrics.hpp"
+#include "train/training_problem.hpp"
 
 using namespace halo::train;
 namespace datasets = halo::datasets;
@@ -203,4 +206,156 @@ TEST_CASE("training_fingerprint follows the settings that change the losses and 
   ModelConfig wider = small_gcn();
   wider.hidden = 32;
   CHECK(training_fingerprint(ds, wider, base) != f);
+}
+
+namespace {
+
+// Epoch losses of two runs agree to `relative` (float rounding of the streamed GEMMs only).
+void check_same_losses(const RunResult& got, const RunResult& want, double relative = 1e-5) {
+  REQUIRE(got.epochs.size() == want.epochs.size());
+  for (std::size_t i = 0; i < got.epochs.size(); ++i) {
+    INFO("epoch " << i + 1);
+    CHECK(got.epochs[i].loss == Approx(want.epochs[i].loss).epsilon(relative));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("train with a feature budget of 1/8 of the features gives the in-memory losses", "[train]") {
+  // 600 vertices x 40 features: 96000 bytes; 1/8 is 12000, staging 2 x 9 rows (600 = 66 x 9 + 6).
+  const datasets::Dataset ds = halo::test::wide_sbm(40);
+  ModelConfig model = small_gcn();
+  SECTION("gcn") {}
+  SECTION("sage") { model.kind = "sage"; }
+  SECTION("sage, three layers with batch norm") {
+    model.kind = "sage";
+    model.layers = 3;
+    model.batch_norm = true;
+  }
+  TrainConfig config = short_training(8);
+  config.eval_every = 3;
+  const TrainSummary memory = train(ds, model, config);
+  config.feature_memory_budget = 12000;
+  const TrainSummary streamed = train(ds, model, config);
+  check_same_losses(streamed.runs[0], memory.runs[0]);
+  CHECK(streamed.runs[0].best_epoch == memory.runs[0].best_epoch);
+
+  const FeatureStreamingSummary& f = streamed.feature_streaming;
+  CHECK_FALSE(memory.feature_streaming.streamed);
+  CHECK(memory.runs[0].epochs[0].feature_passes == 0);
+  REQUIRE(f.streamed);
+  CHECK(f.budget_bytes == 12000);
+  CHECK(f.chunk_rows == 9);
+  CHECK(f.cache_rows == (12000 - 2 * 9 * 160) / 160);
+  CHECK(f.staging_bytes + f.cache_bytes <= 12000);
+  // A training step streams X once forward (twice for GraphSAGE's two products) and once back;
+  // each pass copies the uncached rows and takes the cached ones from the cache.
+  const std::int64_t passes = model.kind == "gcn" ? 2 : 3;
+  for (const EpochRecord& e : streamed.runs[0].epochs) {
+    CHECK(e.feature_passes == passes);
+    CHECK(e.feature_bytes_to_device == passes * (600 - f.cache_rows) * 160);
+    CHECK(e.feature_cache_hit_rate == Approx(f.cached_fraction));
+    CHECK(e.feature_wait_s >= 0.0);
+  }
+  CHECK(f.passes == 8 * passes);
+  CHECK(f.bytes_to_device == 8 * passes * (600 - f.cache_rows) * 160);
+  bool listed = false;
+  for (const MemoryItem& i : streamed.memory_plan.items)
+    listed = listed || i.name == "features: staging and cache (streamed)";
+  CHECK(listed);
+  // The placement changes float rounding only, so a checkpoint resumes across it.
+  TrainConfig in_memory = config;
+  in_memory.feature_memory_budget = 0;
+  CHECK(training_fingerprint(ds, model, config) == training_fingerprint(ds, model, in_memory));
+}
+
+TEST_CASE("train streams chunks that split the rows unevenly, down to one row, to the in-memory losses", "[train]") {
+  const datasets::Dataset ds = halo::test::wide_sbm(40);
+  const std::string kind = GENERATE("gcn", "sage");
+  // 320 bytes: two one-row buffers and no cache; 8960: chunks of 7 rows (600 = 85 x 7 + 5).
+  const std::int64_t budget = GENERATE(320, 8960);
+  CAPTURE(kind, budget);
+  ModelConfig model = small_gcn();
+  model.kind = kind;
+  TrainConfig config = short_training(3);
+  config.eval_every = 10;
+  const TrainSummary memory = train(ds, model, config);
+  config.feature_memory_budget = budget;
+  const TrainSummary streamed = train(ds, model, config);
+  CHECK(streamed.feature_streaming.chunk_rows == (budget == 320 ? 1 : 7));
+  check_same_losses(streamed.runs[0], memory.runs[0]);
+}
+
+TEST_CASE("train refuses a feature budget too small for two staging buffers, naming the minimum", "[train]") {
+  TrainConfig config = short_training(2);
+  config.feature_memory_budget = 319;
+  bool trained = false;
+  const auto on_epoch = [&](int, const EpochRecord&) { trained = true; };
+  CHECK_THROWS_WITH(train(halo::test::wide_sbm(40), small_gcn(), config, on_epoch),
+                    Catch::Contains("feature_memory_budget of 319 bytes") &&
+                        Catch::Contains("the minimum is 320 bytes"));
+  CHECK_FALSE(trained);
+}
+
+TEST_CASE("train streams a first layer that aggregates first only with Â·X precomputed, to the same losses",
+          "[train]") {
+  // 12 features <= 16 hidden: both GCN and GraphSAGE aggregate first in layer 1.
+  const datasets::Dataset ds = small_sbm();
+  ModelConfig model = small_gcn();
+  model.kind = GENERATE("gcn", "sage");
+  CAPTURE(model.kind);
+  model.input_dropout = 0.0f;
+  TrainConfig config = short_training(6);
+  const TrainSummary memory = train(ds, model, config);
+  TrainConfig streamed = config;
+  streamed.feature_memory_budget = 4 * 600 * 12 / 2;
+  CHECK_THROWS_WITH(train(ds, model, streamed), Catch::Contains("aggregates them first") &&
+                                                    Catch::Contains("precompute_first_aggregation"));
+  streamed.precompute_first_aggregation = true;
+  TrainConfig precomputed = config;
+  precomputed.precompute_first_aggregation = true;
+  for (const TrainConfig* c : {&streamed, &precomputed}) {
+    const TrainSummary s = train(ds, model, *c);
+    CHECK(s.feature_streaming.precomputed_aggregation);
+    CHECK(s.feature_streaming.streamed == (c == &streamed));
+    check_same_losses(s.runs[0], memory.runs[0]);
+  }
+  // Â·X is constant only without input dropout.
+  model.input_dropout = 0.5f;
+  CHECK_THROWS_WITH(train(ds, model, precomputed), Catch::Contains("input dropout 0"));
+}
+
+TEST_CASE("train streams the features when the resident plan exceeds the memory limit and the rest fits", "[train]") {
+  // 600 x 400 features: 960000 bytes, and as much again for the input dropout's copy.
+  const datasets::Dataset ds = halo::test::wide_sbm(400);
+  const ModelConfig model = small_gcn();
+  // The problem train(ds, ...) builds, with the process's own bytes left out of the plan so that
+  // its total does not depend on what earlier tests left in this process.
+  GraphOperators operators = build_graph_operators(ds.graph, model.kind);
+  halo::train::dist::LocalCommunicator local;
+  TrainingProblem problem;
+  problem.shape = {ds.meta.name, ds.graph.num_rows(), ds.graph.num_edges(), 400, ds.meta.num_classes};
+  problem.features = &ds.target().features;
+  problem.labels = &ds.target().labels;
+  problem.train = kernels::view_of(ds.split.train);
+  problem.valid = kernels::view_of(ds.split.valid);
+  problem.test = kernels::view_of(ds.split.test);
+  problem.operators = &operators;
+  problem.comm = &local;
+  problem.plan_memory = [&](const Model& m) { return plan_training_memory(ds, m, OptimizerConfig{}); };
+  problem.process_bytes = 0;
+  TrainConfig config = short_training(3);
+  const TrainSummary memory = train(problem, model, config);
+  REQUIRE_FALSE(memory.feature_streaming.streamed);
+  // Half the features' bytes below the resident plan: streaming frees the tensor and the copy.
+  config.memory_limit = memory.memory_plan.total_bytes() - 480000;
+  const TrainSummary limited = train(problem, model, config);
+  REQUIRE(limited.feature_streaming.streamed);
+  CHECK(limited.memory_plan.total_bytes() <= config.memory_limit);
+  // The spare beside the streamed plan: the features' 960000 bytes and their dropped copy, less
+  // the 480000 bytes cut, in whole MiB when above 2 MiB (it is not).
+  CHECK(limited.feature_streaming.budget_bytes == 2 * 960000 - 480000);
+  check_same_losses(limited.runs[0], memory.runs[0]);
+  config.memory_limit = memory.memory_plan.total_bytes() - 2 * 960000;
+  CHECK_THROWS_WITH(train(problem, model, config), Catch::Contains("memory limit"));
 }

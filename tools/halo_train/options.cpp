@@ -166,7 +166,13 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
   app.add_flag("--resume", t.resume, "Continue from the checkpoints in --checkpoint DIR");
-  app.add_option("--memory-limit", o.memory_limit, "Refuse runs whose memory plan exceeds BYTES (e.g. 8G, 512M)");
+  app.add_option("--memory-limit", o.memory_limit,
+                 "Refuse runs whose memory plan exceeds BYTES (e.g. 8G, 512M); features that do not fit are streamed");
+  app.add_option("--feature-memory-budget", o.feature_memory_budget,
+                 "Stream the first layer's features through BYTES of staging buffers and cache (e.g. 512M, 2G); "
+                 "default: stream only when the memory plan does not fit");
+  app.add_flag("--precompute-first-aggregation", t.precompute_first_aggregation,
+               "Compute Â·X once before training so the first layer needs no SpMM (needs --input-dropout 0)");
   app.add_option("--json", o.json, "Write the summary as JSON to FILE ('-' = stdout)");
   app.add_flag("-q,--quiet", o.quiet, "Print only warnings and errors");
   app.add_flag("-v,--verbose", o.verbose, "Print debug messages (the memory plan table)");
@@ -186,6 +192,13 @@ void finish_train_options(TrainOptions& o) {
   o.train.early_stopping.metric = train::stopping_metric_from_string(o.early_stopping_metric);
   o.train.device = kernels::parse_device(o.device);
   o.train.memory_limit = o.memory_limit.empty() ? 0 : train::parse_byte_size(o.memory_limit);
+  o.train.feature_memory_budget = o.feature_memory_budget.empty() ? 0 : train::parse_byte_size(o.feature_memory_budget);
+  if (!o.feature_memory_budget.empty() && o.train.feature_memory_budget == 0)
+    throw InvalidArgument("--feature-memory-budget must be positive, got '" + o.feature_memory_budget + "'");
+  if (o.train.precompute_first_aggregation && o.model.input_dropout != 0.0f)
+    throw InvalidArgument(fmt::format("--precompute-first-aggregation needs --input-dropout 0 (Â·X is constant only "
+                                      "when nothing random touches X), got {}",
+                                      o.model.input_dropout));
 }
 
 nlohmann::json describe_settings(const TrainOptions& o) {
@@ -218,7 +231,9 @@ nlohmann::json describe_settings(const TrainOptions& o) {
               {"checkpoint", t.checkpoint_dir},
               {"checkpoint-every", t.checkpoint_every},
               {"resume", t.resume},
-              {"memory-limit", t.memory_limit}};
+              {"memory-limit", t.memory_limit},
+              {"feature-memory-budget", t.feature_memory_budget},
+              {"precompute-first-aggregation", t.precompute_first_aggregation}};
 }
 
 }  // namespace halo::tools

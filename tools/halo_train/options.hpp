@@ -24,6 +24,7 @@ struct TrainOptions {
   std::string early_stopping_metric = "valid_loss";
   std::string device = "cpu";
   std::string memory_limit;  // "8G", "512M", bytes; empty = none
+  std::string feature_memory_budget;  // the same forms; empty = the memory plan decides
   std::string json;
   bool quiet = false;
   bool verbose = false;
@@ -32,8 +33,9 @@ struct TrainOptions {
 // Registers every flag on `app`, bound to `options`, and --config with the JSON reader.
 void add_train_options(CLI::App& app, TrainOptions& options);
 
-// Turns the parsed text settings (device, memory limit, stopping metric) into the configs and
-// rejects what this build cannot do (--partitions); throws InvalidArgument / UnsupportedError.
+// Turns the parsed text settings (device, memory limit, feature budget, stopping metric) into the
+// configs and rejects what this build cannot do (--partitions) and settings that contradict each
+// other; throws InvalidArgument / UnsupportedError.
 void finish_train_options(TrainOptions& options);
 
 // Every effective setting, typed, under the long flag names (for the JSON summary).

@@ -48,6 +48,23 @@ json ranks_json(const std::vector<train::RankTraffic>& ranks) {
   return out;
 }
 
+json feature_streaming_json(const train::FeatureStreamingSummary& f) {
+  return json{{"streamed", f.streamed},
+              {"precomputed_aggregation", f.precomputed_aggregation},
+              {"feature_bytes", f.feature_bytes},
+              {"budget_bytes", f.budget_bytes},
+              {"chunk_rows", f.chunk_rows},
+              {"staging_bytes", f.staging_bytes},
+              {"cache_rows", f.cache_rows},
+              {"cache_bytes", f.cache_bytes},
+              {"cached_fraction", f.cached_fraction},
+              {"passes", f.passes},
+              {"bytes_to_device", f.bytes_to_device},
+              {"cache_hit_rate", f.cache_hit_rate},
+              {"wait_s", f.wait_s},
+              {"fill_s", f.fill_s}};
+}
+
 json run_json(const train::RunResult& r) {
   json epochs = json::array();
   for (const train::EpochRecord& e : r.epochs) {
@@ -62,7 +79,11 @@ json run_json(const train::RunResult& r) {
                           {"bytes_sent", e.bytes_sent},
                           {"bytes_received", e.bytes_received},
                           {"halo_exchange_s", e.halo_s},
-                          {"all_reduce_s", e.all_reduce_s}});
+                          {"all_reduce_s", e.all_reduce_s},
+                          {"feature_passes", e.feature_passes},
+                          {"feature_bytes_to_device", e.feature_bytes_to_device},
+                          {"feature_cache_hit_rate", e.feature_cache_hit_rate},
+                          {"feature_wait_s", e.feature_wait_s}});
   }
   return json{{"run", r.run},
               {"seed", r.seed},
@@ -82,7 +103,12 @@ std::string format_epoch_line(int run, int runs, const train::EpochRecord& r) {
   std::string line = runs > 1 ? fmt::format("run {} epoch {} | loss {:.4f}", run, r.epoch, r.loss)
                               : fmt::format("epoch {} | loss {:.4f}", r.epoch, r.loss);
   if (r.evaluated) line += fmt::format(" | train {:.4f} valid {:.4f} test {:.4f}", r.train_acc, r.valid_acc, r.test_acc);
-  return line + " | " + format_ms(r.time_s);
+  line += " | " + format_ms(r.time_s);
+  if (r.feature_passes > 0)
+    line += fmt::format(" | features {} streamed, {:.0f} % cached, {} waiting",
+                        human_bytes(static_cast<std::uint64_t>(r.feature_bytes_to_device)),
+                        100 * r.feature_cache_hit_rate, format_ms(r.feature_wait_s));
+  return line;
 }
 
 std::string format_summary_line(const train::TrainSummary& s) {
@@ -134,6 +160,7 @@ json summary_json(const train::TrainSummary& s, const json& dataset, const json&
       {"memory_plan", plan},
       {"world_size", s.world_size},
       {"boundary_sample_rate", s.boundary_sample_rate},
+      {"feature_streaming", feature_streaming_json(s.feature_streaming)},
       {"ranks", ranks_json(s.ranks)},
       {"device", s.device.to_string()},
       {"threads", s.threads},

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include <omp.h>
+
 #include "graph/base/error.hpp"
 
 namespace halo::train::detail {
@@ -26,6 +28,9 @@ StagingRing::StagingRing(int slots, std::int64_t jobs, std::function<void(std::i
 StagingRing::~StagingRing() { stop_and_join(); }
 
 void StagingRing::run() {
+  // This thread's own OpenMP setting (a thread not started by OpenMP has its own): a parallel
+  // loop in a fill becomes a team of one, this thread.
+  omp_set_num_threads(1);
   double busy = 0.0;
   for (std::int64_t job = 0; job < jobs_; ++job) {
     {

@@ -16,7 +16,9 @@ namespace halo::train::detail {
 class StagingRing {
  public:
   // Fills slot (job % slots) for job = 0, 1, ..., jobs - 1 by calling fill(job, slot) on a new
-  // worker thread. The first exception fill throws stops the worker; acquire() rethrows it.
+  // worker thread, whose OpenMP loops (inside fill) run serially on it: a copy engine does not
+  // take the compute threads, nor start a second team of them. The first exception fill throws
+  // stops the worker; acquire() rethrows it.
   StagingRing(int slots, std::int64_t jobs, std::function<void(std::int64_t job, int slot)> fill);
   // Stops the worker (one waiting for a free slot returns at once; a fill in progress is let
   // finish) and joins it. Never throws.

@@ -1,0 +1,54 @@
+// The trainer's set-up of the first layer's input (issue #7): the memory plan with the features
+// placed, the refusals of what cannot run, the FeatureInput options, and what is reported about
+// it. Internal to train/trainer.cpp, kept apart so the trainer loop stays readable.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/base/array.hpp"
+#include "train/aggregation.hpp"
+#include "train/feature_input.hpp"
+#include "train/feature_pipeline.hpp"
+#include "train/memory_plan.hpp"
+#include "train/model.hpp"
+#include "train/trainer.hpp"
+#include "train/training_problem.hpp"
+
+namespace halo::train::detail {
+
+// The passes between two readings of FeatureInput::stats().
+FeaturePassStats passes_since(const FeaturePassStats& before, const FeaturePassStats& now);
+
+// Sets `plan` to the problem's plan for `model` with "process before training" (process_bytes)
+// first and the features as place_features places them (resident, or streamed with the forced
+// budget or the spare memory), and returns that placement. O(items).
+FeaturePlacement plan_memory(TrainingProblem& problem, const Model& model, const TrainConfig& config,
+                             std::int64_t process_bytes, std::int64_t available, MemoryPlan& plan);
+
+// Refuses (InvalidArgument) feature settings that cannot work whatever the plan decides: a
+// forced budget below two staging rows (naming the minimum), a precomputation with input dropout.
+void check_feature_settings(const ModelConfig& m, const TrainConfig& config, const DatasetShape& shape);
+
+// Refuses (UnsupportedError) streamed features for a first layer that aggregates first without
+// its aggregation precomputed, before any work.
+void check_feature_input(const ModelConfig& m, const TrainConfig& config, const Model& model,
+                         const FeaturePlacement& placement, const DatasetShape& shape);
+
+// The FeatureInput of a run as placed: budget, normalisation, precomputation, and whether the
+// first layer still multiplies X beside Â·X (GraphSAGE's root term).
+FeatureInputOptions feature_input_options(const ModelConfig& m, const TrainConfig& config,
+                                          const FeaturePlacement& placement);
+
+// The cache's row scores: the first operator's row degrees when this process holds it as one
+// CSR (empty otherwise, or when nothing is streamed). O(rows).
+std::vector<double> cache_scores(Aggregation* aggregation, const FeaturePlacement& placement);
+
+// The summary's description of the input (the streaming totals are added after training), and
+// its one-line log message.
+FeatureStreamingSummary describe_input(const FeatureInput& input, const Array<float>& x,
+                                       const FeaturePlacement& placement);
+std::string input_line(const FeatureStreamingSummary& f);
+
+}  // namespace halo::train::detail
