@@ -159,8 +159,9 @@ bool checkpoint_exists(const std::string& dir, int run) {
   return std::filesystem::is_regular_file(checkpoint_path(dir, run) + "/manifest.json", ec);
 }
 
-void save_checkpoint(const std::string& dir, const CheckpointState& state, Model& model, Optimizer& optimizer) {
-  const std::vector<Parameter*> parameters = model.parameters();
+void save_checkpoint(const std::string& dir, const CheckpointState& state, const CheckpointTensors& model,
+                     Optimizer& optimizer) {
+  const std::vector<Parameter*> parameters = model.parameters;
   datasets::AtomicDirectory out(checkpoint_path(dir, state.run), /*force=*/true);
   CheckpointWriter writer(out);
   auto write_group = [&](const std::string& folder, const std::vector<std::pair<std::string, kernels::Tensor*>>& group) {
@@ -175,7 +176,7 @@ void save_checkpoint(const std::string& dir, const CheckpointState& state, Model
   std::vector<std::pair<std::string, kernels::Tensor*>> values;
   for (Parameter* p : parameters) values.emplace_back(p->name, &p->value);
   const json parameter_names = write_group("params", values);
-  const json buffer_names = write_group("buffers", model.buffers());
+  const json buffer_names = write_group("buffers", model.buffers);
   const json state_names = write_group("optimizer", optimizer.state(parameters));
   json records = json::array();
   for (const EpochRecord& r : state.records) records.push_back(record_to_json(r));
@@ -196,7 +197,8 @@ void save_checkpoint(const std::string& dir, const CheckpointState& state, Model
   out.commit();
 }
 
-CheckpointState load_checkpoint(const std::string& dir, int run, const std::string& expected_config, Model& model,
+CheckpointState load_checkpoint(const std::string& dir, int run, const std::string& expected_config,
+                                const CheckpointTensors& model,
                                 Optimizer& optimizer) {
   const std::string root = checkpoint_path(dir, run);
   const std::string manifest_path = root + "/manifest.json";
@@ -222,12 +224,12 @@ CheckpointState load_checkpoint(const std::string& dir, int run, const std::stri
       throw InvalidArgument("load_checkpoint: " + root + " was written for another configuration: " +
                             first_difference(m.at("config"), expected, ""));
     }
-    const std::vector<Parameter*> parameters = model.parameters();
+    const std::vector<Parameter*> parameters = model.parameters;
     std::vector<std::pair<std::string, kernels::Tensor*>> values;
     for (Parameter* p : parameters) values.emplace_back(p->name, &p->value);
     const json& files = m.at("files");
     read_group(root, m, files, "params", values);
-    read_group(root, m, files, "buffers", model.buffers());
+    read_group(root, m, files, "buffers", model.buffers);
     read_group(root, m, files, "optimizer", optimizer.state(parameters));
     optimizer.set_steps(m.at("optimizer_steps").get<std::int64_t>());
 

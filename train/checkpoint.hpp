@@ -14,9 +14,11 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "train/model.hpp"
+#include "kernels/tensor.hpp"
+#include "train/parameter.hpp"
 #include "train/optimizer.hpp"
 #include "train/run_tracker.hpp"
 
@@ -42,18 +44,25 @@ std::string checkpoint_path(const std::string& dir, int run);
 // True when DIR/run-NNNN/manifest.json exists.
 bool checkpoint_exists(const std::string& dir, int run);
 
-// Writes the run's checkpoint of `model` and `optimizer`, replacing the previous one atomically
+// A model's tensors as a checkpoint sees them: its parameters (Model::parameters(),
+// Trainable::parameters()) and its other state (buffers()).
+struct CheckpointTensors {
+  std::vector<Parameter*> parameters;
+  std::vector<std::pair<std::string, kernels::Tensor*>> buffers;
+};
+
+// Writes the run's checkpoint of a model's tensors and `optimizer`, replacing the previous one atomically
 // (AtomicDirectory with force: the old checkpoint stays until the new one is complete). Creates
 // `dir` if needed. Tensor names must be usable as file names ([A-Za-z0-9._-]). Cost: the bytes
 // of parameters, buffers and optimiser state, plus one fsync per file.
-void save_checkpoint(const std::string& dir, const CheckpointState& state, Model& model, Optimizer& optimizer);
+void save_checkpoint(const std::string& dir, const CheckpointState& state, const CheckpointTensors& model, Optimizer& optimizer);
 
 // Reads DIR/run-NNNN back into `model` (parameters and buffers) and `optimizer` (its state,
 // created first where missing, and its step count). Throws IoError naming the file for a
 // missing, malformed or corrupted (size or CRC-32 mismatch) checkpoint, and InvalidArgument when
 // the checkpoint belongs to another configuration (`expected_config` differs: the message names
 // the first differing key), another optimiser, or a model whose tensors differ in name or shape.
-CheckpointState load_checkpoint(const std::string& dir, int run, const std::string& expected_config, Model& model,
+CheckpointState load_checkpoint(const std::string& dir, int run, const std::string& expected_config, const CheckpointTensors& model,
                                 Optimizer& optimizer);
 
 }  // namespace halo::train

@@ -1,0 +1,48 @@
+// The trainer's loop, shared by every kind of model: runs, epochs (training step, evaluation,
+// early stopping, checkpoints), the loss and metrics all-reduced over ranks, and the summary's
+// statistics. train() (GCN / GraphSAGE, one process or a rank of many) and train_rgcn() set up a
+// LoopContext and a model factory, then call run_all().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "kernels/tensor.hpp"
+#include "sampling/boundary_sampler.hpp"
+#include "train/dist/communicator.hpp"
+#include "train/dist/halo_exchange.hpp"
+#include "train/feature_input.hpp"
+#include "train/trainable.hpp"
+#include "train/trainer.hpp"
+
+namespace halo::train::detail {
+
+struct LoopContext {
+  LoopContext(const TrainConfig& training, dist::Communicator& communicator) : config(training), comm(communicator) {}
+
+  const TrainConfig& config;
+  dist::Communicator& comm;
+  dist::HaloExchange* exchange = nullptr;   // null on one process
+  const std::int64_t* labels = nullptr;     // one per row the splits index
+  kernels::IndexView train, valid, test;    // this process's rows of each split
+  kernels::IndexView global_ids;            // dropout keys of the rows; empty = identity
+  std::int64_t train_total = 0, valid_total = 0, test_total = 0;  // over all ranks
+  std::string fingerprint;                  // training_fingerprint(...), for checkpoints
+  FeatureInput* input = nullptr;            // the streamed first-layer input, for its statistics; or null
+  std::optional<sampling::BoundarySampler> sampler;  // set by run_all when boundary_sample_rate < 1
+  FeaturePassStats streamed;                // the training steps' streaming passes, all runs
+};
+
+// The split sizes over all ranks, checked non-empty (InvalidArgument otherwise).
+void count_splits(LoopContext& c);
+
+// Trains config.runs runs (run r: make_model(r, seed + r)) and fills summary.runs, the accuracy
+// statistics, the median epoch, the time split, every rank's traffic, the world size and the
+// streamed-feature totals. `owned_vertices` is this process's row count, for the traffic table.
+void run_all(LoopContext& c, const std::function<std::unique_ptr<Trainable>(int run, std::uint64_t seed)>& make_model,
+             std::int64_t owned_vertices, const EpochCallback& on_epoch, TrainSummary& summary);
+
+}  // namespace halo::train::detail

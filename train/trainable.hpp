@@ -1,0 +1,34 @@
+// Trainable: what the trainer loop drives — a model bound to its inputs (a GCN / GraphSAGE Model
+// with its features, or an R-GCN model over a heterogeneous graph), seen only through its
+// forward and backward passes, its parameters and the state a checkpoint keeps.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/tensor.hpp"
+#include "train/optimizer.hpp"
+#include "train/parameter.hpp"
+#include "train/step.hpp"
+
+namespace halo::train {
+
+class Trainable {
+ public:
+  virtual ~Trainable() = default;
+  // Logits of the labelled vertices this process holds, one row per row the split indexes.
+  virtual kernels::Tensor forward(const Step& step) = 0;
+  // Accumulates the parameters' gradients from d loss / d logits of the last training forward.
+  virtual void backward(kernels::Tensor grad_logits, const Step& step) = 0;
+  // The dense parameters: the optimiser steps them, distributed runs all-reduce their gradients.
+  virtual std::vector<Parameter*> parameters() = 0;
+  // State a checkpoint keeps beyond the parameters and the optimiser's state.
+  virtual std::vector<std::pair<std::string, kernels::Tensor*>> buffers() = 0;
+  virtual void zero_grad() = 0;
+  // Updates the model makes itself after the optimiser's step (sparse embedding rows); none by
+  // default.
+  virtual void after_step(const OptimizerConfig& /*optimizer*/) {}
+};
+
+}  // namespace halo::train
