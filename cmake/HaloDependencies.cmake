@@ -2,12 +2,26 @@
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(ZLIB REQUIRED)
 find_package(ISAL REQUIRED)
-find_package(fmt REQUIRED)
+if(HALO_FMT_HEADER_ONLY)
+  # fmt::fmt as its headers alone (FMT_HEADER_ONLY compiles fmt into each user), for builds that
+  # carry fmt's headers but not its library.
+  find_path(HALO_FMT_INCLUDE_DIR fmt/format.h REQUIRED)
+  mark_as_advanced(HALO_FMT_INCLUDE_DIR)
+  add_library(fmt::fmt INTERFACE IMPORTED)
+  target_include_directories(fmt::fmt INTERFACE ${HALO_FMT_INCLUDE_DIR})
+  target_compile_definitions(fmt::fmt INTERFACE FMT_HEADER_ONLY=1)
+else()
+  find_package(fmt REQUIRED)
+endif()
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
-find_package(METIS REQUIRED)
-set(BLA_VENDOR OpenBLAS)
-find_package(BLAS REQUIRED)
+if(HALO_WITH_METIS)
+  find_package(METIS REQUIRED)
+endif()
+if(HALO_WITH_BLAS)
+  set(BLA_VENDOR OpenBLAS)
+  find_package(BLAS REQUIRED)
+endif()
 find_package(Threads REQUIRED)
 
 if(HALO_WITH_MPI)
@@ -30,5 +44,5 @@ else()
   set(HALO_WITH_NCCL OFF CACHE BOOL "Build the NCCL communicator (needs CUDA)" FORCE)
 endif()
 
-message(STATUS "halo: CUDA=${HALO_WITH_CUDA} MPI=${HALO_WITH_MPI} NCCL=${HALO_WITH_NCCL} "
-               "tests=${HALO_BUILD_TESTS} benchmarks=${HALO_BUILD_BENCHMARKS} native=${HALO_NATIVE}")
+message(STATUS "halo: CUDA=${HALO_WITH_CUDA} MPI=${HALO_WITH_MPI} NCCL=${HALO_WITH_NCCL} METIS=${HALO_WITH_METIS} "
+               "BLAS=${HALO_WITH_BLAS} tests=${HALO_BUILD_TESTS} benchmarks=${HALO_BUILD_BENCHMARKS} native=${HALO_NATIVE}")

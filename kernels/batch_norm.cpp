@@ -5,6 +5,7 @@
 
 #include "graph/base/error.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/detail/checks.hpp"
 #include "kernels/timing.hpp"
 
@@ -16,7 +17,11 @@ void batch_norm_sums(ConstTensorView x, TensorView sums) {
   detail::check_device("batch_norm_sums", "sums", sums, x.device);
   HALO_EXPECTS(!detail::overlaps(x, sums), "sums may not overlap x");
   ScopedKernelTimer timer(KernelFamily::other);
-  if (x.device.is_cuda()) detail::throw_cuda_kernel_pending("batch_norm_sums");
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    cuda::batch_norm_sums(x, sums);
+    return;
+  }
   cpu::batch_norm_sums(x, sums);
 }
 
@@ -33,7 +38,11 @@ void batch_norm_forward(ConstTensorView x, ConstTensorView stats, ConstTensorVie
   HALO_EXPECTS(!detail::overlaps(y, stats) && !detail::overlaps(y, gamma) && !detail::overlaps(y, beta),
                "y may not overlap stats, gamma or beta");
   ScopedKernelTimer timer(KernelFamily::other);
-  if (x.device.is_cuda()) detail::throw_cuda_kernel_pending("batch_norm_forward");
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    cuda::batch_norm_forward(x, stats, gamma, beta, y);
+    return;
+  }
   cpu::batch_norm_forward(x, stats, gamma, beta, y);
 }
 
@@ -47,7 +56,11 @@ void batch_norm_backward_sums(ConstTensorView x, ConstTensorView stats, ConstTen
   HALO_EXPECTS(!detail::overlaps(reduce, x) && !detail::overlaps(reduce, stats) && !detail::overlaps(reduce, grad_y),
                "reduce may not overlap the inputs");
   ScopedKernelTimer timer(KernelFamily::other);
-  if (x.device.is_cuda()) detail::throw_cuda_kernel_pending("batch_norm_backward_sums");
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    cuda::batch_norm_backward_sums(x, stats, grad_y, reduce);
+    return;
+  }
   cpu::batch_norm_backward_sums(x, stats, grad_y, reduce);
 }
 
@@ -71,7 +84,11 @@ void batch_norm_backward(ConstTensorView x, ConstTensorView stats, ConstTensorVi
                    !detail::overlaps(grad_x, reduce),
                "grad_x must be grad_y itself or not overlap it, and may not overlap the other inputs");
   ScopedKernelTimer timer(KernelFamily::other);
-  if (x.device.is_cuda()) detail::throw_cuda_kernel_pending("batch_norm_backward");
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    cuda::batch_norm_backward(x, stats, gamma, grad_y, reduce, n, grad_x, grad_gamma, grad_beta);
+    return;
+  }
   cpu::batch_norm_backward(x, stats, gamma, grad_y, reduce, n, grad_x, grad_gamma, grad_beta);
 }
 

@@ -5,6 +5,7 @@
 
 #include "graph/base/error.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/detail/checks.hpp"
 #include "kernels/timing.hpp"
 
@@ -22,7 +23,11 @@ void dropout_checked(const char* op, ConstTensorView in, TensorView out, float p
                           std::to_string(global_ids.size));
   HALO_KERNEL_EXPECTS(op, detail::same_or_disjoint(in, out), "the output must be the input itself or not overlap it");
   ScopedKernelTimer timer(KernelFamily::other);
-  if (in.device.is_cuda()) detail::throw_cuda_kernel_pending(op);
+  if (in.device.is_cuda()) {
+    require_device(in.device);
+    cuda::dropout(in, out, p, key, global_ids);
+    return;
+  }
   cpu::dropout(in, out, p, key, global_ids);
 }
 

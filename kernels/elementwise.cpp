@@ -4,6 +4,7 @@
 
 #include "graph/base/error.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/detail/checks.hpp"
 #include "kernels/timing.hpp"
 
@@ -14,7 +15,11 @@ void add_bias(TensorView x, ConstTensorView bias) {
   detail::check_device("add_bias", "bias", bias, x.device);
   HALO_EXPECTS(!detail::overlaps(x, bias), "bias may not overlap x");
   ScopedKernelTimer timer(KernelFamily::other);
-  if (x.device.is_cuda()) detail::throw_cuda_kernel_pending("add_bias");
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    cuda::add_bias(x, bias);
+    return;
+  }
   cpu::add_bias(x, bias);
 }
 
@@ -24,7 +29,11 @@ void column_sums(ConstTensorView x, TensorView out, bool accumulate) {
   detail::check_device("column_sums", "out", out, x.device);
   HALO_EXPECTS(!detail::overlaps(x, out), "out may not overlap x");
   ScopedKernelTimer timer(KernelFamily::other);
-  if (x.device.is_cuda()) detail::throw_cuda_kernel_pending("column_sums");
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    cuda::column_sums(x, out, accumulate);
+    return;
+  }
   cpu::column_sums(x, out, accumulate);
 }
 
@@ -34,7 +43,11 @@ void relu_forward(ConstTensorView x, TensorView y) {
   detail::check_device("relu_forward", "y", y, x.device);
   HALO_EXPECTS(detail::same_or_disjoint(x, y), "y must be x itself or not overlap it");
   ScopedKernelTimer timer(KernelFamily::other);
-  if (x.device.is_cuda()) detail::throw_cuda_kernel_pending("relu_forward");
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    cuda::relu_forward(x, y);
+    return;
+  }
   cpu::relu_forward(x, y);
 }
 
@@ -47,7 +60,11 @@ void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x)
   HALO_EXPECTS(detail::same_or_disjoint(grad_y, grad_x) && detail::same_or_disjoint(y, grad_x),
                "grad_x must be grad_y (or y) itself or not overlap it");
   ScopedKernelTimer timer(KernelFamily::other);
-  if (y.device.is_cuda()) detail::throw_cuda_kernel_pending("relu_backward");
+  if (y.device.is_cuda()) {
+    require_device(y.device);
+    cuda::relu_backward(y, grad_y, grad_x);
+    return;
+  }
   cpu::relu_backward(y, grad_y, grad_x);
 }
 
@@ -57,21 +74,32 @@ void axpby(float alpha, ConstTensorView x, float beta, TensorView y) {
   detail::check_device("axpby", "y", y, x.device);
   HALO_EXPECTS(detail::same_or_disjoint(x, y), "y must be x itself or not overlap it");
   ScopedKernelTimer timer(KernelFamily::other);
-  if (x.device.is_cuda()) detail::throw_cuda_kernel_pending("axpby");
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    cuda::axpby(alpha, x, beta, y);
+    return;
+  }
   cpu::axpby(alpha, x, beta, y);
 }
 
 void normalize_rows(TensorView x) {
   detail::check_view("normalize_rows", "x", x);
   ScopedKernelTimer timer(KernelFamily::other);
-  if (x.device.is_cuda()) detail::throw_cuda_kernel_pending("normalize_rows");
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    cuda::normalize_rows(x);
+    return;
+  }
   cpu::normalize_rows(x);
 }
 
 double sum_of_squares(ConstTensorView x) {
   detail::check_view("sum_of_squares", "x", x);
   ScopedKernelTimer timer(KernelFamily::other);
-  if (x.device.is_cuda()) detail::throw_cuda_kernel_pending("sum_of_squares");
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    return cuda::sum_of_squares(x);
+  }
   return cpu::sum_of_squares(x);
 }
 

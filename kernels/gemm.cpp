@@ -6,6 +6,7 @@
 
 #include "graph/base/error.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/detail/checks.hpp"
 #include "kernels/timing.hpp"
 
@@ -36,7 +37,11 @@ void gemm(ConstTensorView a, Transpose transpose_a, ConstTensorView b, Transpose
                                                                  detail::dims(a) + ", b " + detail::dims(b) + ", c " +
                                                                  detail::dims(c));
   ScopedKernelTimer timer(KernelFamily::gemm);
-  if (a.device.is_cuda()) detail::throw_cuda_kernel_pending("gemm");
+  if (a.device.is_cuda()) {
+    require_device(a.device);
+    cuda::gemm(a, transpose_a, b, transpose_b, c, alpha, beta);
+    return;
+  }
   cpu::gemm(a, transpose_a, b, transpose_b, c, alpha, beta);
 }
 

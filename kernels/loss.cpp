@@ -6,6 +6,7 @@
 
 #include "graph/base/error.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/detail/checks.hpp"
 #include "kernels/timing.hpp"
 
@@ -24,7 +25,10 @@ LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, Inde
     HALO_EXPECTS(!detail::overlaps(logits, grad), "grad may not overlap logits");
   }
   ScopedKernelTimer timer(KernelFamily::other);
-  if (logits.device.is_cuda()) detail::throw_cuda_kernel_pending("log_softmax_nll");
+  if (logits.device.is_cuda()) {
+    require_device(logits.device);
+    return cuda::log_softmax_nll(logits, labels, mask, grad_scale, grad);
+  }
   return cpu::log_softmax_nll(logits, labels, mask, grad_scale, grad);
 }
 
@@ -35,7 +39,10 @@ std::int64_t count_correct(ConstTensorView logits, const std::int64_t* labels, I
   HALO_EXPECTS(mask.size >= 0 && (mask.data != nullptr || mask.size == 0),
                "mask must hold its " + std::to_string(mask.size) + " entries");
   ScopedKernelTimer timer(KernelFamily::other);
-  if (logits.device.is_cuda()) detail::throw_cuda_kernel_pending("count_correct");
+  if (logits.device.is_cuda()) {
+    require_device(logits.device);
+    return cuda::count_correct(logits, labels, mask);
+  }
   return cpu::count_correct(logits, labels, mask);
 }
 

@@ -7,6 +7,7 @@
 
 #include "graph/base/error.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/detail/checks.hpp"
 #include "kernels/timing.hpp"
 
@@ -27,7 +28,11 @@ void adam_step(TensorView param, ConstTensorView grad, TensorView m, TensorView 
                    !detail::overlaps(m, v) && !detail::overlaps(m, grad) && !detail::overlaps(v, grad),
                "param, grad, m and v must be four separate tensors");
   ScopedKernelTimer timer(KernelFamily::other);
-  if (param.device.is_cuda()) detail::throw_cuda_kernel_pending("adam_step");
+  if (param.device.is_cuda()) {
+    require_device(param.device);
+    cuda::adam_step(param, grad, m, v, h, step);
+    return;
+  }
   cpu::adam_step(param, grad, m, v, h, step);
 }
 
@@ -41,16 +46,27 @@ void adam_step_rows(TensorView param, ConstTensorView grad, TensorView m, Tensor
     detail::check_device("adam_step_rows", "every operand", t, param.device);
   HALO_EXPECTS(h.beta1 >= 0.0f && h.beta1 < 1.0f && h.beta2 >= 0.0f && h.beta2 < 1.0f,
                "betas must be in [0, 1), got " + std::to_string(h.beta1) + " and " + std::to_string(h.beta2));
+  if (param.device.is_cuda()) {
+    // The row list and step counts are read on the host below, on every device.
+    require_device(param.device);
+    cuda::require_host_memory("adam_step_rows", "rows", rows.data, param.device.index);
+    cuda::require_host_memory("adam_step_rows", "steps", steps, param.device.index);
+  }
   std::vector<bool> seen(static_cast<std::size_t>(param.rows), false);
   for (std::int64_t k = 0; k < rows.size; ++k) {
     const std::int64_t r = rows.data[k];
     HALO_EXPECTS(r >= 0 && r < param.rows && !seen[static_cast<std::size_t>(r)],
                  "row " + std::to_string(r) + " is out of range [0, " + std::to_string(param.rows) + ") or repeated");
-    HALO_EXPECTS(steps[k] >= 1, "steps count from 1, got " + std::to_string(steps[k]) + " for row " + std::to_string(r));
+    HALO_EXPECTS(steps[k] >= 1,
+                 "steps count from 1, got " + std::to_string(steps[k]) + " for row " + std::to_string(r));
     seen[static_cast<std::size_t>(r)] = true;
   }
   ScopedKernelTimer timer(KernelFamily::other);
-  if (param.device.is_cuda()) detail::throw_cuda_kernel_pending("adam_step_rows");
+  if (param.device.is_cuda()) {
+    require_device(param.device);
+    cuda::adam_step_rows(param, grad, m, v, rows, steps, h);
+    return;
+  }
   cpu::adam_step_rows(param, grad, m, v, rows, steps, h);
 }
 
@@ -67,7 +83,11 @@ void sgd_step(TensorView param, ConstTensorView grad, TensorView momentum, const
                  "the momentum buffer must be a separate tensor");
   }
   ScopedKernelTimer timer(KernelFamily::other);
-  if (param.device.is_cuda()) detail::throw_cuda_kernel_pending("sgd_step");
+  if (param.device.is_cuda()) {
+    require_device(param.device);
+    cuda::sgd_step(param, grad, momentum, h, step);
+    return;
+  }
   cpu::sgd_step(param, grad, momentum, h, step);
 }
 

@@ -6,6 +6,7 @@
 
 #include "graph/base/error.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/detail/checks.hpp"
 #include "kernels/timing.hpp"
 
@@ -19,7 +20,11 @@ void gather_rows(ConstTensorView src, IndexView index, TensorView out) {
   detail::check_device("gather_rows", "out", out, src.device);
   HALO_EXPECTS(!detail::overlaps(src, out), "out may not overlap src");
   ScopedKernelTimer timer(KernelFamily::other);
-  if (src.device.is_cuda()) detail::throw_cuda_kernel_pending("gather_rows");
+  if (src.device.is_cuda()) {
+    require_device(src.device);
+    cuda::gather_rows(src, index, out);
+    return;
+  }
   cpu::gather_rows(src, index, out);
 }
 
@@ -34,7 +39,11 @@ void scatter_add_rows(ConstTensorView src, IndexView index, TensorView out) {
   detail::check_device("scatter_add_rows", "out", out, src.device);
   HALO_EXPECTS(!detail::overlaps(src, out), "out may not overlap src");
   ScopedKernelTimer timer(KernelFamily::other);
-  if (src.device.is_cuda()) detail::throw_cuda_kernel_pending("scatter_add_rows");
+  if (src.device.is_cuda()) {
+    require_device(src.device);
+    cuda::scatter_add_rows(src, index, out);
+    return;
+  }
   cpu::scatter_add_rows(src, index, out);
 }
 

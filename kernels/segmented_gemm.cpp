@@ -8,6 +8,7 @@
 
 #include "graph/base/error.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/detail/checks.hpp"
 #include "kernels/timing.hpp"
 
@@ -67,7 +68,11 @@ void segmented_gemm(const std::vector<GemmSegment>& segments, Transpose transpos
     }
   }
   ScopedKernelTimer timer(KernelFamily::gemm);
-  if (device.is_cuda()) detail::throw_cuda_kernel_pending("segmented_gemm");
+  if (device.is_cuda()) {
+    require_device(device);
+    cuda::segmented_gemm(segments, transpose_a, transpose_b, alpha, beta);
+    return;
+  }
   cpu::segmented_gemm(segments, transpose_a, transpose_b, alpha, beta);
 }
 

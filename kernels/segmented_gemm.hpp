@@ -24,8 +24,8 @@ struct GemmSegment {
 // segment then reads what the earlier wrote: with beta = 1 the products add up, in list order)
 // or disjoint; no output may overlap any segment's a or b. All operands on one device.
 // CPU: each segment is one OpenBLAS GEMM, threaded inside (a call costs microseconds on the
-// host, unlike a kernel launch, so the relation count does not dominate). CUDA: refused with
-// UnsupportedError until the CUDA backend brings its twin, one grouped launch for all segments.
+// host, unlike a kernel launch, so the relation count does not dominate). CUDA: one cuBLAS GEMM
+// per segment, in list order on the GPU's stream (kernels/cuda/gemm.cu).
 // Cost: Σ_s 2 · m_s · n_s · k_s flops. Deterministic for a fixed thread count.
 void segmented_gemm(const std::vector<GemmSegment>& segments, Transpose transpose_a, Transpose transpose_b,
                     float alpha = 1.0f, float beta = 0.0f);

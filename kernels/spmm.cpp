@@ -5,6 +5,7 @@
 
 #include "graph/base/error.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/detail/checks.hpp"
 #include "kernels/timing.hpp"
 
@@ -29,7 +30,11 @@ void spmm_checked(const graph::CsrView<I>& a, ConstTensorView x, TensorView out,
   HALO_KERNEL_EXPECTS("spmm", !detail::overlaps(x, out),
                       "out may not overlap x (each output row reads many rows of x)");
   ScopedKernelTimer timer(KernelFamily::spmm);
-  if (x.device.is_cuda()) detail::throw_cuda_kernel_pending("spmm");
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    cuda::spmm(a, x, out, mode);
+    return;
+  }
   cpu::spmm(a, x, out, mode);
 }
 

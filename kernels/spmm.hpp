@@ -18,6 +18,8 @@ enum class Accumulate { overwrite, add };
 // the feature dimension; deterministic (each output row is summed in CSR order by one thread).
 // Cost: O(nnz · f) flops, memory traffic about nnz · f · 4 bytes of gathered rows.
 // Accumulate::add adds each product onto out's old value in CSR order. out may not overlap x.
+// CUDA: the CSR must be the view of a kernels::cuda::DeviceCsr on the tensors' GPU (a host CSR
+// is refused with InvalidArgument); halo's kernel or cuSPARSE, see kernels/cuda/spmm.cu.
 // The CSR is trusted: column ids are not range-checked here (graph::validate checks them).
 void spmm(const graph::CsrView<std::int32_t>& a, ConstTensorView x, TensorView out,
           Accumulate mode = Accumulate::overwrite);

@@ -164,19 +164,21 @@ void copy(ConstTensorView source, TensorView destination) {
     return;
   }
 #ifdef HALO_WITH_CUDA
-  const bool from_gpu = source.device.is_cuda();
-  const bool to_gpu = destination.device.is_cuda();
-  const cuda::CopyKind kind = from_gpu && to_gpu ? cuda::CopyKind::device_to_device
-                              : to_gpu           ? cuda::CopyKind::host_to_device
-                                                 : cuda::CopyKind::device_to_host;
+  HALO_EXPECTS(!source.device.is_cuda() || !destination.device.is_cuda() || source.device != destination.device ||
+                   detail::same_or_disjoint(source, destination),
+               "source and destination overlap without being the same window");
+  if (source.device == destination.device && source.data == destination.data &&
+      (source.stride == destination.stride || source.rows == 1))
+    return;
+  const auto ordinal = [](const Device& d) { return d.is_cuda() ? d.index : -1; };
   // A single-row view may carry any stride; cudaMemcpy2D wants pitches of at least one row.
   const auto pitch = [](std::int64_t rows, std::int64_t cols, std::int64_t stride) {
     return static_cast<std::size_t>(rows > 1 ? stride : cols) * sizeof(float);
   };
-  cuda::copy_2d(to_gpu ? destination.device.index : source.device.index, destination.data,
-                pitch(destination.rows, destination.cols, destination.stride), source.data,
+  cuda::copy_2d(ordinal(destination.device), destination.data,
+                pitch(destination.rows, destination.cols, destination.stride), ordinal(source.device), source.data,
                 pitch(source.rows, source.cols, source.stride), static_cast<std::size_t>(source.cols) * sizeof(float),
-                static_cast<std::size_t>(source.rows), kind);
+                static_cast<std::size_t>(source.rows));
 #else
   require_device(source.device.is_cuda() ? source.device : destination.device);
 #endif

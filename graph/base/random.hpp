@@ -8,28 +8,49 @@
 #include <cmath>
 #include <cstdint>
 
+// The counter-based functions below are also compiled for CUDA devices (kernels/cuda/dropout.cu
+// draws the very same bits as the CPU), so they use plain integers only.
+#if defined(__CUDACC__)
+#define HALO_HOST_DEVICE __host__ __device__
+#else
+#define HALO_HOST_DEVICE
+#endif
+
 namespace halo {
 
-// One Philox4x32-10 block: four 32-bit outputs for a 128-bit counter and a 64-bit key.
-inline std::array<std::uint32_t, 4> philox4x32(std::array<std::uint32_t, 4> ctr, std::uint64_t key) {
+// One Philox4x32-10 block in place: c0..c3 (the 128-bit counter) become the four 32-bit outputs
+// for the 64-bit key.
+HALO_HOST_DEVICE inline void philox4x32_block(std::uint32_t& c0, std::uint32_t& c1, std::uint32_t& c2,
+                                              std::uint32_t& c3, std::uint64_t key) {
   constexpr std::uint32_t m0 = 0xD2511F53u, m1 = 0xCD9E8D57u;
   constexpr std::uint32_t w0 = 0x9E3779B9u, w1 = 0xBB67AE85u;
   std::uint32_t k0 = static_cast<std::uint32_t>(key), k1 = static_cast<std::uint32_t>(key >> 32);
   for (int round = 0; round < 10; ++round) {
-    const std::uint64_t p0 = static_cast<std::uint64_t>(m0) * ctr[0];
-    const std::uint64_t p1 = static_cast<std::uint64_t>(m1) * ctr[2];
-    ctr = {static_cast<std::uint32_t>(p1 >> 32) ^ ctr[1] ^ k0, static_cast<std::uint32_t>(p1),
-           static_cast<std::uint32_t>(p0 >> 32) ^ ctr[3] ^ k1, static_cast<std::uint32_t>(p0)};
+    const std::uint64_t p0 = static_cast<std::uint64_t>(m0) * c0;
+    const std::uint64_t p1 = static_cast<std::uint64_t>(m1) * c2;
+    const std::uint32_t n0 = static_cast<std::uint32_t>(p1 >> 32) ^ c1 ^ k0;
+    const std::uint32_t n2 = static_cast<std::uint32_t>(p0 >> 32) ^ c3 ^ k1;
+    c0 = n0;
+    c1 = static_cast<std::uint32_t>(p1);
+    c2 = n2;
+    c3 = static_cast<std::uint32_t>(p0);
     k0 += w0;
     k1 += w1;
   }
+}
+
+// One Philox4x32-10 block: four 32-bit outputs for a 128-bit counter and a 64-bit key.
+inline std::array<std::uint32_t, 4> philox4x32(std::array<std::uint32_t, 4> ctr, std::uint64_t key) {
+  philox4x32_block(ctr[0], ctr[1], ctr[2], ctr[3], key);
   return ctr;
 }
 
 // Uniform float in [0, 1) from 32 random bits (24 significant bits).
 inline float to_unit_float(std::uint32_t bits) { return static_cast<float>(bits >> 8) * (1.0f / 16777216.0f); }
 // Uniform double in [0, 1) from 64 random bits (53 significant bits).
-inline double to_unit_double(std::uint64_t bits) { return static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0); }
+inline double to_unit_double(std::uint64_t bits) {
+  return static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0);
+}
 
 // A sequential stream of random numbers identified by (seed, stream id); position i of the
 // stream is philox(counter = {i, stream}, key = seed). Cheap to create: make one per vertex,
@@ -79,13 +100,15 @@ class RandomStream {
 
 // Mixes several identifiers into one 64-bit stream id (splitmix64 finaliser), e.g.
 // stream_id(epoch, layer) for dropout or stream_id(kind, chunk) for a generator pass.
-inline std::uint64_t mix64(std::uint64_t x) {
+HALO_HOST_DEVICE inline std::uint64_t mix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
 }
-inline std::uint64_t stream_id(std::uint64_t a, std::uint64_t b) { return mix64(mix64(a) ^ b); }
-inline std::uint64_t stream_id(std::uint64_t a, std::uint64_t b, std::uint64_t c) { return stream_id(stream_id(a, b), c); }
+HALO_HOST_DEVICE inline std::uint64_t stream_id(std::uint64_t a, std::uint64_t b) { return mix64(mix64(a) ^ b); }
+HALO_HOST_DEVICE inline std::uint64_t stream_id(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  return stream_id(stream_id(a, b), c);
+}
 
 }  // namespace halo

@@ -1,8 +1,13 @@
-// HALO_CUDA_TRY: wraps every CUDA runtime call; a failure throws halo::CudaError naming the call,
-// the error's name and text, and the file and line of the call.
+// HALO_CUDA_TRY, HALO_CUBLAS_TRY, HALO_CUSPARSE_TRY: wrap every CUDA runtime, cuBLAS and cuSPARSE
+// call; a failure throws halo::CudaError naming the call, the status's name and text, and the
+// file and line of the call. HALO_CUDA_CHECK_LAUNCH() follows every kernel launch.
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include "kernels/cuda/libraries.cuh"
 
 #include <string>
 
@@ -15,6 +20,16 @@ namespace halo::kernels::cuda {
                   ") at " + file + ":" + std::to_string(line));
 }
 
+[[noreturn]] inline void throw_cublas_error(const char* call, cublasStatus_t status, const char* file, int line) {
+  throw CudaError(std::string(call) + " failed: " + cublas_api().status_name(status) + " (" + cublas_api().status_string(status) +
+                  ") at " + file + ":" + std::to_string(line));
+}
+
+[[noreturn]] inline void throw_cusparse_error(const char* call, cusparseStatus_t status, const char* file, int line) {
+  throw CudaError(std::string(call) + " failed: " + cusparse_api().error_name(status) + " (" +
+                  cusparse_api().error_string(status) + ") at " + file + ":" + std::to_string(line));
+}
+
 }  // namespace halo::kernels::cuda
 
 #define HALO_CUDA_TRY(call)                                                                  \
@@ -23,3 +38,21 @@ namespace halo::kernels::cuda {
     if (halo_cuda_status_ != cudaSuccess)                                                    \
       ::halo::kernels::cuda::throw_cuda_error(#call, halo_cuda_status_, __FILE__, __LINE__); \
   } while (0)
+
+#define HALO_CUBLAS_TRY(call)                                                                    \
+  do {                                                                                           \
+    const cublasStatus_t halo_cublas_status_ = (call);                                           \
+    if (halo_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                            \
+      ::halo::kernels::cuda::throw_cublas_error(#call, halo_cublas_status_, __FILE__, __LINE__); \
+  } while (0)
+
+#define HALO_CUSPARSE_TRY(call)                                                                      \
+  do {                                                                                               \
+    const cusparseStatus_t halo_cusparse_status_ = (call);                                           \
+    if (halo_cusparse_status_ != CUSPARSE_STATUS_SUCCESS)                                            \
+      ::halo::kernels::cuda::throw_cusparse_error(#call, halo_cusparse_status_, __FILE__, __LINE__); \
+  } while (0)
+
+// After every <<<...>>>: a bad launch configuration (or an earlier asynchronous fault) surfaces
+// here, at the launch that met it, instead of at some later call.
+#define HALO_CUDA_CHECK_LAUNCH() HALO_CUDA_TRY(cudaGetLastError())

@@ -1,28 +1,46 @@
-// CUDA memory behind kernels/tensor.*: cudaMalloc / cudaFree / cudaMemcpy2D and a fill kernel,
-// each runtime call checked with HALO_CUDA_TRY.
+// CUDA memory behind kernels/tensor.* and the backend's buffers: the stream-ordered pool,
+// strided copies, fill, synchronisation and pointer queries, every runtime call checked.
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <string>
+
 #include "kernels/cuda/check.cuh"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/cuda/memory.hpp"
+#include "kernels/cuda/runtime.cuh"
 
 namespace halo::kernels::cuda {
 namespace {
 
-// Makes `device` current for the lifetime of the object, then restores the caller's device, so
-// a tensor operation never changes which GPU the calling thread works on.
-class ScopedDevice {
- public:
-  explicit ScopedDevice(int device) {
-    HALO_CUDA_TRY(cudaGetDevice(&previous_));
-    if (previous_ != device) HALO_CUDA_TRY(cudaSetDevice(device));
+// Whether `device` serves stream-ordered allocations; on first use per device, also makes its
+// default pool keep freed memory for reuse (the default threshold of 0 would hand it back to the
+// driver at every synchronisation, which makes allocation as slow as cudaMalloc).
+bool uses_pool(int device) {
+  constexpr int max_devices = 64;
+  static std::mutex mutex;
+  static int state[max_devices] = {};  // 0 = unknown, 1 = pool, 2 = no pool
+  const std::lock_guard<std::mutex> lock(mutex);
+  int& s = state[device];
+  if (s == 0) {
+    int supported = 0;
+    HALO_CUDA_TRY(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device));
+    if (supported != 0) {
+      cudaMemPool_t pool = nullptr;
+      HALO_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
+      std::uint64_t keep = std::numeric_limits<std::uint64_t>::max();
+      HALO_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    }
+    s = supported != 0 ? 1 : 2;
   }
-  ~ScopedDevice() { cudaSetDevice(previous_); }
-  ScopedDevice(const ScopedDevice&) = delete;
-  ScopedDevice& operator=(const ScopedDevice&) = delete;
+  return s == 1;
+}
 
- private:
-  int previous_ = 0;
-};
+cudaError_t try_allocate(void** data, std::size_t bytes, int device, cudaStream_t stream) {
+  return uses_pool(device) ? cudaMallocAsync(data, bytes, stream) : cudaMalloc(data, bytes);
+}
 
 __global__ void fill_kernel(float* data, std::int64_t rows, std::int64_t cols, std::int64_t stride, float value) {
   const std::int64_t n = rows * cols;
@@ -36,8 +54,32 @@ __global__ void fill_kernel(float* data, std::int64_t rows, std::int64_t cols, s
 void* allocate(int device, std::size_t bytes) {
   if (bytes == 0) return nullptr;
   ScopedDevice scoped(device);
+  const cudaStream_t stream = stream_of(device);
   void* data = nullptr;
-  HALO_CUDA_TRY(cudaMalloc(&data, bytes));
+  cudaError_t status = try_allocate(&data, bytes, device, stream);
+  if (status == cudaErrorMemoryAllocation) {
+    // Out of memory is not a sticky error: clear it, let queued frees complete, hand the pool's
+    // cached blocks back to the driver (they may be fragmented), and try once more.
+    cudaGetLastError();
+    HALO_CUDA_TRY(cudaStreamSynchronize(stream));
+    if (uses_pool(device)) {
+      cudaMemPool_t pool = nullptr;
+      HALO_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
+      HALO_CUDA_TRY(cudaMemPoolTrimTo(pool, 0));
+    }
+    status = try_allocate(&data, bytes, device, stream);
+  }
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    std::size_t free_bytes = 0, total_bytes = 0;
+    const bool known = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
+    if (!known) cudaGetLastError();
+    throw CudaError(
+        "allocating " + std::to_string(bytes) + " bytes on cuda:" + std::to_string(device) +
+        " failed: " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")" +
+        (known ? "; the GPU has " + std::to_string(free_bytes) + " of " + std::to_string(total_bytes) + " bytes free"
+               : std::string()));
+  }
   return data;
 }
 
@@ -48,29 +90,77 @@ void release(int device, void* data) noexcept {
   cudaSetDevice(device);
   // Freeing fails only when the context is already gone (process teardown, a prior fatal
   // error); the memory is then released with the context, so the status is dropped.
-  if (cudaFree(data) != cudaSuccess) cudaGetLastError();
+  try {
+    const cudaError_t status = uses_pool(device) ? cudaFreeAsync(data, stream_of(device)) : cudaFree(data);
+    if (status != cudaSuccess) cudaGetLastError();
+  } catch (...) {
+    cudaGetLastError();
+  }
   cudaSetDevice(previous);
 }
 
-void copy_2d(int device, void* destination, std::size_t destination_pitch, const void* source, std::size_t source_pitch,
-             std::size_t width_bytes, std::size_t rows, CopyKind kind) {
+void copy_2d(int destination_device, void* destination, std::size_t destination_pitch, int source_device,
+             const void* source, std::size_t source_pitch, std::size_t width_bytes, std::size_t rows) {
   if (width_bytes == 0 || rows == 0) return;
+  const bool to_gpu = destination_device >= 0;
+  const bool from_gpu = source_device >= 0;
+  const int device = to_gpu ? destination_device : source_device;
   ScopedDevice scoped(device);
-  // Device-to-device copies may cross GPUs; with unified addressing cudaMemcpyDefault routes them.
-  const cudaMemcpyKind cuda_kind = kind == CopyKind::host_to_device   ? cudaMemcpyHostToDevice
-                                   : kind == CopyKind::device_to_host ? cudaMemcpyDeviceToHost
-                                                                      : cudaMemcpyDefault;
-  HALO_CUDA_TRY(cudaMemcpy2D(destination, destination_pitch, source, source_pitch, width_bytes, rows, cuda_kind));
+  const cudaStream_t stream = stream_of(device);
+  const bool across_gpus = to_gpu && from_gpu && source_device != destination_device;
+  if (across_gpus) HALO_CUDA_TRY(cudaStreamSynchronize(stream_of(source_device)));
+  // Unified addressing routes device-to-device copies, across GPUs too.
+  const cudaMemcpyKind kind = !from_gpu ? cudaMemcpyHostToDevice : !to_gpu ? cudaMemcpyDeviceToHost : cudaMemcpyDefault;
+  if (destination_pitch == width_bytes && source_pitch == width_bytes) {
+    // Contiguous on both sides: one linear copy (2-D copies also cap the pitch at 2 GiB).
+    HALO_CUDA_TRY(cudaMemcpyAsync(destination, source, width_bytes * rows, kind, stream));
+  } else {
+    HALO_CUDA_TRY(
+        cudaMemcpy2DAsync(destination, destination_pitch, source, source_pitch, width_bytes, rows, kind, stream));
+  }
+  // Host memory is the caller's again once this returns; across GPUs, the source GPU's stream
+  // knows nothing of this copy, so it must be finished before that GPU moves on.
+  if (!to_gpu || !from_gpu || across_gpus) HALO_CUDA_TRY(cudaStreamSynchronize(stream));
 }
 
 void fill(int device, float* data, std::int64_t rows, std::int64_t cols, std::int64_t stride, float value) {
   if (rows == 0 || cols == 0) return;
   ScopedDevice scoped(device);
-  constexpr int threads = 256;
-  const std::int64_t wanted_blocks = (rows * cols + threads - 1) / threads;
-  const int blocks = static_cast<int>(wanted_blocks < 65536 ? wanted_blocks : 65536);
-  fill_kernel<<<blocks, threads>>>(data, rows, cols, stride, value);
-  HALO_CUDA_TRY(cudaGetLastError());
+  fill_kernel<<<blocks_for(rows * cols), threads_per_block, 0, stream_of(device)>>>(data, rows, cols, stride, value);
+  HALO_CUDA_CHECK_LAUNCH();
+}
+
+void synchronize(int device) {
+  ScopedDevice scoped(device);
+  HALO_CUDA_TRY(cudaStreamSynchronize(stream_of(device)));
+}
+
+bool is_device_memory(int device, const void* pointer) {
+  if (pointer == nullptr) return false;
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged) &&
+         attributes.device == device;
+}
+
+bool is_page_locked(const void* pointer) {
+  if (pointer == nullptr) return false;
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
+}
+
+void require_host_memory(const char* op, const char* name, const void* data, int device) {
+  if (data != nullptr && is_device_memory(device, data))
+    throw InvalidArgument(std::string(op) + ": " + name +
+                          " must be host memory (index arrays travel to the GPU with the work), got memory of cuda:" +
+                          std::to_string(device));
 }
 
 }  // namespace halo::kernels::cuda

@@ -1,5 +1,5 @@
 // Argument checks shared by the dispatch functions of kernels/*.cpp: well-formed views, shapes,
-// one device for all operands, and the answer for kernels whose CUDA twin is still to come.
+// one device for all operands, and the aliasing rules.
 #pragma once
 
 #include <cstdint>
@@ -69,12 +69,6 @@ bool overlaps(const A& a, const B& b) {
 template <class A, class B>
 bool same_or_disjoint(const A& a, const B& b) {
   return (a.data == b.data && a.stride == b.stride) || !overlaps(a, b);
-}
-
-// The CUDA twins of the compute kernels arrive with issue #6; until then a CUDA operand gets
-// this clear refusal instead of a crash.
-[[noreturn]] inline void throw_cuda_kernel_pending(const char* op) {
-  throw UnsupportedError(std::string(op) + ": the CUDA backend of this kernel arrives with issue #6");
 }
 
 }  // namespace halo::kernels::detail

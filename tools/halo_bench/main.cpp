@@ -1,9 +1,11 @@
 // halo-bench: kernel benchmarks with JSON output. `spmm` times the aggregation kernel on a
 // dataset's graph at several feature widths, next to a STREAM-style copy measured in the same run
-// (the memory-bandwidth ceiling of this machine).
+// (the memory-bandwidth ceiling of this machine); `gpu-spmm` and `gpu-gcn` do the same on a GPU
+// (halo's SpMM against cuSPARSE) and time a GCN training epoch there.
 #include <CLI/CLI.hpp>
 
 #include "tools/common/program.hpp"
+#include "tools/halo_bench/gpu_bench.hpp"
 #include "tools/halo_bench/spmm_bench.hpp"
 
 int main(int argc, char** argv) {
@@ -18,8 +20,27 @@ int main(int argc, char** argv) {
   CLI::App* sub = app.add_subcommand("spmm", "Time spmm (GCN-normalised adjacency x dense) at several widths");
   sub->add_option("--dataset", spmm.dataset, "halo dataset directory")->required()->check(CLI::ExistingDirectory);
   sub->add_option("--widths", spmm.widths, "Feature widths")->delimiter(',')->capture_default_str();
-  sub->add_option("--repeat", spmm.repeat, "Timed repetitions per width (the median is reported)")->capture_default_str();
+  sub->add_option("--repeat", spmm.repeat, "Timed repetitions per width (the median is reported)")
+      ->capture_default_str();
   sub->add_option("--json", spmm.json, "Write the results as JSON to FILE ('-' = stdout)");
+
+  GpuSpmmBench gpu_spmm;
+  CLI::App* gsub = app.add_subcommand("gpu-spmm", "Time halo's SpMM kernel and cuSPARSE on the GPU at several widths");
+  gsub->add_option("--dataset", gpu_spmm.dataset, "halo dataset directory")->required()->check(CLI::ExistingDirectory);
+  gsub->add_option("--widths", gpu_spmm.widths, "Feature widths")->delimiter(',')->capture_default_str();
+  gsub->add_option("--repeat", gpu_spmm.repeat, "Timed repetitions per width (the median is reported)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  gsub->add_option("--json", gpu_spmm.json, "Write the results as JSON to FILE ('-' = stdout)");
+
+  GpuGcnBench gpu_gcn;
+  CLI::App* csub = app.add_subcommand("gpu-gcn", "Time full-graph GCN training epochs on the GPU");
+  csub->add_option("--dataset", gpu_gcn.dataset, "halo dataset directory")->required()->check(CLI::ExistingDirectory);
+  csub->add_option("--layers", gpu_gcn.layers, "GCN layers")->capture_default_str()->check(CLI::PositiveNumber);
+  csub->add_option("--hidden", gpu_gcn.hidden, "Hidden width")->capture_default_str()->check(CLI::PositiveNumber);
+  csub->add_option("--dropout", gpu_gcn.dropout, "Dropout after each hidden layer")->capture_default_str();
+  csub->add_option("--epochs", gpu_gcn.epochs, "Epochs (the first is not timed)")->capture_default_str();
+  csub->add_option("--json", gpu_gcn.json, "Write the results as JSON to FILE ('-' = stdout)");
 
   try {
     app.parse(argc, argv);
@@ -27,5 +48,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   configure_logging(quiet, false);
-  return run_program("halo-bench", [&] { return run_spmm_bench(spmm); });
+  return run_program("halo-bench", [&] {
+    if (gsub->parsed()) return run_gpu_spmm_bench(gpu_spmm);
+    if (csub->parsed()) return run_gpu_gcn_bench(gpu_gcn);
+    return run_spmm_bench(spmm);
+  });
 }

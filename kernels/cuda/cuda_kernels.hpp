@@ -1,0 +1,91 @@
+// The CUDA implementations behind the dispatch functions of kernels/*.hpp, twins of
+// kernels/cpu/cpu_kernels.hpp. Plain C++ declarations (definitions in cuda/*.cu; cuda/no_cuda.cpp
+// in builds without CUDA). Arguments are already validated by the dispatch, which has also
+// checked that the GPU is usable; these functions check what needs the data itself.
+//
+// Conventions of every function here:
+// - Tensors are device memory of one GPU; the work is queued on that GPU's halo stream
+//   (runtime.cuh) and the call returns without waiting, except where it returns a value computed
+//   on the GPU (loss, accuracy, sums), which waits for it.
+// - Index arrays (IndexView, labels, steps) are host memory, as for the CPU twins: they are
+//   checked on the host, then copied to the GPU with the work (no round trip). A device pointer
+//   passed as one is refused with InvalidArgument.
+// - Results do not depend on timing: no floating-point atomics; sums run in fixed orders.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "graph/csr.hpp"
+#include "kernels/batch_norm.hpp"
+#include "kernels/cuda/settings.hpp"
+#include "kernels/dropout.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/loss.hpp"
+#include "kernels/optimizer_ops.hpp"
+#include "kernels/segmented_gemm.hpp"
+#include "kernels/spmm.hpp"
+#include "kernels/tensor.hpp"
+
+namespace halo::kernels::cuda {
+
+// memory.cu: throws InvalidArgument ("op: name must be host memory ...") when `data` is memory of
+// GPU `device`. The CUDA twins call it on each index array before reading it on the host.
+void require_host_memory(const char* op, const char* name, const void* data, int device);
+
+// spmm.cu. The CSR must be the view of a live DeviceCsr on the tensors' GPU (InvalidArgument
+// otherwise, naming DeviceCsr). Which implementation runs: cuda_settings().spmm.
+void spmm(const graph::CsrView<std::int32_t>& a, ConstTensorView x, TensorView out, Accumulate mode);
+void spmm(const graph::CsrView<std::int64_t>& a, ConstTensorView x, TensorView out, Accumulate mode);
+// The implementation the automatic choice keeps for (graph, width, deterministic), if made yet.
+std::optional<SpmmImpl> spmm_choice(std::uint64_t graph, std::int64_t width, bool deterministic);
+// Drops the cuSPARSE descriptors, work buffers and choices kept for a graph (DeviceCsr's
+// destructor calls it). Never throws.
+void forget_spmm_graph(std::uint64_t graph) noexcept;
+
+// gemm.cu: cuBLAS, FP32 (TF32 only when cuda_settings().allow_tf32).
+void gemm(ConstTensorView a, Transpose transpose_a, ConstTensorView b, Transpose transpose_b, TensorView c, float alpha,
+          float beta);
+// One cuBLAS GEMM per segment, in list order on one stream.
+void segmented_gemm(const std::vector<GemmSegment>& segments, Transpose transpose_a, Transpose transpose_b, float alpha,
+                    float beta);
+
+// rows.cu
+void gather_rows(ConstTensorView src, IndexView index, TensorView out);
+void scatter_add_rows(ConstTensorView src, IndexView index, TensorView out);
+
+// elementwise.cu
+void add_bias(TensorView x, ConstTensorView bias);
+void column_sums(ConstTensorView x, TensorView out, bool accumulate);
+void relu_forward(ConstTensorView x, TensorView y);
+void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x);
+void axpby(float alpha, ConstTensorView x, float beta, TensorView y);
+void normalize_rows(TensorView x);
+double sum_of_squares(ConstTensorView x);
+
+// dropout.cu: the CPU twin's mask, bit for bit.
+void dropout(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView global_ids);
+
+// loss.cu
+LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, IndexView mask, float grad_scale,
+                        TensorView grad);
+std::int64_t count_correct(ConstTensorView logits, const std::int64_t* labels, IndexView mask);
+
+// batch_norm.cu
+void batch_norm_sums(ConstTensorView x, TensorView sums);
+void batch_norm_forward(ConstTensorView x, ConstTensorView stats, ConstTensorView gamma, ConstTensorView beta,
+                        TensorView y);
+void batch_norm_backward_sums(ConstTensorView x, ConstTensorView stats, ConstTensorView grad_y, TensorView reduce);
+void batch_norm_backward(ConstTensorView x, ConstTensorView stats, ConstTensorView gamma, ConstTensorView grad_y,
+                         ConstTensorView reduce, double n, TensorView grad_x, TensorView grad_gamma,
+                         TensorView grad_beta);
+
+// optimizer_ops.cu
+void adam_step(TensorView param, ConstTensorView grad, TensorView m, TensorView v, const AdamHyper& h,
+               std::int64_t step);
+void adam_step_rows(TensorView param, ConstTensorView grad, TensorView m, TensorView v, IndexView rows,
+                    const std::int64_t* steps, const AdamHyper& h);
+void sgd_step(TensorView param, ConstTensorView grad, TensorView momentum, const SgdHyper& h, std::int64_t step);
+
+}  // namespace halo::kernels::cuda

@@ -1,0 +1,110 @@
+// DeviceCsr: a CSR graph copied to one GPU, the form in which spmm takes a graph there.
+//
+// How a graph reaches the GPU (the explicit API): build a DeviceCsr from the host CsrGraph once,
+// keep it as long as the graph is used, and pass its view (view<I>() or visit) to kernels::spmm
+// with CUDA tensors. spmm refuses, naming this class, a CSR on CUDA tensors whose arrays are not
+// a live DeviceCsr's (a host CsrGraph included): a mirror cached behind the caller's back, keyed
+// on host addresses, could silently serve a stale copy once those addresses are reused, and its
+// device memory would outlive the graph. Plain C++ (compiles with g++, in every build); without
+// CUDA, constructing one throws UnsupportedError.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "graph/csr.hpp"
+#include "kernels/device.hpp"
+
+namespace halo::kernels::cuda {
+
+// Rows with more nonzeros than this are summed by several warps, in chunks of this many
+// nonzeros, whose partial sums are then added in chunk order: a vertex of degree 10^5 costs no
+// more wall time than a few hundred average ones, and the result stays deterministic.
+constexpr std::int64_t spmm_chunk_edges = 512;
+
+class DeviceCsr {
+ public:
+  DeviceCsr() = default;
+  // Copies the graph's arrays (indptr, indices, weights if any) to `device` and derives the chunk
+  // list of its long rows. Cost: O(rows + edges) host-to-device traffic, one pass over indptr on
+  // the host. Throws UnsupportedError when `device` is not a usable GPU.
+  DeviceCsr(const graph::CsrGraph& host, Device device);
+  template <class I>
+  DeviceCsr(const graph::CsrView<I>& host, Device device);
+
+  DeviceCsr(DeviceCsr&& other) noexcept;
+  DeviceCsr& operator=(DeviceCsr&& other) noexcept;
+  DeviceCsr(const DeviceCsr&) = delete;
+  DeviceCsr& operator=(const DeviceCsr&) = delete;
+  ~DeviceCsr();
+
+  const Device& device() const { return device_; }
+  // Unique in the process and never reused: the key of SpMM's per-graph caches.
+  std::uint64_t id() const { return id_; }
+  bool empty() const { return id_ == 0; }
+  std::int64_t num_rows() const { return num_rows_; }
+  std::int64_t num_cols() const { return num_cols_; }
+  std::int64_t num_edges() const { return num_edges_; }
+  graph::IndexType index_type() const { return index_type_; }
+  bool has_weights() const { return weights_ != nullptr; }
+  // Device bytes held (arrays and chunk list).
+  std::size_t bytes() const { return bytes_; }
+
+  // A view whose pointers are device memory (only kernels may read them). I must be the graph's
+  // index type; throws InvalidArgument otherwise.
+  template <class I>
+  graph::CsrView<I> view() const;
+
+  // Calls fn(view<I>()) with the graph's own index type; returns what fn returns.
+  template <class F>
+  decltype(auto) visit(F&& fn) const {
+    if (index_type_ == graph::IndexType::i32) return fn(view<std::int32_t>());
+    return fn(view<std::int64_t>());
+  }
+
+ private:
+  template <class I>
+  void upload(const graph::CsrView<I>& host);
+  void release() noexcept;
+
+  Device device_ = Device::cuda();
+  std::uint64_t id_ = 0;
+  std::int64_t num_rows_ = 0;
+  std::int64_t num_cols_ = 0;
+  std::int64_t num_edges_ = 0;
+  graph::IndexType index_type_ = graph::IndexType::i32;
+  std::size_t bytes_ = 0;
+  void* indptr_ = nullptr;
+  void* indices_ = nullptr;
+  void* weights_ = nullptr;
+  void* long_rows_ = nullptr;      // rows with more than spmm_chunk_edges nonzeros
+  void* chunk_offsets_ = nullptr;  // num_long_rows + 1: the chunks of long row k are [offsets[k], offsets[k + 1])
+  void* chunk_begin_ = nullptr;    // first nonzero of each chunk
+  void* chunk_end_ = nullptr;      // one past its last
+  std::int64_t num_long_rows_ = 0;
+  std::int64_t num_chunks_ = 0;
+};
+
+// What the CUDA SpMM knows of a live DeviceCsr, found from the device indptr of its view.
+struct DeviceCsrInfo {
+  std::uint64_t id = 0;
+  int device = 0;
+  std::int64_t num_rows = 0;
+  std::int64_t num_cols = 0;
+  std::int64_t num_edges = 0;
+  graph::IndexType index_type = graph::IndexType::i32;
+  const void* indices = nullptr;
+  const float* weights = nullptr;
+  const std::int64_t* long_rows = nullptr;
+  const std::int64_t* chunk_offsets = nullptr;
+  const std::int64_t* chunk_begin = nullptr;
+  const std::int64_t* chunk_end = nullptr;
+  std::int64_t num_long_rows = 0;
+  std::int64_t num_chunks = 0;
+};
+
+// The live DeviceCsr whose device indptr is `indptr`, if any.
+std::optional<DeviceCsrInfo> find_device_csr(const std::int64_t* indptr);
+
+}  // namespace halo::kernels::cuda

@@ -1,0 +1,59 @@
+// The CUDA kernels' entry points in a build without CUDA. The dispatch functions refuse GPU
+// operands before calling them (require_device), so these only keep the program linkable; each
+// throws UnsupportedError all the same.
+#include <string>
+
+#include "graph/base/error.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
+#include "kernels/cuda/gpu_info.hpp"
+
+namespace halo::kernels::cuda {
+namespace {
+[[noreturn]] void missing(const char* op) {
+  throw UnsupportedError(std::string(op) + ": this halo was built without CUDA (configure with -DHALO_WITH_CUDA=ON)");
+}
+}  // namespace
+
+void require_host_memory(const char*, const char*, const void*, int) {}
+GpuInfo gpu_info(int) { missing("gpu_info"); }
+void spmm(const graph::CsrView<std::int32_t>&, ConstTensorView, TensorView, Accumulate) { missing("spmm"); }
+void spmm(const graph::CsrView<std::int64_t>&, ConstTensorView, TensorView, Accumulate) { missing("spmm"); }
+std::optional<SpmmImpl> spmm_choice(std::uint64_t, std::int64_t, bool) { return std::nullopt; }
+void forget_spmm_graph(std::uint64_t) noexcept {}
+void gemm(ConstTensorView, Transpose, ConstTensorView, Transpose, TensorView, float, float) { missing("gemm"); }
+void segmented_gemm(const std::vector<GemmSegment>&, Transpose, Transpose, float, float) { missing("segmented_gemm"); }
+void gather_rows(ConstTensorView, IndexView, TensorView) { missing("gather_rows"); }
+void scatter_add_rows(ConstTensorView, IndexView, TensorView) { missing("scatter_add_rows"); }
+void add_bias(TensorView, ConstTensorView) { missing("add_bias"); }
+void column_sums(ConstTensorView, TensorView, bool) { missing("column_sums"); }
+void relu_forward(ConstTensorView, TensorView) { missing("relu_forward"); }
+void relu_backward(ConstTensorView, ConstTensorView, TensorView) { missing("relu_backward"); }
+void axpby(float, ConstTensorView, float, TensorView) { missing("axpby"); }
+void normalize_rows(TensorView) { missing("normalize_rows"); }
+double sum_of_squares(ConstTensorView) { missing("sum_of_squares"); }
+void dropout(ConstTensorView, TensorView, float, DropoutKey, IndexView) { missing("dropout"); }
+LossSum log_softmax_nll(ConstTensorView, const std::int64_t*, IndexView, float, TensorView) {
+  missing("log_softmax_nll");
+}
+std::int64_t count_correct(ConstTensorView, const std::int64_t*, IndexView) { missing("count_correct"); }
+void batch_norm_sums(ConstTensorView, TensorView) { missing("batch_norm_sums"); }
+void batch_norm_forward(ConstTensorView, ConstTensorView, ConstTensorView, ConstTensorView, TensorView) {
+  missing("batch_norm_forward");
+}
+void batch_norm_backward_sums(ConstTensorView, ConstTensorView, ConstTensorView, TensorView) {
+  missing("batch_norm_backward_sums");
+}
+void batch_norm_backward(ConstTensorView, ConstTensorView, ConstTensorView, ConstTensorView, ConstTensorView, double,
+                         TensorView, TensorView, TensorView) {
+  missing("batch_norm_backward");
+}
+void adam_step(TensorView, ConstTensorView, TensorView, TensorView, const AdamHyper&, std::int64_t) {
+  missing("adam_step");
+}
+void adam_step_rows(TensorView, ConstTensorView, TensorView, TensorView, IndexView, const std::int64_t*,
+                    const AdamHyper&) {
+  missing("adam_step_rows");
+}
+void sgd_step(TensorView, ConstTensorView, TensorView, const SgdHyper&, std::int64_t) { missing("sgd_step"); }
+
+}  // namespace halo::kernels::cuda

@@ -1,0 +1,496 @@
+// CUDA SpMM, twin of kernels/cpu/spmm.cpp, in two implementations behind one entry point:
+//
+// halo's kernel. Each output row belongs to a group of G lanes of a warp (G a power of two chosen
+// from the width so the group covers a tile of the row in one pass: 2 x VEC columns per lane).
+// The group reads G nonzeros at a time (column ids and weights, coalesced), broadcasts them with
+// warp shuffles, and every lane gathers its columns of the neighbour's row of x, 16 bytes at a
+// time (float4) when the width, strides and alignment allow, else 4. Weights are fused into the
+// accumulation, which is fp32 in CSR order. Rows longer than spmm_chunk_edges are not done by
+// one group: their nonzeros are cut into chunks (precomputed by DeviceCsr), each chunk summed by
+// its own group into a partial row, and the partials added in chunk order by a third kernel, so
+// a vertex of degree 10^5 does not hold one warp while the rest of the GPU idles. Every output
+// value is a fixed sequence of operations: the result is deterministic.
+//
+// cuSPARSE. cusparseSpMM on the CSR with row-major dense operands, CSR_ALG2 (CSR_ALG3 when
+// cuda_settings().deterministic, with its preprocessing). The sparse descriptor (and, where
+// cuSPARSE needs them, 32-bit row offsets and a vector of unit weights) is made once per graph;
+// dense descriptors and the work buffer once per (graph, width, strides, algorithm, beta).
+//
+// The automatic choice times both on the first product of each (graph, width) and keeps the
+// faster (spmm_choice.hpp).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/cuda/cuda_kernels.hpp"
+#include "kernels/cuda/device_csr.hpp"
+#include "kernels/cuda/kernel_util.cuh"
+#include "kernels/cuda/spmm_choice.hpp"
+
+namespace halo::kernels::cuda {
+namespace {
+
+template <class I>
+struct SpmmArgs {
+  const std::int64_t* indptr;
+  const I* indices;
+  const float* weights;  // nullptr: all ones
+  const float* x;
+  std::int64_t x_stride;
+  std::int64_t width;
+  int group;  // lanes per row: 1, 2, 4, 8, 16 or 32
+};
+
+template <int VEC>
+struct Vec;
+template <>
+struct Vec<1> {
+  __device__ static void load(const float* p, float* v) { v[0] = __ldg(p); }
+  __device__ static void store(float* p, const float* v) { p[0] = v[0]; }
+  __device__ static void add_to(float* p, const float* v) { p[0] += v[0]; }
+};
+template <>
+struct Vec<4> {
+  __device__ static void load(const float* p, float* v) {
+    const float4 q = __ldg(reinterpret_cast<const float4*>(p));
+    v[0] = q.x;
+    v[1] = q.y;
+    v[2] = q.z;
+    v[3] = q.w;
+  }
+  __device__ static void store(float* p, const float* v) {
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  }
+  __device__ static void add_to(float* p, const float* v) {
+    float4 q = *reinterpret_cast<float4*>(p);
+    q.x += v[0];
+    q.y += v[1];
+    q.z += v[2];
+    q.w += v[3];
+    *reinterpret_cast<float4*>(p) = q;
+  }
+};
+
+// The lane's place in its group and the columns it owns in this block's column tile.
+struct GroupLane {
+  int lane_in_group;
+  int first_lane;      // warp lane of the group's lane 0
+  unsigned int mask;   // the group's lanes
+  std::int64_t group;  // global group index
+  std::int64_t col0, col1;
+};
+
+template <int VEC>
+__device__ GroupLane group_lane(int group_size) {
+  GroupLane g;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  g.lane_in_group = lane & (group_size - 1);
+  g.first_lane = lane - g.lane_in_group;
+  g.mask = group_size == 32 ? 0xffffffffu : ((1u << group_size) - 1u) << g.first_lane;
+  g.group = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / group_size;
+  const std::int64_t tile = static_cast<std::int64_t>(blockIdx.y) * group_size * VEC * 2;
+  g.col0 = tile + static_cast<std::int64_t>(g.lane_in_group) * VEC;
+  g.col1 = tile + static_cast<std::int64_t>(group_size + g.lane_in_group) * VEC;
+  return g;
+}
+
+// acc += Σ_{e in [begin, end)} w_e · x[indices[e], this lane's columns], in order of e.
+template <class I, int VEC>
+__device__ void accumulate_edges(const SpmmArgs<I>& p, const GroupLane& g, std::int64_t begin, std::int64_t end,
+                                 float (&acc)[2 * VEC]) {
+  const bool has0 = g.col0 < p.width;
+  const bool has1 = g.col1 < p.width;
+  for (std::int64_t base = begin; base < end; base += p.group) {
+    const std::int64_t e = base + g.lane_in_group;
+    I my_col = 0;
+    float my_weight = 0.0f;
+    if (e < end) {
+      my_col = p.indices[e];
+      my_weight = p.weights != nullptr ? p.weights[e] : 1.0f;
+    }
+    const int count = end - base < p.group ? static_cast<int>(end - base) : p.group;
+#pragma unroll 4
+    for (int t = 0; t < count; ++t) {
+      const I col = __shfl_sync(g.mask, my_col, g.first_lane + t);
+      const float w = __shfl_sync(g.mask, my_weight, g.first_lane + t);
+      const float* row = p.x + static_cast<std::int64_t>(col) * p.x_stride;
+      float v[VEC];
+      if (has0) {
+        Vec<VEC>::load(row + g.col0, v);
+#pragma unroll
+        for (int q = 0; q < VEC; ++q) acc[q] = fmaf(w, v[q], acc[q]);
+      }
+      if (has1) {
+        Vec<VEC>::load(row + g.col1, v);
+#pragma unroll
+        for (int q = 0; q < VEC; ++q) acc[VEC + q] = fmaf(w, v[q], acc[VEC + q]);
+      }
+    }
+  }
+}
+
+// Rows of at most spmm_chunk_edges nonzeros: out[r] (+)= Σ w · x[col].
+template <class I, int VEC>
+__global__ void spmm_rows_kernel(SpmmArgs<I> p, std::int64_t rows, float* out, std::int64_t out_stride,
+                                 bool accumulate) {
+  const GroupLane g = group_lane<VEC>(p.group);
+  if (g.group >= rows) return;
+  const std::int64_t begin = p.indptr[g.group];
+  const std::int64_t end = p.indptr[g.group + 1];
+  if (end - begin > spmm_chunk_edges) return;  // a long row: its chunks and the combine kernel write it
+  float acc[2 * VEC] = {};
+  accumulate_edges<I, VEC>(p, g, begin, end, acc);
+  float* o = out + g.group * out_stride;
+  if (g.col0 < p.width) accumulate ? Vec<VEC>::add_to(o + g.col0, acc) : Vec<VEC>::store(o + g.col0, acc);
+  if (g.col1 < p.width) accumulate ? Vec<VEC>::add_to(o + g.col1, acc + VEC) : Vec<VEC>::store(o + g.col1, acc + VEC);
+}
+
+// partial[u] = the sum over chunk u's nonzeros (partial has row stride `width`).
+template <class I, int VEC>
+__global__ void spmm_chunks_kernel(SpmmArgs<I> p, const std::int64_t* chunk_begin, const std::int64_t* chunk_end,
+                                   std::int64_t chunks, float* partial) {
+  const GroupLane g = group_lane<VEC>(p.group);
+  if (g.group >= chunks) return;
+  float acc[2 * VEC] = {};
+  accumulate_edges<I, VEC>(p, g, chunk_begin[g.group], chunk_end[g.group], acc);
+  float* o = partial + g.group * p.width;
+  if (g.col0 < p.width) Vec<VEC>::store(o + g.col0, acc);
+  if (g.col1 < p.width) Vec<VEC>::store(o + g.col1, acc + VEC);
+}
+
+// out[long_rows[k]] (+)= the partials of its chunks, added in chunk order.
+struct CombineChunks {
+  const std::int64_t* long_rows;
+  const std::int64_t* chunk_offsets;
+  const float* partial;
+  std::int64_t width;
+  float* out;
+  std::int64_t out_stride;
+  bool accumulate;
+  __device__ void operator()(std::int64_t k, std::int64_t j) const {
+    float s = 0.0f;
+    for (std::int64_t u = chunk_offsets[k]; u < chunk_offsets[k + 1]; ++u) s += partial[u * width + j];
+    float& o = out[long_rows[k] * out_stride + j];
+    o = accumulate ? o + s : s;
+  }
+};
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// The leading dimension of a row-major view for libraries (a one-row view may carry any stride).
+std::int64_t leading_dimension(std::int64_t rows, std::int64_t cols, std::int64_t stride) {
+  return rows > 1 ? stride : (cols > 1 ? cols : 1);
+}
+
+template <class I, int VEC>
+void launch_halo(const DeviceCsrInfo& info, const SpmmArgs<I>& p, float* out, std::int64_t out_stride, bool accumulate,
+                 cudaStream_t stream) {
+  const std::int64_t tile = static_cast<std::int64_t>(p.group) * VEC * 2;
+  const std::int64_t tiles = (p.width + tile - 1) / tile;
+  if (tiles > 65535)
+    throw UnsupportedError("spmm: width " + std::to_string(p.width) + " needs " + std::to_string(tiles) +
+                           " column tiles, more than a grid holds (65535)");
+  const std::int64_t groups_per_block = threads_per_block / p.group;
+  const auto blocks = [&](std::int64_t groups) {
+    return dim3(static_cast<unsigned int>((groups + groups_per_block - 1) / groups_per_block),
+                static_cast<unsigned int>(tiles));
+  };
+  if (info.num_rows > 0) {
+    spmm_rows_kernel<I, VEC>
+        <<<blocks(info.num_rows), threads_per_block, 0, stream>>>(p, info.num_rows, out, out_stride, accumulate);
+    HALO_CUDA_CHECK_LAUNCH();
+  }
+  if (info.num_chunks == 0) return;
+  DeviceBuffer<float> partial(info.device, info.num_chunks * p.width);
+  spmm_chunks_kernel<I, VEC><<<blocks(info.num_chunks), threads_per_block, 0, stream>>>(
+      p, info.chunk_begin, info.chunk_end, info.num_chunks, partial.data());
+  HALO_CUDA_CHECK_LAUNCH();
+  launch_elementwise(
+      info.device, info.num_long_rows, p.width,
+      CombineChunks{info.long_rows, info.chunk_offsets, partial.data(), p.width, out, out_stride, accumulate});
+}
+
+template <class I>
+void run_halo(const DeviceCsrInfo& info, const graph::CsrView<I>& a, ConstTensorView x, TensorView out,
+              bool accumulate) {
+  const cudaStream_t stream = stream_of(info.device);
+  const std::int64_t width = x.cols;
+  // 16-byte loads need every row start of x, out and the partials on a 16-byte boundary.
+  const bool vec4 = width % 4 == 0 && aligned16(x.data) && aligned16(out.data) && (x.rows <= 1 || x.stride % 4 == 0) &&
+                    (out.rows <= 1 || out.stride % 4 == 0);
+  const int per_lane = vec4 ? 8 : 2;
+  int group = 1;
+  while (group < 32 && static_cast<std::int64_t>(group) * per_lane < width) group *= 2;
+  const SpmmArgs<I> p{a.indptr, a.indices, a.weights, x.data, x.stride, width, group};
+  if (vec4)
+    launch_halo<I, 4>(info, p, out.data, out.stride, accumulate, stream);
+  else
+    launch_halo<I, 1>(info, p, out.data, out.stride, accumulate, stream);
+}
+
+// ---- cuSPARSE ----
+
+__global__ void narrow_offsets(const std::int64_t* indptr, std::int64_t n, std::int32_t* out) {
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
+    out[i] = static_cast<std::int32_t>(indptr[i]);
+}
+
+// The sparse descriptor of one graph, with what cuSPARSE needs beyond the DeviceCsr's arrays.
+struct CusparseMatrix {
+  cusparseSpMatDescr_t descriptor = nullptr;
+  DeviceBuffer<std::int32_t> offsets32;  // int32 row offsets, to go with int32 column ids
+  DeviceBuffer<float> ones;              // unit weights of an unweighted graph
+  ~CusparseMatrix() {
+    if (descriptor != nullptr) cusparse_api().destroy_sp_mat(descriptor);
+  }
+};
+
+struct PlanKey {
+  std::int64_t width, ld_x, ld_out;
+  int algorithm;
+  bool beta_one;
+  bool operator<(const PlanKey& o) const {
+    return std::tie(width, ld_x, ld_out, algorithm, beta_one) <
+           std::tie(o.width, o.ld_x, o.ld_out, o.algorithm, o.beta_one);
+  }
+};
+
+struct CusparsePlan {
+  cusparseDnMatDescr_t x = nullptr;
+  cusparseDnMatDescr_t y = nullptr;
+  DeviceBuffer<unsigned char> work;
+  ~CusparsePlan() {
+    if (x != nullptr) cusparse_api().destroy_dn_mat(x);
+    if (y != nullptr) cusparse_api().destroy_dn_mat(y);
+  }
+};
+
+struct GraphState {
+  std::unique_ptr<CusparseMatrix> matrix;
+  std::map<PlanKey, std::unique_ptr<CusparsePlan>> plans;
+};
+
+std::mutex g_state_mutex;
+// Never destroyed, like the device contexts: at exit the CUDA runtime may be gone before a
+// static destructor would free these descriptors and buffers.
+std::map<std::uint64_t, GraphState>& g_states = *new std::map<std::uint64_t, GraphState>;
+SpmmChoiceCache g_choices;
+
+// Why cuSPARSE cannot take this product ("" when it can).
+std::string cusparse_refusal(const DeviceCsrInfo& info, ConstTensorView x, TensorView out) {
+  if (info.num_rows == 0 || info.num_cols == 0 || info.num_edges == 0 || x.cols == 0)
+    return "the product is empty (no rows, columns, nonzeros or features)";
+  if (info.index_type == graph::IndexType::i32 && info.num_edges > INT32_MAX)
+    return "int32 column ids with more than 2^31 - 1 nonzeros need 64-bit offsets, which cuSPARSE pairs with 64-bit "
+           "ids only";
+  // cuSPARSE asks for dense operands that start on 16-byte boundaries.
+  if (!aligned16(x.data) || !aligned16(out.data)) return "x and out must start on 16-byte boundaries";
+  return "";
+}
+
+CusparseMatrix& cusparse_matrix(GraphState& state, const DeviceCsrInfo& info, const std::int64_t* indptr) {
+  if (state.matrix) return *state.matrix;
+  auto m = std::make_unique<CusparseMatrix>();
+  const cudaStream_t stream = stream_of(info.device);
+  const bool i32 = info.index_type == graph::IndexType::i32;
+  const void* offsets = indptr;
+  if (i32) {
+    m->offsets32 = DeviceBuffer<std::int32_t>(info.device, info.num_rows + 1);
+    narrow_offsets<<<blocks_for(info.num_rows + 1), threads_per_block, 0, stream>>>(indptr, info.num_rows + 1,
+                                                                                    m->offsets32.data());
+    HALO_CUDA_CHECK_LAUNCH();
+    offsets = m->offsets32.data();
+  }
+  const float* values = info.weights;
+  if (values == nullptr) {
+    m->ones = DeviceBuffer<float>(info.device, info.num_edges);
+    fill(info.device, m->ones.data(), 1, info.num_edges, info.num_edges, 1.0f);
+    values = m->ones.data();
+  }
+  const cusparseIndexType_t index_type = i32 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
+  HALO_CUSPARSE_TRY(cusparse_api().create_csr(&m->descriptor, info.num_rows, info.num_cols, info.num_edges,
+                                      const_cast<void*>(offsets), const_cast<void*>(info.indices),
+                                      const_cast<float*>(values), index_type, index_type, CUSPARSE_INDEX_BASE_ZERO,
+                                      CUDA_R_32F));
+  state.matrix = std::move(m);
+  return *state.matrix;
+}
+
+// Throws UnsupportedError for CUSPARSE_STATUS_NOT_SUPPORTED (this cuSPARSE has no kernel for the
+// combination: the automatic choice then keeps halo's), CudaError for any other failure.
+void cusparse_try(cusparseStatus_t status, const char* call, const DeviceCsrInfo& info, cusparseSpMMAlg_t algorithm) {
+  if (status == CUSPARSE_STATUS_NOT_SUPPORTED)
+    throw UnsupportedError(std::string("spmm: cuSPARSE does not support this product (") + call + " with " +
+                           (algorithm == CUSPARSE_SPMM_CSR_ALG3 ? "CSR_ALG3" : "CSR_ALG2") + ", " +
+                           graph::to_string(info.index_type) + " column ids)");
+  if (status != CUSPARSE_STATUS_SUCCESS) throw_cusparse_error(call, status, __FILE__, __LINE__);
+}
+
+// out = A · x (beta 0) or out += A · x (beta 1) through cusparseSpMM; the caller holds
+// g_state_mutex and has checked cusparse_refusal.
+void run_cusparse(const DeviceCsrInfo& info, const std::int64_t* indptr, ConstTensorView x, TensorView out,
+                  bool accumulate, bool deterministic) {
+  GraphState& state = g_states[info.id];
+  CusparseMatrix& matrix = cusparse_matrix(state, info, indptr);
+  const cusparseSpMMAlg_t algorithm = deterministic ? CUSPARSE_SPMM_CSR_ALG3 : CUSPARSE_SPMM_CSR_ALG2;
+  const float alpha = 1.0f;
+  const float beta = accumulate ? 1.0f : 0.0f;
+  const PlanKey key{x.cols, leading_dimension(x.rows, x.cols, x.stride),
+                    leading_dimension(out.rows, out.cols, out.stride), static_cast<int>(algorithm), accumulate};
+  DeviceContext& context = device_context(info.device);
+  const std::lock_guard<std::mutex> lock(context.library_mutex);
+  const cusparseHandle_t handle = context.cusparse();
+  std::unique_ptr<CusparsePlan>& plan = state.plans[key];
+  if (!plan) {
+    auto fresh = std::make_unique<CusparsePlan>();
+    HALO_CUSPARSE_TRY(cusparse_api().create_dn_mat(&fresh->x, info.num_cols, x.cols, key.ld_x, const_cast<float*>(x.data),
+                                          CUDA_R_32F, CUSPARSE_ORDER_ROW));
+    HALO_CUSPARSE_TRY(
+        cusparse_api().create_dn_mat(&fresh->y, info.num_rows, x.cols, key.ld_out, out.data, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+    std::size_t work_bytes = 0;
+    cusparse_try(
+        cusparse_api().spmm_buffer_size(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+                                matrix.descriptor, fresh->x, &beta, fresh->y, CUDA_R_32F, algorithm, &work_bytes),
+        "cusparseSpMM_bufferSize", info, algorithm);
+    fresh->work = DeviceBuffer<unsigned char>(info.device, static_cast<std::int64_t>(work_bytes));
+    if (deterministic)
+      cusparse_try(cusparse_api().spmm_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                           &alpha, matrix.descriptor, fresh->x, &beta, fresh->y, CUDA_R_32F, algorithm,
+                                           fresh->work.data()),
+                   "cusparseSpMM_preprocess", info, algorithm);
+    plan = std::move(fresh);
+  }
+  HALO_CUSPARSE_TRY(cusparse_api().dn_mat_set_values(plan->x, const_cast<float*>(x.data)));
+  HALO_CUSPARSE_TRY(cusparse_api().dn_mat_set_values(plan->y, out.data));
+  cusparse_try(cusparse_api().spmm(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+                            matrix.descriptor, plan->x, &beta, plan->y, CUDA_R_32F, algorithm, plan->work.data()),
+               "cusparseSpMM", info, algorithm);
+}
+
+// ---- dispatch ----
+
+template <class I>
+DeviceCsrInfo device_csr_of(const graph::CsrView<I>& a, int device) {
+  const std::optional<DeviceCsrInfo> info = find_device_csr(a.indptr);
+  const bool matches = info && info->device == device && info->index_type == graph::index_type_of<I> &&
+                       info->num_rows == a.num_rows && info->num_cols == a.num_cols && info->num_edges == a.num_edges &&
+                       info->indices == static_cast<const void*>(a.indices) && info->weights == a.weights;
+  if (!matches)
+    throw InvalidArgument("spmm: with tensors on cuda:" + std::to_string(device) +
+                          " the CSR must be the view of a live DeviceCsr on that GPU "
+                          "(kernels/cuda/device_csr.hpp: copy the graph there once with DeviceCsr(graph, device)); " +
+                          (info ? "this view does not match the DeviceCsr at its indptr"
+                                : "its arrays are host memory or memory no DeviceCsr owns"));
+  return *info;
+}
+
+// Milliseconds of each of `repeat` runs of `run` on the GPU's stream, after one untimed run.
+template <class Run>
+std::vector<double> time_runs(int device, int repeat, const Run& run) {
+  const cudaStream_t stream = stream_of(device);
+  Event start(device), stop(device);
+  run();  // warm-up: first-use costs (descriptors, buffers, caches) stay out of the times
+  std::vector<double> ms;
+  for (int r = 0; r < repeat; ++r) {
+    start.record(stream);
+    run();
+    stop.record(stream);
+    stop.synchronize();
+    ms.push_back(stop.milliseconds_since(start));
+  }
+  return ms;
+}
+
+template <class I>
+void spmm_impl(const graph::CsrView<I>& a, ConstTensorView x, TensorView out, Accumulate mode) {
+  const int d = x.device.index;
+  ScopedDevice scoped(d);
+  const DeviceCsrInfo info = device_csr_of(a, d);
+  if (info.num_rows == 0 || x.cols == 0) return;
+  const bool accumulate = mode == Accumulate::add;
+  const CudaSettings settings = cuda_settings();
+  const std::string refusal = cusparse_refusal(info, x, out);
+  SpmmImpl impl = settings.spmm;
+  if (impl == SpmmImpl::cusparse && !refusal.empty()) {
+    if (info.num_edges == 0 || info.num_cols == 0) {
+      impl = SpmmImpl::halo;  // nothing for cuSPARSE to do: halo's kernel writes the zeros
+    } else {
+      throw UnsupportedError("spmm: cuSPARSE was requested (HALO_SPMM=cusparse) but cannot take this product: " +
+                             refusal);
+    }
+  }
+  if (impl == SpmmImpl::automatic) {
+    const SpmmKey key{info.id, x.cols, settings.deterministic};
+    const std::optional<SpmmImpl> known = g_choices.find(key);
+    if (known) {
+      impl = *known;
+    } else if (!refusal.empty()) {
+      impl = SpmmImpl::halo;
+      g_choices.store(key, impl);
+    } else {
+      // Time both into `out` itself when it is overwritten anyway, else into a scratch copy of
+      // its shape, so the caller's out sees only the final product.
+      DeviceBuffer<float> scratch;
+      TensorView target = out;
+      if (accumulate) {
+        scratch = DeviceBuffer<float>(d, out.rows * out.cols);
+        target = TensorView{scratch.data(), out.rows, out.cols, out.cols, out.device};
+      }
+      constexpr int repeat = 3;
+      const std::vector<double> halo_ms = time_runs(d, repeat, [&] { run_halo(info, a, x, target, false); });
+      // A cuSPARSE that cannot or will not take the product is ruled out here instead of failing
+      // it (a fault of the GPU itself would surface again at the next call).
+      std::vector<double> cusparse_ms;
+      try {
+        cusparse_ms = time_runs(d, repeat, [&] {
+          const std::lock_guard<std::mutex> lock(g_state_mutex);
+          run_cusparse(info, a.indptr, x, target, false, settings.deterministic);
+        });
+      } catch (const UnsupportedError&) {
+        cusparse_ms.clear();
+      } catch (const CudaError&) {
+        cusparse_ms.clear();
+      }
+      impl = choose_spmm_impl(halo_ms, cusparse_ms);
+      g_choices.store(key, impl);
+    }
+  }
+  if (impl == SpmmImpl::cusparse) {
+    const std::lock_guard<std::mutex> lock(g_state_mutex);
+    run_cusparse(info, a.indptr, x, out, accumulate, settings.deterministic);
+  } else {
+    run_halo(info, a, x, out, accumulate);
+  }
+}
+
+}  // namespace
+
+void spmm(const graph::CsrView<std::int32_t>& a, ConstTensorView x, TensorView out, Accumulate mode) {
+  spmm_impl(a, x, out, mode);
+}
+
+void spmm(const graph::CsrView<std::int64_t>& a, ConstTensorView x, TensorView out, Accumulate mode) {
+  spmm_impl(a, x, out, mode);
+}
+
+std::optional<SpmmImpl> spmm_choice(std::uint64_t graph, std::int64_t width, bool deterministic) {
+  return g_choices.find(SpmmKey{graph, width, deterministic});
+}
+
+void forget_spmm_graph(std::uint64_t graph) noexcept {
+  try {
+    g_choices.forget_graph(graph);
+    const std::lock_guard<std::mutex> lock(g_state_mutex);
+    g_states.erase(graph);
+  } catch (...) {
+    // Only a failing mutex can throw here; the state then stays until the process ends.
+  }
+}
+
+}  // namespace halo::kernels::cuda

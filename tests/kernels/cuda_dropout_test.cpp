@@ -1,0 +1,64 @@
+// GPU tests of kernels/cuda/dropout.cu: the mask and the output are bit-identical to the CPU
+// twin's for every width (whole and partial blocks of 8 columns), probability, key and global id
+// mapping; forward and backward agree; in place works; strided windows keep their padding.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "graph/base/random.hpp"
+#include "kernels/dropout.hpp"
+#include "tests/kernels/kernel_test_util.hpp"
+#include "tests/support/gpu.hpp"
+
+using namespace halo;
+using namespace halo::kernels;
+
+namespace {
+constexpr float nan_value = std::numeric_limits<float>::quiet_NaN();
+}
+
+TEST_CASE("dropout on a GPU gives the CPU twin's bits for every width, rate and key", "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  RandomStream rng(101, 0);
+  std::vector<std::int64_t> ids(700);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>(5000000000LL + 977 * i);
+  for (const std::int64_t f : {1, 7, 8, 13, 64, 100})
+    for (const float p : {0.0f, 0.1f, 0.5f, 0.9f})
+      for (const bool with_ids : {false, true}) {
+        CAPTURE(f, p, with_ids);
+        const DropoutKey key{42, 3, 2};
+        const IndexView global{with_ids ? ids.data() : nullptr, with_ids ? 700 : 0};
+        const Tensor x = test::random_tensor(rng, 700, f);
+        Tensor cpu_y = test::poisoned(700, f);
+        dropout_forward(x.view(), cpu_y.view(), p, key, global);
+        Tensor gpu_y = Tensor::full(700, f, nan_value, Device::cuda());
+        const Tensor xg = test::on_gpu(x);
+        dropout_forward(xg.view(), gpu_y.view(), p, key, global);
+        CHECK(test::identical(test::on_host(gpu_y).view(), cpu_y.view()));
+        Tensor gpu_g = test::on_gpu(x);
+        dropout_backward(gpu_g.view(), gpu_g.view(), p, key, global);
+        CHECK(test::identical(test::on_host(gpu_g).view(), cpu_y.view()));
+      }
+  // Another key gives another mask.
+  const Tensor x = Tensor::full(64, 64, 1.0f);
+  Tensor a = Tensor::full(64, 64, nan_value, Device::cuda());
+  Tensor b = Tensor::full(64, 64, nan_value, Device::cuda());
+  const Tensor xg = test::on_gpu(x);
+  dropout_forward(xg.view(), a.view(), 0.5f, {1, 1, 0}, {});
+  dropout_forward(xg.view(), b.view(), 0.5f, {1, 2, 0}, {});
+  CHECK_FALSE(test::identical(test::on_host(a).view(), test::on_host(b).view()));
+}
+
+TEST_CASE("dropout on a GPU writes strided windows without touching their padding", "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  RandomStream rng(102, 0);
+  const Tensor x = test::random_tensor(rng, 90, 21);
+  const test::GpuStrided xs(x, 3, 1e30f);
+  test::GpuStrided y(90, 21, 5, nan_value);
+  dropout_forward(xs.view, y.view, 0.3f, {7, 0, 1}, {});
+  Tensor cpu_y = test::poisoned(90, 21);
+  dropout_forward(x.view(), cpu_y.view(), 0.3f, {7, 0, 1}, {});
+  CHECK(test::identical(y.window().view(), cpu_y.view()));
+  CHECK(y.padding_intact(nan_value));
+}

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# The one-call GPU check of halo (issue #6): builds halo with CUDA for sm_90, runs the GPU tests
+# and the GPU benchmarks, and writes what it found as JSON to $OUT, in under 8 minutes on an H200.
+#
+#   tools/device-check.sh --prepare   on a machine with Debian's package archive (a developer's):
+#                                     fills .device-prep/ (git-ignored) with what the GPU machine's
+#                                     build lacks: header-only libraries (nlohmann-json, CLI11,
+#                                     fmt used header-only, Catch2 v2) and zlib's headers with its
+#                                     static library, unpacked from Debian .debs, plus ISA-L (its
+#                                     shared library needs nothing but glibc 2.14).
+#   tools/device-check.sh             on the GPU machine (no network, no Debian packages; nvcc,
+#                                     CMake, ninja, PyTorch and PyG): configure with the prepared
+#                                     prefix and without METIS, MPI, NCCL and OpenBLAS, build the
+#                                     kernel tests and benchmark programs, run `ctest -L gpu` with
+#                                     HALO_REQUIRE_GPU=1 (a missing GPU fails instead of skipping),
+#                                     then bench/gpu_spmm.py and bench/gpu_gcn.py. Without a GPU
+#                                     (e.g. here) the same steps run, the GPU tests skip and the
+#                                     benchmarks say so.
+#
+# Results in $OUT (default ./device-check-out): device-check.json (every step with its status and
+# time, the machine), device-check.log, gpu-tests.xml (JUnit), gpu_spmm.json, gpu_gcn.json.
+# Environment: HALO_CHECK_BUDGET_S (default 420) is the time after which the benchmarks are not
+# started; HALO_CHECK_JOBS the build's parallelism (default: all cores).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+prep="$root/.device-prep"
+
+prepare() {
+  set -e
+  local packages=(nlohmann-json3-dev libcli11-dev libfmt-dev catch2 libisal-dev libisal2 zlib1g-dev)
+  rm -rf "$prep"
+  mkdir -p "$prep/debs" "$prep/root"
+  if ! (cd "$prep/debs" && apt-get download "${packages[@]}" >/dev/null 2>&1); then
+    apt-get update >/dev/null
+    (cd "$prep/debs" && apt-get download "${packages[@]}" >/dev/null)
+  fi
+  for deb in "$prep"/debs/*.deb; do dpkg -x "$deb" "$prep/root"; done
+  # zlib is linked statically from libz.a; its libz.so points at a file that only Debian has.
+  rm -f "$prep/root/usr/lib/x86_64-linux-gnu/libz.so"
+  rm -rf "$prep/root/usr/share/doc" "$prep/root/usr/share/man"
+  (cd "$prep/debs" && ls) >"$prep/packages.txt"
+  rm -rf "$prep/debs"
+  echo "device-check: prepared $(du -sh "$prep" | cut -f1) in .device-prep/ from: $(tr '\n' ' ' <"$prep/packages.txt")"
+  echo "device-check: on the GPU machine run tools/device-check.sh with .device-prep carried along"
+}
+
+if [ "${1:-}" = "--prepare" ]; then
+  prepare
+  exit 0
+fi
+if [ $# -gt 0 ]; then
+  echo "usage: tools/device-check.sh [--prepare]" >&2
+  exit 2
+fi
+
+out="${OUT:-$root/device-check-out}"
+mkdir -p "$out"
+log="$out/device-check.log"
+: >"$log"
+exec > >(tee -a "$log") 2>&1
+budget=${HALO_CHECK_BUDGET_S:-420}
+jobs=${HALO_CHECK_JOBS:-$(nproc)}
+start=$(date +%s)
+steps_file=$(mktemp)
+build="$root/build-device"
+
+elapsed() { echo $(($(date +%s) - start)); }
+
+# step NAME COMMAND...: runs the command, records its status and seconds.
+step() {
+  local name=$1
+  shift
+  local t0 status
+  t0=$(date +%s)
+  echo "=== device-check: $name (at $(elapsed) s)"
+  "$@"
+  status=$?
+  echo "{\"step\": \"$name\", \"status\": $status, \"seconds\": $(($(date +%s) - t0))}" >>"$steps_file"
+  echo "=== device-check: $name: exit $status after $(($(date +%s) - t0)) s"
+  return $status
+}
+
+skip_step() {
+  echo "{\"step\": \"$1\", \"status\": \"skipped\", \"reason\": \"$2\"}" >>"$steps_file"
+  echo "=== device-check: $1 skipped: $2"
+}
+
+describe_machine() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 || echo "nvidia-smi: not available"
+  nvcc --version 2>&1 | tail -2 || echo "nvcc: not found"
+  cmake --version | head -1
+  ninja --version
+  g++ --version | head -1
+  echo "cores: $(nproc)"
+  ls /usr/local/cuda/lib64 2>/dev/null | grep -E '^lib(cublas|cusparse|cudart)\.so$' || echo "no cuBLAS/cuSPARSE in /usr/local/cuda/lib64"
+  python3 -c 'import torch, torch_geometric; print("torch", torch.__version__, "cuda", torch.version.cuda, "pyg", torch_geometric.__version__)' 2>&1 | tail -1
+  return 0
+}
+
+configure() {
+  local args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHALO_WITH_CUDA=ON
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DHALO_WITH_MPI=OFF -DHALO_WITH_NCCL=OFF -DHALO_WITH_METIS=OFF
+    -DHALO_WITH_BLAS=OFF -DHALO_FMT_HEADER_ONLY=ON -DHALO_BUILD_BENCHMARKS=OFF)
+  if [ -d "$prep/root/usr" ]; then
+    args+=("-DCMAKE_PREFIX_PATH=$prep/root/usr")
+    if [ -f "$prep/root/usr/lib/x86_64-linux-gnu/libz.a" ]; then
+      args+=("-DZLIB_INCLUDE_DIR=$prep/root/usr/include" "-DZLIB_LIBRARY=$prep/root/usr/lib/x86_64-linux-gnu/libz.a")
+    fi
+  else
+    echo "device-check: no .device-prep/ (run tools/device-check.sh --prepare where Debian's archive is reachable); using this machine's libraries"
+  fi
+  cmake "${args[@]}"
+}
+
+build_targets() {
+  cmake --build "$build" -j "$jobs" --target halo_kernels_tests halo-bench halo-convert
+}
+
+gpu_tests() {
+  HALO_REQUIRE_GPU=$([ "$gpu" = 1 ] && echo 1 || echo 0) \
+    ctest --test-dir "$build" -L gpu --no-tests=error --output-on-failure --timeout 300 -j 2 \
+      --output-junit "$out/gpu-tests.xml"
+}
+
+# CMake finds nvcc on PATH; CUDA's default install folder is not always on it.
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
+gpu=0
+if nvidia-smi -L >/dev/null 2>&1; then gpu=1; fi
+step machine describe_machine
+step configure configure || { echo "device-check: configure failed"; }
+if step build build_targets; then
+  step gpu-tests gpu_tests
+  if [ "$(elapsed)" -lt "$budget" ]; then
+    step gpu-spmm-bench python3 bench/gpu_spmm.py --bin "$build/bin" --out "$out/gpu_spmm.json"
+  else
+    skip_step gpu-spmm-bench "past the ${budget} s budget"
+  fi
+  if [ "$(elapsed)" -lt "$((budget - 120))" ]; then
+    # Each side (halo, PyG) gets half of what is left of 9 minutes, so the call ends in time.
+    step gpu-gcn-bench python3 bench/gpu_gcn.py --bin "$build/bin" --out "$out/gpu_gcn.json" \
+      --timeout $(((540 - $(elapsed)) / 2))
+  else
+    skip_step gpu-gcn-bench "less than 120 s of the ${budget} s budget left"
+  fi
+else
+  skip_step gpu-tests "the build failed"
+fi
+
+python3 - "$steps_file" "$out/device-check.json" "$gpu" "$(elapsed)" <<'EOF'
+import json, platform, subprocess, sys
+steps = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+def run(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+summary = {
+    "gpu_visible": sys.argv[3] == "1",
+    "seconds": int(sys.argv[4]),
+    "gpu": run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"]),
+    "nvcc": run(["nvcc", "--version"]).splitlines()[-1:] ,
+    "platform": platform.platform(),
+    "steps": steps,
+    "ok": all(s["status"] in (0, "skipped") for s in steps),
+}
+with open(sys.argv[2], "w") as f:
+    json.dump(summary, f, indent=2)
+    f.write("\n")
+print("device-check:", "all steps passed" if summary["ok"] else "some steps failed", f"in {summary['seconds']} s")
+sys.exit(0 if summary["ok"] else 1)
+EOF
