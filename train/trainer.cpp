@@ -34,36 +34,8 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// Sets OpenMP's thread count for the lifetime of the object and restores the previous one.
-class ThreadScope {
- public:
-  explicit ThreadScope(int threads) : previous_(max_threads()) {
-    if (threads > 0) omp_set_num_threads(threads);
-  }
-  ~ThreadScope() { omp_set_num_threads(previous_); }
-  ThreadScope(const ThreadScope&) = delete;
-  ThreadScope& operator=(const ThreadScope&) = delete;
-
- private:
-  int previous_;
-};
-
-void check_config(const TrainConfig& c) {
-  HALO_EXPECTS(c.epochs >= 1, "epochs must be >= 1, got " + std::to_string(c.epochs));
-  HALO_EXPECTS(c.eval_every >= 1, "eval_every must be >= 1, got " + std::to_string(c.eval_every));
-  HALO_EXPECTS(c.runs >= 1, "runs must be >= 1, got " + std::to_string(c.runs));
-  HALO_EXPECTS(c.checkpoint_every >= 0, "checkpoint_every must be >= 0, got " + std::to_string(c.checkpoint_every));
-  HALO_EXPECTS(c.threads >= 0, "threads must be >= 0, got " + std::to_string(c.threads));
-  HALO_EXPECTS(c.memory_limit >= 0, "memory_limit must be >= 0, got " + std::to_string(c.memory_limit));
-  HALO_EXPECTS(!c.resume || !c.checkpoint_dir.empty(), "resume needs a checkpoint directory");
-  HALO_EXPECTS(c.boundary_sample_rate > 0.0 && c.boundary_sample_rate <= 1.0,
-               "boundary_sample_rate must be in (0, 1], got " + std::to_string(c.boundary_sample_rate));
-  HALO_EXPECTS(c.feature_memory_budget >= 0,
-               "feature_memory_budget must be >= 0, got " + std::to_string(c.feature_memory_budget));
-}
-
 void check_trainable(const datasets::Dataset& ds) {
-  HALO_EXPECTS(!ds.meta.is_hetero, "dataset '" + ds.meta.name + "' is heterogeneous; R-GCN training is issue #8");
+  HALO_EXPECTS(!ds.meta.is_hetero, "dataset '" + ds.meta.name + "' is heterogeneous; train it with --model rgcn");
   HALO_EXPECTS(ds.meta.task == datasets::Task::multiclass,
                std::string("dataset '") + ds.meta.name + "' has a " + datasets::to_string(ds.meta.task) +
                    " task; only multiclass training is supported");
@@ -131,7 +103,7 @@ std::string training_fingerprint(const datasets::Dataset& ds, const ModelConfig&
 
 TrainSummary train(TrainingProblem& problem, const ModelConfig& model_config, const TrainConfig& config,
                    const EpochCallback& on_epoch) {
-  check_config(config);
+  detail::check_train_config(config);
   kernels::require_device(config.device);
   if (config.device.is_cuda()) {
     throw UnsupportedError("train: training on " + config.device.to_string() +
@@ -207,7 +179,7 @@ TrainSummary train(TrainingProblem& problem, const ModelConfig& model_config, co
 
 TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model_config, const TrainConfig& config,
                    const EpochCallback& on_epoch) {
-  check_config(config);
+  detail::check_train_config(config);
   check_trainable(ds);
   // Measured before the operators exist, which the plan counts as items of their own.
   const std::int64_t process_bytes = std::max<std::int64_t>(0, process_resident_bytes());

@@ -16,6 +16,21 @@ namespace halo {
 // Number of threads a parallel loop may use.
 inline int max_threads() { return omp_get_max_threads(); }
 
+// Sets OpenMP's thread count for the lifetime of the object (threads > 0; 0 leaves it) and
+// restores the previous one.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads) : previous_(max_threads()) {
+    if (threads > 0) omp_set_num_threads(threads);
+  }
+  ~ThreadScope() { omp_set_num_threads(previous_); }
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int previous_;
+};
+
 // Records the first exception thrown by any thread; rethrow() raises it on the caller.
 class ExceptionSlot {
  public:

@@ -1,4 +1,5 @@
-// halo-train: trains a GCN or GraphSAGE model on a whole halo dataset directory on one process
+// halo-train: trains a GCN or GraphSAGE model (or R-GCN on a heterogeneous dataset) on a whole
+// halo dataset directory on one process
 // (--dataset), or on a partition directory with one rank per part under mpirun (--partitions),
 // printing one line per epoch and a final summary (test accuracy at the best validation accuracy,
 // mean ± std over runs), and writing a JSON summary with --json. When one rank fails, it prints
@@ -20,6 +21,7 @@
 #include "tools/halo_train/report.hpp"
 #include "train/dist/distributed_trainer.hpp"
 #include "train/dist/mpi_communicator.hpp"
+#include "train/rgcn_trainer.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -38,14 +40,29 @@ void bound_allocator_retention(const TrainOptions& options) {
   if (options.train.memory_limit > 0) static_cast<void>(mallopt(M_MMAP_THRESHOLD, 1 << 20));
 }
 
+// The R-GCN settings from the shared model flags and the R-GCN ones.
+train::RgcnModelConfig rgcn_config(const TrainOptions& options) {
+  const train::ModelConfig& m = options.model;
+  train::RgcnModelConfig r;
+  r.layers = m.layers;
+  r.hidden = m.hidden;
+  r.dropout = m.dropout;
+  r.input_dropout = m.input_dropout;
+  r.bias = m.bias;
+  r.weight_decay = m.weight_decay;
+  r.num_bases = options.bases;
+  r.embedding_dim = options.embedding_dim;
+  return r;
+}
+
 int train_dataset(const TrainOptions& options) {
   const auto start = Clock::now();
   const datasets::Dataset ds = datasets::read_dataset_dir(options.dataset);
   const int runs = options.train.runs;
-  const train::TrainSummary summary =
-      train::train(ds, options.model, options.train, [&](int run, const train::EpochRecord& record) {
-        log_info(format_epoch_line(run, runs, record));
-      });
+  const auto progress = [&](int run, const train::EpochRecord& record) { log_info(format_epoch_line(run, runs, record)); };
+  const train::TrainSummary summary = options.model.kind == "rgcn"
+                                          ? train::train_rgcn(ds, rgcn_config(options), options.train, progress)
+                                          : train::train(ds, options.model, options.train, progress);
   log_info(format_summary_line(summary));
   if (!options.json.empty())
     write_json(options.json, summary_json(summary, dataset_json(ds), describe_settings(options), seconds_since(start)));

@@ -118,9 +118,18 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
 
-  app.add_option("--model", m.kind, "Model: gcn (Kipf & Welling) or sage (GraphSAGE, mean aggregator)")
+  app.add_option("--model", m.kind,
+                 "Model: gcn (Kipf & Welling), sage (GraphSAGE, mean aggregator) or rgcn (Schlichtkrull et al., "
+                 "heterogeneous datasets)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"gcn", "sage"}));
+      ->check(CLI::IsMember({"gcn", "sage", "rgcn"}));
+  app.add_option("--bases", o.bases, "R-GCN: basis decomposition with this many bases (0 = a weight per relation)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+  app.add_option("--embedding-dim", o.embedding_dim,
+                 "R-GCN: width of the learnt embeddings of vertex types without features")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 16));
   app.add_option("--layers", m.layers, "Number of layers")->capture_default_str()->check(CLI::Range(1, 64));
   app.add_option("--hidden", m.hidden, "Hidden width")->capture_default_str()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   app.add_option("--dropout", m.dropout, "Dropout on the input of every layer after the first")
@@ -208,6 +217,8 @@ nlohmann::json describe_settings(const TrainOptions& o) {
               {"partitions", o.partitions},
               {"boundary-sample-rate", t.boundary_sample_rate},
               {"model", m.kind},
+              {"bases", o.bases},
+              {"embedding-dim", o.embedding_dim},
               {"layers", m.layers},
               {"hidden", m.hidden},
               {"dropout", decimal(m.dropout)},

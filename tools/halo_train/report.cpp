@@ -122,8 +122,9 @@ std::string format_summary_line(const train::TrainSummary& s) {
 json dataset_json(const datasets::Dataset& ds) {
   const datasets::NodeType& target = ds.target();
   return json{{"name", ds.meta.name},
-              {"num_nodes", ds.graph.num_rows()},
-              {"num_edges", ds.graph.num_edges()},
+              {"num_nodes", ds.num_vertices()},
+              {"num_edges", ds.num_edges()},
+              {"target_type", ds.meta.target_type},
               {"feature_dim", target.features.cols()},
               {"num_classes", ds.meta.num_classes},
               {"splits", {{"train", ds.split.train.size()}, {"valid", ds.split.valid.size()}, {"test", ds.split.test.size()}}}};

@@ -258,6 +258,20 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
 
 }  // namespace
 
+void check_train_config(const TrainConfig& c) {
+  HALO_EXPECTS(c.epochs >= 1, "epochs must be >= 1, got " + std::to_string(c.epochs));
+  HALO_EXPECTS(c.eval_every >= 1, "eval_every must be >= 1, got " + std::to_string(c.eval_every));
+  HALO_EXPECTS(c.runs >= 1, "runs must be >= 1, got " + std::to_string(c.runs));
+  HALO_EXPECTS(c.checkpoint_every >= 0, "checkpoint_every must be >= 0, got " + std::to_string(c.checkpoint_every));
+  HALO_EXPECTS(c.threads >= 0, "threads must be >= 0, got " + std::to_string(c.threads));
+  HALO_EXPECTS(c.memory_limit >= 0, "memory_limit must be >= 0, got " + std::to_string(c.memory_limit));
+  HALO_EXPECTS(!c.resume || !c.checkpoint_dir.empty(), "resume needs a checkpoint directory");
+  HALO_EXPECTS(c.boundary_sample_rate > 0.0 && c.boundary_sample_rate <= 1.0,
+               "boundary_sample_rate must be in (0, 1], got " + std::to_string(c.boundary_sample_rate));
+  HALO_EXPECTS(c.feature_memory_budget >= 0,
+               "feature_memory_budget must be >= 0, got " + std::to_string(c.feature_memory_budget));
+}
+
 void count_splits(LoopContext& c) {
   std::vector<std::int64_t> sizes{c.train.size, c.valid.size, c.test.size};
   dist::all_reduce(c.comm, sizes);

@@ -36,6 +36,9 @@ struct LoopContext {
   FeaturePassStats streamed;                // the training steps' streaming passes, all runs
 };
 
+// Refuses settings no model can train with (InvalidArgument naming the setting).
+void check_train_config(const TrainConfig& config);
+
 // The split sizes over all ranks, checked non-empty (InvalidArgument otherwise).
 void count_splits(LoopContext& c);
 

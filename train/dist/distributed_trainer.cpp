@@ -20,7 +20,7 @@ namespace {
 // The target vertex type of a part: the only one of a homogeneous dataset.
 const datasets::NodeType& target_rows(const partition::Part& part, const std::string& dir) {
   HALO_EXPECTS(!part.meta.is_hetero, "partition " + dir + " is of a heterogeneous dataset ('" + part.meta.name +
-                                         "'); R-GCN training is issue #8");
+                                         "'); distributed R-GCN training is not available yet");
   HALO_EXPECTS(part.meta.task == datasets::Task::multiclass,
                "partition " + dir + ": dataset '" + part.meta.name + "' has a " + datasets::to_string(part.meta.task) +
                    " task; only multiclass training is supported");

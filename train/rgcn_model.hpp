@@ -1,0 +1,114 @@
+// RgcnModel: an R-GCN network over a heterogeneous graph (the OGB R-GCN example for ogbn-mag):
+// RgcnConv layers with ReLU and dropout between them, the features of each vertex type as its
+// input or, for a type without features, a learnable EmbeddingTable updated sparsely; the output
+// is the logits of the labelled (target) type. Hand-written forward and backward.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/device.hpp"
+#include "kernels/tensor.hpp"
+#include "train/embedding_table.hpp"
+#include "train/optimizer.hpp"
+#include "train/parameter.hpp"
+#include "train/rgcn_conv.hpp"
+#include "train/step.hpp"
+
+namespace halo::train {
+
+struct RgcnModelConfig {
+  int layers = 2;
+  std::int64_t hidden = 64;
+  float dropout = 0.5f;        // on the input of every layer after the first (after its ReLU)
+  float input_dropout = 0.0f;  // on the first layer's inputs, features and embeddings alike
+  // 0: one weight per relation. B > 0: W_r = Σ_b a_rb · V_b in every layer whose relations all
+  // read one input width (every layer after the first; the first only when the features and
+  // embeddings of all source types share a width, as in ogbn-mag with embedding_dim 128); a
+  // layer whose widths differ keeps one weight per relation (uses_bases() says which).
+  int num_bases = 0;
+  bool bias = true;                     // a bias per vertex type in every layer
+  std::int64_t embedding_dim = 128;     // width of the tables of types without features
+  float weight_decay = 0.0f;            // conv weights (relation weights or bases and comp, roots); biases 0
+  float embedding_weight_decay = 0.0f;  // the tables' decay (applied by sparse_step to touched rows only)
+};
+
+class RgcnModel {
+ public:
+  // features: one per vertex type of `graph`, in its type order: the type's features (vertices
+  // x width, on `device`), or nullptr for a type without, which gets an EmbeddingTable of
+  // embedding_dim columns named "embedding.<type>" (host memory; so a model with tables is CPU
+  // only for now: UnsupportedError on another device). `graph` and the feature tensors must
+  // outlive the model and stay unchanged. Output: logits of `target_type` (its vertices x
+  // num_classes). Dense parameters are RgcnConv's, named "convI.<...>" (train/rgcn_conv.hpp).
+  // Initialisation depends on `seed` only: Glorot-uniform for every conv weight (relation
+  // weights, bases, comp, roots) and every table, zero biases; each tensor draws from the stream
+  // of its position in parameters(), the tables numbered on after them in type order. Weight
+  // decay as RgcnModelConfig says. Throws InvalidArgument for a bad configuration or inputs that
+  // do not match the graph.
+  RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std::vector<const kernels::Tensor*> features,
+            int target_type, std::int64_t num_classes, std::uint64_t seed,
+            kernels::Device device = kernels::Device::cpu());
+  ~RgcnModel();
+  RgcnModel(RgcnModel&&) noexcept;
+  RgcnModel& operator=(RgcnModel&&) noexcept;
+
+  // Logits of the target type. Per layer: dropout on every type's input (mask keyed on step's
+  // seed and epoch, the layer, and the vertex's global id = the vertex counts of the types before
+  // it + its index, so the same on any thread count or device), the RgcnConv, and unless it is
+  // the last layer ReLU. A training forward keeps what backward needs; an evaluation forward
+  // (dropout off) keeps nothing. step.global_ids must be empty (the model numbers the vertices of
+  // all types itself). Cost: per layer one segmented GEMM and one SpMM per vertex type (see
+  // RgcnConv). Deterministic; the result does not depend on the thread count.
+  kernels::Tensor forward(const Step& step);
+  // From d loss / d logits (target vertices x num_classes) of the last forward, which must have
+  // been a training one, with that forward's `step`: adds every dense parameter's gradient, and
+  // each table's gradient row by row, touching (EmbeddingTable) exactly the rows whose gradient
+  // is nonzero: in whole-graph training those within `layers` hops of a vertex whose logits'
+  // gradient is nonzero. Frees what the forward kept.
+  void backward(kernels::Tensor grad_logits, const Step& step);
+
+  // The dense parameters, for the optimiser: every layer's RgcnConv::parameters() in layer
+  // order. The tables are not among them: sparse_step updates them.
+  std::vector<Parameter*> parameters();
+  // Every tensor a checkpoint must keep apart from the dense parameters and their optimiser
+  // state: per table (type order) its values "embedding.<type>" and its sparse Adam moments
+  // "embedding.<type>.exp_avg" and ".exp_avg_sq". Each table's per-row step counts, an int64
+  // array, come from embedding(type)->row_steps().
+  std::vector<std::pair<std::string, kernels::Tensor*>> buffers();
+  // Zeroes the dense gradients and drops the tables' pending gradients.
+  void zero_grad();
+  // One sparse Adam / AdamW step (config's kind, lr, betas, eps) of every table over its touched
+  // rows (EmbeddingTable::step); nothing without tables. O(rows + touched · dim) per table.
+  void sparse_step(const OptimizerConfig& config);
+
+  const RgcnModelConfig& config() const;
+  int target_type() const;
+  std::int64_t num_classes() const;
+  int num_layers() const;
+  // The table of a vertex type, or nullptr for a type with features.
+  EmbeddingTable* embedding(int type);
+  // Whether layer `layer` composes its relation weights from bases.
+  bool uses_bases(int layer) const;
+
+  // For the memory plan, in bytes. activation_bytes: the peak of a training step on the model's
+  // device apart from the inputs (features and tables), the logits and their gradient: every
+  // tensor forward keeps (dropout outputs, ReLU outputs, composed weights with bases) plus the
+  // most that one layer's forward or backward holds at once (its stacked matrix H or its
+  // gradient, its outputs or their gradients, its input gradients). parameter_bytes: the dense
+  // parameters' values (their gradients take as much again). host_bytes: host memory beyond the
+  // dense parameters: the tables (values, gradients, two Adam moments, per-row step counts and
+  // touched flags) and the dropout keys (8 bytes per vertex). O(layers · types).
+  std::int64_t activation_bytes() const;
+  std::int64_t parameter_bytes() const;
+  std::int64_t host_bytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace halo::train

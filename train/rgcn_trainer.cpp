@@ -1,0 +1,160 @@
+// train_rgcn: an RgcnModel per run, driven by the shared trainer loop.
+#include "train/rgcn_trainer.hpp"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "graph/base/error.hpp"
+#include "graph/base/log.hpp"
+#include "graph/base/parallel.hpp"
+#include "kernels/elementwise.hpp"
+#include "train/detail/run_loop.hpp"
+#include "train/dist/communicator.hpp"
+#include "train/memory_plan.hpp"
+#include "train/rgcn_conv.hpp"
+#include "train/trainable.hpp"
+
+namespace halo::train {
+namespace {
+
+// An RgcnModel seen by the trainer loop; its embedding tables step after the optimiser.
+class RgcnTrainable : public Trainable {
+ public:
+  explicit RgcnTrainable(RgcnModel model) : model_(std::move(model)) {}
+  kernels::Tensor forward(const Step& step) override { return model_.forward(step); }
+  void backward(kernels::Tensor grad_logits, const Step& step) override { model_.backward(std::move(grad_logits), step); }
+  std::vector<Parameter*> parameters() override { return model_.parameters(); }
+  std::vector<std::pair<std::string, kernels::Tensor*>> buffers() override { return model_.buffers(); }
+  void zero_grad() override { model_.zero_grad(); }
+  void after_step(const OptimizerConfig& optimizer) override { model_.sparse_step(optimizer); }
+  const RgcnModel& model() const { return model_; }
+
+ private:
+  RgcnModel model_;
+};
+
+void check_inputs(const datasets::Dataset& ds, const TrainConfig& c) {
+  HALO_EXPECTS(ds.meta.is_hetero, "dataset '" + ds.meta.name + "' is homogeneous; train it with --model gcn or sage");
+  HALO_EXPECTS(ds.meta.task == datasets::Task::multiclass,
+               std::string("dataset '") + ds.meta.name + "' has a " + datasets::to_string(ds.meta.task) +
+                   " task; only multiclass training is supported");
+  const datasets::NodeType& t = ds.target();
+  HALO_EXPECTS(t.labels.size() == t.count && t.labels.cols() == 1,
+               fmt::format("dataset '{}' needs one label per '{}' vertex ({}), has {}", ds.meta.name, t.name, t.count,
+                           t.labels.size()));
+  HALO_EXPECTS(ds.meta.num_classes >= 2, "dataset '" + ds.meta.name + "' has " + std::to_string(ds.meta.num_classes) +
+                                             " classes, expected >= 2");
+  if (c.device.is_cuda())
+    throw UnsupportedError("train_rgcn: R-GCN trains on the CPU for now (its CUDA kernels come with issue #6)");
+  if (c.boundary_sample_rate < 1.0 || c.feature_memory_budget > 0 || c.precompute_first_aggregation)
+    throw UnsupportedError("train_rgcn: boundary sampling and feature streaming are not available for R-GCN yet");
+}
+
+std::string fingerprint(const datasets::Dataset& ds, const RgcnModelConfig& m, const TrainConfig& c) {
+  const nlohmann::json j{
+      {"dataset", {{"name", ds.meta.name}, {"num_nodes", ds.num_vertices()}, {"num_edges", ds.num_edges()},
+                   {"target_type", ds.meta.target_type}, {"num_classes", ds.meta.num_classes}}},
+      {"model",
+       {{"kind", "rgcn"}, {"layers", m.layers}, {"hidden", m.hidden}, {"dropout", m.dropout},
+        {"input_dropout", m.input_dropout}, {"num_bases", m.num_bases}, {"bias", m.bias},
+        {"embedding_dim", m.embedding_dim}, {"weight_decay", m.weight_decay},
+        {"embedding_weight_decay", m.embedding_weight_decay}}},
+      {"optimizer",
+       {{"kind", c.optimizer.kind}, {"lr", c.optimizer.lr}, {"beta1", c.optimizer.beta1}, {"beta2", c.optimizer.beta2},
+        {"eps", c.optimizer.eps}, {"momentum", c.optimizer.momentum}, {"nesterov", c.optimizer.nesterov}}},
+      {"epochs", c.epochs},
+      {"eval_every", c.eval_every},
+      {"early_stopping", {{"patience", c.early_stopping.patience}, {"metric", to_string(c.early_stopping.metric)}}},
+      {"seed", c.seed},
+      {"normalize_features", c.normalize_features},
+      {"device", c.device.to_string()}};
+  return j.dump();
+}
+
+MemoryPlan plan(const datasets::Dataset& ds, const RgcnModel& model, const OptimizerConfig& optimizer,
+                std::int64_t feature_bytes, std::int64_t process_bytes) {
+  const std::int64_t params = model.parameter_bytes();
+  const bool adam = optimizer.kind == "adam" || optimizer.kind == "adamw";
+  MemoryPlan p;
+  p.items = {{"process before training", process_bytes},
+             {"graph (CSR, all relations) and its stacked copies", 3 * 12 * ds.num_edges()},
+             {"features", feature_bytes},
+             {"activations", model.activation_bytes()},
+             {"logits and their gradient", 2 * 4 * ds.target().count * ds.meta.num_classes},
+             {"parameters", params},
+             {"gradients", params},
+             {"optimizer state", adam ? 2 * params : (optimizer.momentum != 0.0f ? params : 0)},
+             {"embedding tables and other host state", model.host_bytes()}};
+  return p;
+}
+
+}  // namespace
+
+TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& model_config, const TrainConfig& config,
+                        const EpochCallback& on_epoch) {
+  detail::check_train_config(config);
+  check_inputs(ds, config);
+  const std::int64_t process_bytes = std::max<std::int64_t>(0, process_resident_bytes());
+  ThreadScope threads(config.threads);
+  kernels::reset_tensor_peak_bytes(config.device);
+  const graph::HeteroGraph& g = ds.hetero;
+  const RgcnGraph graph(g);
+  // Each vertex type's features (normalised when asked), or none: an embedding table.
+  std::vector<kernels::Tensor> features(static_cast<std::size_t>(g.num_vertex_types()));
+  std::vector<const kernels::Tensor*> inputs;
+  std::int64_t feature_bytes = 0;
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    const datasets::NodeType& type = ds.node_type(g.vertex_type_name(t));
+    if (type.features.empty()) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    kernels::Tensor& x = features[static_cast<std::size_t>(t)];
+    x = kernels::Tensor::from_array(type.features, config.device);
+    if (config.normalize_features) kernels::normalize_rows(x.view());
+    feature_bytes += static_cast<std::int64_t>(x.bytes());
+    inputs.push_back(&x);
+  }
+  const int target = g.vertex_type(ds.meta.target_type);
+  const datasets::NodeType& labelled = ds.target();
+  auto make = [&](std::uint64_t seed) {
+    return RgcnModel(model_config, graph, inputs, target, ds.meta.num_classes, seed, config.device);
+  };
+  std::unique_ptr<RgcnTrainable> first = std::make_unique<RgcnTrainable>(make(config.seed));
+
+  TrainSummary summary;
+  summary.memory_plan = plan(ds, first->model(), config.optimizer, feature_bytes, process_bytes);
+  const std::int64_t available = machine_available_bytes();
+  log_info(fmt::format("memory plan: {} needed (limit {}, available {})", format_bytes(summary.memory_plan.total_bytes()),
+                       config.memory_limit > 0 ? format_bytes(config.memory_limit) : std::string("none"),
+                       available >= 0 ? format_bytes(available) : std::string("unknown")));
+  check_memory_plan(summary.memory_plan, config.memory_limit, available);
+  bool has_tables = false;
+  for (const kernels::Tensor* x : inputs) has_tables = has_tables || x == nullptr;
+  if (!config.checkpoint_dir.empty() && has_tables)
+    throw UnsupportedError("train_rgcn: checkpoints of R-GCN models with embedding tables are not supported yet (the "
+                           "tables' per-row Adam step counts are not saved)");
+
+  dist::LocalCommunicator local;
+  detail::LoopContext context{config, local};
+  context.labels = labelled.labels.data();
+  context.train = kernels::view_of(ds.split.train);
+  context.valid = kernels::view_of(ds.split.valid);
+  context.test = kernels::view_of(ds.split.test);
+  context.fingerprint = fingerprint(ds, model_config, config);
+  detail::count_splits(context);
+  auto make_model = [&](int run, std::uint64_t seed) -> std::unique_ptr<Trainable> {
+    if (run == 0) return std::move(first);
+    return std::make_unique<RgcnTrainable>(make(seed));
+  };
+  detail::run_all(context, make_model, labelled.count, on_epoch, summary);
+  summary.device = config.device;
+  return summary;
+}
+
+}  // namespace halo::train
