@@ -111,7 +111,8 @@ def main():
         "note": "ranks share this machine's cores (mpirun --oversubscribe, one thread each): times show how the "
                 "work splits, not scaling; bytes are exact",
         "machine": machine(),
-        "settings": vars(args),
+        # Paths relative to the repository, so results do not name this machine's folders.
+        "settings": {k: os.path.relpath(v, ROOT) if k in ("build", "work", "out") else v for k, v in vars(args).items()},
         "results": results,
     })
 

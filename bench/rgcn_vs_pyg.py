@@ -174,6 +174,8 @@ def run_halo(halo_train, halo_convert, ogb_dir, hp, runs, threads, work):
     summary = json.loads(out.stdout)
     for run in summary.get("runs", []):
         run.pop("epochs", None)
+    # Recorded relative to the repository, so results do not name this machine's folders.
+    summary["settings"]["dataset"] = os.path.relpath(dataset, ROOT)
     return summary
 
 
