@@ -8,13 +8,10 @@
 #include <cmath>
 #include <cstdint>
 
+#include "graph/base/host_device.hpp"
+
 // The counter-based functions below are also compiled for CUDA devices (kernels/cuda/dropout.cu
 // draws the very same bits as the CPU), so they use plain integers only.
-#if defined(__CUDACC__)
-#define HALO_HOST_DEVICE __host__ __device__
-#else
-#define HALO_HOST_DEVICE
-#endif
 
 namespace halo {
 

@@ -1,46 +1,21 @@
 // CPU log-softmax + NLL and accuracy over a row subset. Per-row losses are summed in double over
 // blocks fixed by the subset size, so the total does not depend on the thread count.
+#include <algorithm>
 #include <cmath>
-#include <string>
-#include <vector>
 
-#include "graph/base/error.hpp"
 #include "graph/base/parallel.hpp"
 #include "kernels/cpu/column_reduce.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/detail/loss_mask.hpp"
 
 namespace halo::kernels::cpu {
-namespace {
-
-// Throws InvalidArgument unless every masked row is in range, listed once, and labelled in
-// [0, classes). One pass over the mask with a byte per row: small next to the softmax.
-void check_mask(const char* op, std::int64_t rows, std::int64_t classes, const std::int64_t* labels, IndexView mask,
-                bool require_distinct) {
-  std::vector<unsigned char> seen(require_distinct ? static_cast<std::size_t>(rows) : 0, 0);
-  for (std::int64_t k = 0; k < mask.size; ++k) {
-    const std::int64_t r = mask.data[k];
-    if (r < 0 || r >= rows)
-      throw InvalidArgument(std::string(op) + ": mask[" + std::to_string(k) + "] = " + std::to_string(r) +
-                            " is outside [0, " + std::to_string(rows) + ")");
-    if (labels[r] < 0 || labels[r] >= classes)
-      throw InvalidArgument(std::string(op) + ": labels[" + std::to_string(r) + "] = " + std::to_string(labels[r]) +
-                            " is outside [0, " + std::to_string(classes) + ")");
-    if (require_distinct) {
-      if (seen[static_cast<std::size_t>(r)] != 0)
-        throw InvalidArgument(std::string(op) + ": row " + std::to_string(r) + " is listed twice in the mask");
-      seen[static_cast<std::size_t>(r)] = 1;
-    }
-  }
-}
-
-}  // namespace
 
 LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, IndexView mask, float grad_scale,
                         TensorView grad) {
   const std::int64_t classes = logits.cols;
   const bool with_grad = grad.data != nullptr;
   // Distinct rows: each masked row's gradient is written by exactly one thread.
-  check_mask("log_softmax_nll", logits.rows, classes, labels, mask, with_grad);
+  detail::check_loss_mask("log_softmax_nll", logits.rows, classes, labels, mask, with_grad);
   if (with_grad) cpu::fill(grad, 0.0f);
   const double total = reduce_rows(mask.size, 1, [&](std::int64_t k, double* acc) {
     const std::int64_t r = mask.data[k];
@@ -63,7 +38,7 @@ LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, Inde
 }
 
 std::int64_t count_correct(ConstTensorView logits, const std::int64_t* labels, IndexView mask) {
-  check_mask("count_correct", logits.rows, logits.cols, labels, mask, false);
+  detail::check_loss_mask("count_correct", logits.rows, logits.cols, labels, mask, false);
   const double correct = reduce_rows(mask.size, 1, [&](std::int64_t k, double* acc) {
     const std::int64_t r = mask.data[k];
     const float* z = logits.row(r);

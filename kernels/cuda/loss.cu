@@ -9,34 +9,22 @@
 
 #include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/cuda/kernel_util.cuh"
+#include "kernels/detail/loss_mask.hpp"
 
 namespace halo::kernels::cuda {
 namespace {
 
 constexpr unsigned int full_warp = 0xffffffffu;
 
-// The masked rows and their labels, [rows (n) | labels (n)], after the CPU twin's checks: every
-// row in range, listed once when `require_distinct`, and labelled in [0, classes).
+// The masked rows and their labels, [rows (n) | labels (n)], after the CPU twin's checks.
 std::vector<std::int64_t> checked_rows_and_labels(const char* op, std::int64_t rows, std::int64_t classes,
                                                   const std::int64_t* labels, IndexView mask, bool require_distinct) {
+  detail::check_loss_mask(op, rows, classes, labels, mask, require_distinct);
   const std::int64_t n = mask.size;
   std::vector<std::int64_t> packed(static_cast<std::size_t>(2 * n));
-  std::vector<unsigned char> seen(require_distinct ? static_cast<std::size_t>(rows) : 0, 0);
   for (std::int64_t k = 0; k < n; ++k) {
-    const std::int64_t r = mask.data[k];
-    if (r < 0 || r >= rows)
-      throw InvalidArgument(std::string(op) + ": mask[" + std::to_string(k) + "] = " + std::to_string(r) +
-                            " is outside [0, " + std::to_string(rows) + ")");
-    if (labels[r] < 0 || labels[r] >= classes)
-      throw InvalidArgument(std::string(op) + ": labels[" + std::to_string(r) + "] = " + std::to_string(labels[r]) +
-                            " is outside [0, " + std::to_string(classes) + ")");
-    if (require_distinct) {
-      if (seen[static_cast<std::size_t>(r)] != 0)
-        throw InvalidArgument(std::string(op) + ": row " + std::to_string(r) + " is listed twice in the mask");
-      seen[static_cast<std::size_t>(r)] = 1;
-    }
-    packed[static_cast<std::size_t>(k)] = r;
-    packed[static_cast<std::size_t>(n + k)] = labels[r];
+    packed[static_cast<std::size_t>(k)] = mask.data[k];
+    packed[static_cast<std::size_t>(n + k)] = labels[mask.data[k]];
   }
   return packed;
 }

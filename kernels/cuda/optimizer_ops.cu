@@ -1,6 +1,5 @@
-// CUDA Adam / AdamW / SGD steps, twins of kernels/cpu/optimizer_ops.cpp: the scalar factors are
-// formed on the host in double and rounded once, exactly as there; the elementwise update runs
-// in float on the GPU (the compiler may fuse a multiply and an add, so the last bit can differ
+// CUDA Adam / AdamW / SGD steps, twins of kernels/cpu/optimizer_ops.cpp, sharing its Adam update
+// (kernels/detail/adam_update.hpp); the elementwise update runs in float on the GPU (the compiler may fuse a multiply and an add, so the last bit can differ
 // from the CPU's).
 #include <cmath>
 #include <cstdint>
@@ -8,47 +7,13 @@
 
 #include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/cuda/kernel_util.cuh"
+#include "kernels/detail/adam_update.hpp"
 
 namespace halo::kernels::cuda {
 namespace {
 
-struct AdamConstants {
-  bool l2, decoupled;
-  float decay, wd, w1, beta2, one_minus_beta2, eps;
-  explicit AdamConstants(const AdamHyper& h) {
-    const double lr = h.lr, wd_d = h.weight_decay;
-    l2 = wd_d != 0.0 && !h.decoupled;
-    decay = static_cast<float>(1.0 - lr * wd_d);
-    decoupled = wd_d != 0.0 && h.decoupled;
-    wd = static_cast<float>(wd_d);
-    w1 = static_cast<float>(1.0 - static_cast<double>(h.beta1));
-    beta2 = static_cast<float>(static_cast<double>(h.beta2));
-    one_minus_beta2 = static_cast<float>(1.0 - static_cast<double>(h.beta2));
-    eps = h.eps;
-  }
-};
-
-// -lr / bias_correction1 and sqrt(bias_correction2) of step `step`.
-struct AdamStepFactors {
-  float neg_step_size, bias_correction2_sqrt;
-  AdamStepFactors(const AdamHyper& h, std::int64_t step) {
-    const double bias_correction1 = 1.0 - std::pow(static_cast<double>(h.beta1), static_cast<double>(step));
-    const double bias_correction2 = 1.0 - std::pow(static_cast<double>(h.beta2), static_cast<double>(step));
-    neg_step_size = static_cast<float>(-(static_cast<double>(h.lr) / bias_correction1));
-    bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
-  }
-};
-
-__device__ inline void adam_value(float& p, float g, float& m, float& v, const AdamConstants& c, float neg_step_size,
-                                  float bias_correction2_sqrt) {
-  if (c.l2) g = g + c.wd * p;
-  if (c.decoupled) p = p * c.decay;
-  m = c.w1 < 0.5f ? m + c.w1 * (g - m) : g - (g - m) * (1.0f - c.w1);
-  v = v * c.beta2;
-  v = v + c.one_minus_beta2 * g * g;
-  const float denom = sqrtf(v) / bias_correction2_sqrt + c.eps;
-  p = p + neg_step_size * m / denom;
-}
+using detail::AdamConstants;
+using detail::AdamStepFactors;
 
 struct Adam {
   float* p;
@@ -62,7 +27,7 @@ struct Adam {
   AdamConstants c;
   AdamStepFactors f;
   __device__ void operator()(std::int64_t i, std::int64_t j) const {
-    adam_value(p[i * p_stride + j], g[i * g_stride + j], m[i * m_stride + j], v[i * v_stride + j], c, f.neg_step_size,
+    detail::adam_update(p[i * p_stride + j], g[i * g_stride + j], m[i * m_stride + j], v[i * v_stride + j], c, f.neg_step_size,
                f.bias_correction2_sqrt);
   }
 };
@@ -82,7 +47,7 @@ struct AdamRows {
   const float* factors;
   __device__ void operator()(std::int64_t k, std::int64_t j) const {
     const std::int64_t i = rows[k];
-    adam_value(p[i * p_stride + j], g[i * g_stride + j], m[i * m_stride + j], v[i * v_stride + j], c, factors[2 * k],
+    detail::adam_update(p[i * p_stride + j], g[i * g_stride + j], m[i * m_stride + j], v[i * v_stride + j], c, factors[2 * k],
                factors[2 * k + 1]);
   }
 };
