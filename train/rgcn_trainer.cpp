@@ -56,23 +56,13 @@ void check_inputs(const datasets::Dataset& ds, const TrainConfig& c) {
 }
 
 std::string fingerprint(const datasets::Dataset& ds, const RgcnModelConfig& m, const TrainConfig& c) {
-  const nlohmann::json j{
-      {"dataset", {{"name", ds.meta.name}, {"num_nodes", ds.num_vertices()}, {"num_edges", ds.num_edges()},
-                   {"target_type", ds.meta.target_type}, {"num_classes", ds.meta.num_classes}}},
-      {"model",
-       {{"kind", "rgcn"}, {"layers", m.layers}, {"hidden", m.hidden}, {"dropout", m.dropout},
-        {"input_dropout", m.input_dropout}, {"num_bases", m.num_bases}, {"bias", m.bias},
-        {"embedding_dim", m.embedding_dim}, {"weight_decay", m.weight_decay},
-        {"embedding_weight_decay", m.embedding_weight_decay}}},
-      {"optimizer",
-       {{"kind", c.optimizer.kind}, {"lr", c.optimizer.lr}, {"beta1", c.optimizer.beta1}, {"beta2", c.optimizer.beta2},
-        {"eps", c.optimizer.eps}, {"momentum", c.optimizer.momentum}, {"nesterov", c.optimizer.nesterov}}},
-      {"epochs", c.epochs},
-      {"eval_every", c.eval_every},
-      {"early_stopping", {{"patience", c.early_stopping.patience}, {"metric", to_string(c.early_stopping.metric)}}},
-      {"seed", c.seed},
-      {"normalize_features", c.normalize_features},
-      {"device", c.device.to_string()}};
+  nlohmann::json j = detail::training_settings_json(c);
+  j["dataset"] = {{"name", ds.meta.name}, {"num_nodes", ds.num_vertices()}, {"num_edges", ds.num_edges()},
+                  {"target_type", ds.meta.target_type}, {"num_classes", ds.meta.num_classes}};
+  j["model"] = {{"kind", "rgcn"}, {"layers", m.layers}, {"hidden", m.hidden}, {"dropout", m.dropout},
+                {"input_dropout", m.input_dropout}, {"num_bases", m.num_bases}, {"bias", m.bias},
+                {"embedding_dim", m.embedding_dim}, {"weight_decay", m.weight_decay},
+                {"embedding_weight_decay", m.embedding_weight_decay}};
   return j.dump();
 }
 

@@ -75,23 +75,12 @@ DatasetShape dataset_shape(const datasets::Dataset& ds) {
 }  // namespace
 
 std::string training_fingerprint(const DatasetShape& shape, const ModelConfig& m, const TrainConfig& c) {
-  nlohmann::json j{
-      {"dataset",
-       {{"name", shape.name}, {"num_nodes", shape.num_nodes}, {"num_edges", shape.num_edges},
-        {"feature_dim", shape.feature_dim}, {"num_classes", shape.num_classes}}},
-      {"model",
-       {{"kind", m.kind}, {"layers", m.layers}, {"hidden", m.hidden}, {"dropout", m.dropout},
-        {"input_dropout", m.input_dropout}, {"batch_norm", m.batch_norm}, {"bias", m.bias},
-        {"weight_decay", m.weight_decay}, {"weight_decay_first_layer_only", m.weight_decay_first_layer_only}}},
-      {"optimizer",
-       {{"kind", c.optimizer.kind}, {"lr", c.optimizer.lr}, {"beta1", c.optimizer.beta1}, {"beta2", c.optimizer.beta2},
-        {"eps", c.optimizer.eps}, {"momentum", c.optimizer.momentum}, {"nesterov", c.optimizer.nesterov}}},
-      {"epochs", c.epochs},
-      {"eval_every", c.eval_every},
-      {"early_stopping", {{"patience", c.early_stopping.patience}, {"metric", to_string(c.early_stopping.metric)}}},
-      {"seed", c.seed},
-      {"normalize_features", c.normalize_features},
-      {"device", c.device.to_string()}};
+  nlohmann::json j = detail::training_settings_json(c);
+  j["dataset"] = {{"name", shape.name}, {"num_nodes", shape.num_nodes}, {"num_edges", shape.num_edges},
+                  {"feature_dim", shape.feature_dim}, {"num_classes", shape.num_classes}};
+  j["model"] = {{"kind", m.kind}, {"layers", m.layers}, {"hidden", m.hidden}, {"dropout", m.dropout},
+                {"input_dropout", m.input_dropout}, {"batch_norm", m.batch_norm}, {"bias", m.bias},
+                {"weight_decay", m.weight_decay}, {"weight_decay_first_layer_only", m.weight_decay_first_layer_only}};
   // Recorded only when sampling, so checkpoints of exact training keep their fingerprint.
   if (c.boundary_sample_rate < 1.0) j["boundary_sample_rate"] = c.boundary_sample_rate;
   return j.dump();

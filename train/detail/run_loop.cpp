@@ -272,6 +272,19 @@ void check_train_config(const TrainConfig& c) {
                "feature_memory_budget must be >= 0, got " + std::to_string(c.feature_memory_budget));
 }
 
+nlohmann::json training_settings_json(const TrainConfig& c) {
+  return nlohmann::json{
+      {"optimizer",
+       {{"kind", c.optimizer.kind}, {"lr", c.optimizer.lr}, {"beta1", c.optimizer.beta1}, {"beta2", c.optimizer.beta2},
+        {"eps", c.optimizer.eps}, {"momentum", c.optimizer.momentum}, {"nesterov", c.optimizer.nesterov}}},
+      {"epochs", c.epochs},
+      {"eval_every", c.eval_every},
+      {"early_stopping", {{"patience", c.early_stopping.patience}, {"metric", to_string(c.early_stopping.metric)}}},
+      {"seed", c.seed},
+      {"normalize_features", c.normalize_features},
+      {"device", c.device.to_string()}};
+}
+
 void count_splits(LoopContext& c) {
   std::vector<std::int64_t> sizes{c.train.size, c.valid.size, c.test.size};
   dist::all_reduce(c.comm, sizes);

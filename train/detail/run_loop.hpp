@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "kernels/tensor.hpp"
 #include "sampling/boundary_sampler.hpp"
 #include "train/dist/communicator.hpp"
@@ -38,6 +40,11 @@ struct LoopContext {
 
 // Refuses settings no model can train with (InvalidArgument naming the setting).
 void check_train_config(const TrainConfig& config);
+
+// The settings of `config` that change what training computes, as the JSON object every model's
+// checkpoint fingerprint includes (optimizer, epochs, evaluation, early stopping, seed, feature
+// normalisation, device); the caller adds the dataset and the model.
+nlohmann::json training_settings_json(const TrainConfig& config);
 
 // The split sizes over all ranks, checked non-empty (InvalidArgument otherwise).
 void count_splits(LoopContext& c);

@@ -131,19 +131,10 @@ graph::CsrGraph part_gcn_operator(const partition::LocalGraph& part, HaloExchang
   return std::move(a).with_weights(std::move(weights));
 }
 
-// D^-1 A on the part: 1 / (entries of the row) on each entry, as graph::mean_normalize.
+// D^-1 A on the part: graph::mean_normalize of the ordered rows (a row's weights depend on its
+// own length only, which the part holds whole).
 graph::CsrGraph part_mean_operator(const partition::LocalGraph& part) {
-  graph::CsrGraph a = visit(part.graph(), [&](auto v) { return ordered_rows(v, part, false); });
-  const Array<std::int64_t>& indptr = a.indptr();
-  auto weights = Array<float>::vector(a.num_edges());
-  parallel_for(
-      0, a.num_rows(),
-      [&](std::int64_t r) {
-        const std::int64_t d = indptr[r + 1] - indptr[r];
-        for (std::int64_t p = indptr[r]; p < indptr[r + 1]; ++p) weights[p] = 1.0f / static_cast<float>(d);
-      },
-      1024);
-  return std::move(a).with_weights(std::move(weights));
+  return graph::mean_normalize(visit(part.graph(), [&](auto v) { return ordered_rows(v, part, false); }));
 }
 
 }  // namespace

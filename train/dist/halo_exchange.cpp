@@ -22,6 +22,13 @@ std::vector<std::int64_t> times(const std::vector<std::int64_t>& rows, std::int6
   return out;
 }
 
+// Rows per peer between consecutive offsets.
+std::vector<std::int64_t> counts_of(const std::vector<std::int64_t>& offsets) {
+  std::vector<std::int64_t> counts(offsets.size() - 1);
+  for (std::size_t q = 0; q < counts.size(); ++q) counts[q] = offsets[q + 1] - offsets[q];
+  return counts;
+}
+
 // The rows of a contiguous view as a flat float pointer into row `r`.
 float* row_pointer(kernels::TensorView x, std::int64_t r) { return x.data + r * x.cols; }
 
@@ -53,21 +60,19 @@ HaloExchange::HaloExchange(const partition::LocalGraph& part, Communicator& comm
 
 void HaloExchange::sample(const sampling::BoundarySampler* sampler, std::uint64_t epoch) {
   const auto p = static_cast<std::size_t>(comm_->size());
-  send_counts_.assign(p, 0);
-  recv_counts_.assign(p, 0);
   sampled_ = sampler != nullptr && !sampler->keeps_all();
   scale_ = sampled_ ? sampler->scale() : 1.0f;
   if (!sampled_) {
-    for (std::size_t q = 0; q < p; ++q) {
-      send_counts_[q] = send_offsets_[q + 1] - send_offsets_[q];
-      recv_counts_[q] = recv_offsets_[q + 1] - recv_offsets_[q];
-    }
+    send_counts_ = counts_of(send_offsets_);
+    recv_counts_ = counts_of(recv_offsets_);
     kept_send_rows_ = Array<std::int64_t>();
     kept_halo_rows_ = Array<std::int64_t>();
     return;
   }
   // The receiver q keeps its halo vertex g when sampler->keep(epoch, q, g): the owner asks the
   // same question for every row it would send to q.
+  send_counts_.assign(p, 0);
+  recv_counts_.assign(p, 0);
   std::vector<std::int64_t> send, halo;
   for (std::size_t q = 0; q < p; ++q) {
     for (std::int64_t i = send_offsets_[q]; i < send_offsets_[q + 1]; ++i) {
@@ -133,17 +138,12 @@ std::vector<double> HaloExchange::exchange_values(const std::vector<double>& own
   HALO_EXPECTS(static_cast<std::int64_t>(owned.size()) == num_owned_,
                "expected one value per owned row (" + std::to_string(num_owned_) + "), got " +
                    std::to_string(owned.size()));
-  const auto p = static_cast<std::size_t>(comm_->size());
-  std::vector<std::int64_t> send_counts(p), recv_counts(p);
-  for (std::size_t q = 0; q < p; ++q) {
-    send_counts[q] = send_offsets_[q + 1] - send_offsets_[q];
-    recv_counts[q] = recv_offsets_[q + 1] - recv_offsets_[q];
-  }
   std::vector<double> packed(static_cast<std::size_t>(send_rows_.size()));
   for (std::size_t i = 0; i < packed.size(); ++i)
     packed[i] = owned[static_cast<std::size_t>(send_rows_[static_cast<std::int64_t>(i)])];
   std::vector<double> halo(static_cast<std::size_t>(num_halo_));
-  comm_->all_to_all_v(packed.data(), send_counts, halo.data(), recv_counts, DataType::float64);
+  comm_->all_to_all_v(packed.data(), counts_of(send_offsets_), halo.data(), counts_of(recv_offsets_),
+                      DataType::float64);
   return halo;
 }
 
