@@ -1,11 +1,9 @@
-// The trainer loop: runs, epochs, evaluation, early stopping, checkpoints, timing and memory.
+// train() for GCN and GraphSAGE: the problem's checks, memory plan and first-layer input, then
+// the shared loop (train/detail/run_loop.hpp) over a Model bound to that input.
 #include "train/trainer.hpp"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
-#include <cmath>
-#include <limits>
 #include <optional>
 #include <utility>
 
@@ -15,16 +13,11 @@
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
 #include "graph/base/parallel.hpp"
-#include "sampling/boundary_sampler.hpp"
-#include "kernels/elementwise.hpp"
-#include "kernels/loss.hpp"
 #include "kernels/tensor.hpp"
-#include "kernels/timing.hpp"
-#include "train/detail/run_loop.hpp"
-#include "train/trainable.hpp"
 #include "train/detail/feature_setup.hpp"
+#include "train/detail/run_loop.hpp"
 #include "train/feature_input.hpp"
-#include "train/metrics.hpp"
+#include "train/trainable.hpp"
 #include "train/training_problem.hpp"
 
 namespace halo::train {
