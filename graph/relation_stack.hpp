@@ -40,4 +40,19 @@ struct RelationStack {
 // thread count).
 RelationStack stack_relations(const HeteroGraph& g, int dst_type, const RelationStackOptions& options = {});
 
+// The same from explicit relations, for graphs a HeteroGraph cannot hold (a part of a
+// distributed graph, whose relations have the part's owned vertices as rows and its owned and
+// halo vertices as columns): blocks[k] (num_rows x its own column count, non-null) is the k-th
+// block and stands for relation ids[k]; the stack's dst_type is `dst_type`. InvalidArgument when
+// the sizes disagree.
+RelationStack stack_relations(int dst_type, std::int64_t num_rows, const std::vector<int>& ids,
+                              const std::vector<const CsrGraph*>& blocks, const RelationStackOptions& options = {});
+
+// Block k of a stack as a CSR of its own: count(dst_type) x (block_offsets[k + 1] -
+// block_offsets[k]), the entries of relations[k] with their stack weights and columns shifted
+// back to the relation's source ids, so that spmm with it gives Σ_{j ∈ N_k(i)} x[j] / c_{i,k}
+// for one relation. Same index type as the stack. O(V_t log(degree) + E_k), parallel over rows,
+// deterministic. InvalidArgument for k outside [0, num_blocks()).
+CsrGraph stack_block(const RelationStack& s, int k);
+
 }  // namespace halo::graph

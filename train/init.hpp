@@ -22,4 +22,10 @@ Parameter make_parameter(std::string name, std::int64_t rows, std::int64_t cols,
 // · cols), deterministic.
 void glorot_uniform(kernels::Tensor& w, std::uint64_t seed, std::uint64_t index);
 
+// The rows `rows` (ids in [0, total_rows)) of what glorot_uniform draws for a total_rows x
+// w.cols() tensor: w's row i gets that tensor's row rows[i], so the parts of a table held by
+// different ranks are the rows of the one table a single process draws. O(w.numel()).
+void glorot_uniform_rows(kernels::Tensor& w, std::int64_t total_rows, kernels::IndexView rows, std::uint64_t seed,
+                         std::uint64_t index);
+
 }  // namespace halo::train

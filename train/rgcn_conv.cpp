@@ -1,7 +1,9 @@
-// RgcnGraph and RgcnConv: the relation stacks, and the layer's forward and backward as one
-// segmented GEMM plus one SpMM per destination type.
+// RgcnGraph and RgcnConv: the relation stacks, and the layer's forward and backward in either
+// order (transform first: one segmented GEMM and one SpMM per type; aggregate first: an SpMM per
+// relation and one segmented GEMM).
 #include "train/rgcn_conv.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "graph/base/error.hpp"
@@ -21,31 +23,87 @@ using kernels::TensorView;
 using kernels::Transpose;
 
 RgcnGraph::RgcnGraph(const graph::HeteroGraph& g, graph::IndexType index_type) {
+  std::vector<std::int64_t> counts;
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    type_names_.push_back(g.vertex_type_name(t));
+    counts.push_back(g.vertex_count(t));
+  }
+  inputs_ = counts;
+  std::vector<RelationInput> relations;
+  for (int r = 0; r < g.num_relations(); ++r) {
+    const graph::RelationType& type = g.relation_type(r);
+    relations.push_back({type, g.vertex_type(type.src), g.vertex_type(type.dst), &g.relation(r)});
+  }
+  build(counts, relations, index_type);
+}
+
+RgcnGraph::RgcnGraph(std::vector<std::string> type_names, std::vector<std::int64_t> num_outputs,
+                     std::vector<std::int64_t> num_inputs, const std::vector<RelationInput>& relations,
+                     graph::IndexType index_type)
+    : type_names_(std::move(type_names)), inputs_(std::move(num_inputs)) {
+  const std::size_t types = type_names_.size();
+  HALO_EXPECTS(num_outputs.size() == types && inputs_.size() == types,
+               "RgcnGraph: " + std::to_string(types) + " types, " + std::to_string(num_outputs.size()) +
+                   " output counts and " + std::to_string(inputs_.size()) + " input counts");
+  for (std::size_t t = 0; t < types; ++t)
+    HALO_EXPECTS(0 <= num_outputs[t] && num_outputs[t] <= inputs_[t],
+                 "RgcnGraph: type " + type_names_[t] + " has " + std::to_string(num_outputs[t]) + " outputs and " +
+                     std::to_string(inputs_[t]) + " inputs");
+  for (const RelationInput& rel : relations) {
+    HALO_EXPECTS(rel.src >= 0 && static_cast<std::size_t>(rel.src) < types && rel.dst >= 0 &&
+                     static_cast<std::size_t>(rel.dst) < types && rel.csr != nullptr,
+                 "RgcnGraph: relation " + rel.type.key() + " names a type that does not exist or has no CSR");
+    const auto src = static_cast<std::size_t>(rel.src);
+    const auto dst = static_cast<std::size_t>(rel.dst);
+    HALO_EXPECTS(rel.csr->num_rows() == num_outputs[dst] && rel.csr->num_cols() == inputs_[src],
+                 "RgcnGraph: relation " + rel.type.key() + " is " + std::to_string(rel.csr->num_rows()) + " x " +
+                     std::to_string(rel.csr->num_cols()) + ", expected " + std::to_string(num_outputs[dst]) +
+                     " x " + std::to_string(inputs_[src]) + " (outputs of " + type_names_[dst] + " x inputs of " +
+                     type_names_[src] + ")");
+  }
+  build(num_outputs, relations, index_type);
+}
+
+void RgcnGraph::build(const std::vector<std::int64_t>& num_outputs, const std::vector<RelationInput>& relations,
+                      graph::IndexType index_type) {
   graph::RelationStackOptions options;
   options.index_type = index_type;
-  for (int t = 0; t < g.num_vertex_types(); ++t) type_names_.push_back(g.vertex_type_name(t));
-  relations_.resize(static_cast<std::size_t>(g.num_relations()));
-  for (int r = 0; r < g.num_relations(); ++r) {
-    Relation& rel = relations_[static_cast<std::size_t>(r)];
-    rel.type = g.relation_type(r);
-    rel.src = g.vertex_type(rel.type.src);
-    rel.dst = g.vertex_type(rel.type.dst);
-    rel.rows = g.vertex_count(rel.src);
-  }
-  for (int t = 0; t < g.num_vertex_types(); ++t) {
-    graph::RelationStack s = graph::stack_relations(g, t, options);
-    type_rows_.push_back(stacked_rows_);
-    for (int k = 0; k < s.num_blocks(); ++k)
-      relations_[static_cast<std::size_t>(s.relations[static_cast<std::size_t>(k)])].row =
-          stacked_rows_ + s.block_offsets[static_cast<std::size_t>(k)];
-    stacked_rows_ += s.width();
+  for (const RelationInput& rel : relations)
+    relations_.push_back({rel.type, rel.src, rel.dst, rel.csr->num_edges(), 0});
+  for (int t = 0; t < num_vertex_types(); ++t) {
+    std::vector<int> ids;
+    std::vector<const graph::CsrGraph*> blocks;
+    for (int r = 0; r < num_relations(); ++r) {
+      if (relations_[static_cast<std::size_t>(r)].dst != t) continue;
+      relations_[static_cast<std::size_t>(r)].block = static_cast<int>(ids.size());
+      ids.push_back(r);
+      blocks.push_back(relations[static_cast<std::size_t>(r)].csr);
+    }
+    graph::RelationStack s =
+        graph::stack_relations(t, num_outputs[static_cast<std::size_t>(t)], ids, blocks, options);
     transposes_.push_back(graph::transpose(s.csr));
     stacks_.push_back(std::move(s));
   }
 }
 
+double RgcnConv::order_cost(const RgcnGraph& graph, const std::vector<std::int64_t>& in_dims, std::int64_t out_dim,
+                            int type, RgcnOrder order) {
+  const graph::RelationStack& s = graph.stack(type);
+  const auto out = static_cast<double>(out_dim);
+  double cost = order == RgcnOrder::transform_first ? spmm_cost_ratio * static_cast<double>(s.csr.num_edges()) * out : 0.0;
+  for (int r : s.relations) {
+    const auto in = static_cast<double>(in_dims.at(static_cast<std::size_t>(graph.relation_src(r))));
+    if (order == RgcnOrder::transform_first)
+      cost += static_cast<double>(graph.relation_rows(r)) * in * out;
+    else
+      cost += static_cast<double>(graph.num_outputs(type)) * in * out +
+              spmm_cost_ratio * static_cast<double>(graph.relation_edges(r)) * in;
+  }
+  return cost;
+}
+
 RgcnConv::RgcnConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, std::int64_t out_dim, int num_bases,
-                   bool bias, const std::string& name, kernels::Device device)
+                   bool bias, const std::string& name, kernels::Device device, const RgcnConvOptions& options)
     : graph_(&graph),
       name_(name),
       in_dims_(std::move(in_dims)),
@@ -62,35 +120,89 @@ RgcnConv::RgcnConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, st
     HALO_EXPECTS(d > 0, "RgcnConv " + name + ": input widths must be positive, got " + std::to_string(d));
   HALO_EXPECTS(out_dim > 0, "RgcnConv " + name + ": out_dim must be positive, got " + std::to_string(out_dim));
   HALO_EXPECTS(num_bases >= 0, "RgcnConv " + name + ": num_bases must be >= 0, got " + std::to_string(num_bases));
-  HALO_EXPECTS(num_bases == 0 || relations > 0, "RgcnConv " + name + ": bases need at least one relation");
+
+  computes_.assign(static_cast<std::size_t>(types), options.outputs.empty() ? 1 : 0);
+  for (int t : options.outputs) {
+    HALO_EXPECTS(t >= 0 && t < types, "RgcnConv " + name + ": output type " + std::to_string(t) + " is not one of the " +
+                                          std::to_string(types) + " vertex types");
+    computes_[static_cast<std::size_t>(t)] = 1;
+  }
+  reads_ = computes_;  // the root terms
+  slot_.assign(static_cast<std::size_t>(relations), -1);
+  for (int r = 0; r < relations; ++r) {
+    if (!computes(graph.relation_dst(r))) continue;
+    slot_[static_cast<std::size_t>(r)] = static_cast<int>(computed_.size());
+    computed_.push_back(r);
+    reads_[static_cast<std::size_t>(graph.relation_src(r))] = 1;
+  }
+  HALO_EXPECTS(num_bases == 0 || !computed_.empty(), "RgcnConv " + name + ": bases need at least one relation");
+
   if (num_bases_ == 0) {
-    for (int r = 0; r < relations; ++r)
+    for (int r : computed_)
       weights_.push_back(make_parameter(name + ".weight." + graph.relation_type(r).key(),
                                         in_dims_[static_cast<std::size_t>(graph.relation_src(r))], out_dim, device));
   } else {
-    const std::int64_t in = in_dims_[static_cast<std::size_t>(graph.relation_src(0))];
-    for (int r = 1; r < relations; ++r) {
+    const int first = computed_.front();
+    const std::int64_t in = in_dims_[static_cast<std::size_t>(graph.relation_src(first))];
+    for (int r : computed_) {
       const std::int64_t w = in_dims_[static_cast<std::size_t>(graph.relation_src(r))];
       HALO_EXPECTS(w == in, "RgcnConv " + name + ": bases need one input width for all relations; relation " +
-                                graph.relation_type(0).key() + " reads " + std::to_string(in) + " columns, relation " +
-                                graph.relation_type(r).key() + " reads " + std::to_string(w));
+                                graph.relation_type(first).key() + " reads " + std::to_string(in) +
+                                " columns, relation " + graph.relation_type(r).key() + " reads " + std::to_string(w));
     }
+    const auto count = static_cast<std::int64_t>(computed_.size());
     bases_ = make_parameter(name + ".bases", num_bases * in, out_dim, device);
-    comp_ = make_parameter(name + ".comp", relations, num_bases, device);
-    composed_ = Tensor::zeros(relations * in, out_dim, device);
+    comp_ = make_parameter(name + ".comp", count, num_bases, device);
+    composed_ = Tensor::zeros(count * in, out_dim, device);
   }
+  roots_.resize(static_cast<std::size_t>(types));
+  biases_.resize(static_cast<std::size_t>(types));
+  aggregate_.assign(static_cast<std::size_t>(types), 0);
+  bands_.resize(static_cast<std::size_t>(types));
+  blocks_.resize(static_cast<std::size_t>(relations));
+  block_transposes_.resize(static_cast<std::size_t>(relations));
   for (int t = 0; t < types; ++t) {
-    roots_.push_back(make_parameter(name + ".root." + graph.vertex_type_name(t), in_dims_[static_cast<std::size_t>(t)],
-                                    out_dim, device));
-    if (has_bias_) biases_.push_back(make_parameter(name + ".bias." + graph.vertex_type_name(t), 1, out_dim, device));
+    if (!computes(t)) continue;
+    const auto ts = static_cast<std::size_t>(t);
+    roots_[ts] = make_parameter(name + ".root." + graph.vertex_type_name(t), in_dims_[ts], out_dim, device);
+    if (has_bias_) biases_[ts] = make_parameter(name + ".bias." + graph.vertex_type_name(t), 1, out_dim, device);
+    const graph::RelationStack& s = graph.stack(t);
+    RgcnOrder order = options.order;
+    if (order == RgcnOrder::automatic)
+      order = order_cost(graph, in_dims_, out_dim, t, RgcnOrder::aggregate_first) <
+                      order_cost(graph, in_dims_, out_dim, t, RgcnOrder::transform_first)
+                  ? RgcnOrder::aggregate_first
+                  : RgcnOrder::transform_first;
+    if (order != RgcnOrder::aggregate_first || s.num_blocks() == 0) continue;
+    aggregate_[ts] = 1;
+    std::vector<std::int64_t>& bands = bands_[ts];
+    bands.push_back(0);
+    for (int k = 0; k < s.num_blocks(); ++k) {
+      const auto r = static_cast<std::size_t>(s.relations[static_cast<std::size_t>(k)]);
+      blocks_[r] = graph::stack_block(s, k);
+      block_transposes_[r] = graph::transpose(blocks_[r]);
+      bands.push_back(bands.back() + in_dims_[static_cast<std::size_t>(graph.relation_src(static_cast<int>(r)))]);
+    }
+    bands.push_back(bands.back() + in_dims_[ts]);
   }
   input_grad_.assign(static_cast<std::size_t>(types), 1);
 }
 
+void RgcnConv::check_output(int type) const {
+  HALO_EXPECTS(type >= 0 && type < graph_->num_vertex_types() && computes(type),
+               "RgcnConv " + name_ + ": type " + std::to_string(type) + " is not an output of the layer");
+}
+
+RgcnOrder RgcnConv::order(int type) const {
+  check_output(type);
+  return aggregate(type) ? RgcnOrder::aggregate_first : RgcnOrder::transform_first;
+}
+
 ConstTensorView RgcnConv::weight_view(int r) const {
-  if (num_bases_ == 0) return weights_[static_cast<std::size_t>(r)].value.view();
+  const int slot = slot_[static_cast<std::size_t>(r)];
+  if (num_bases_ == 0) return weights_[static_cast<std::size_t>(slot)].value.view();
   const std::int64_t in = bases_.value.rows() / num_bases_;
-  return composed_.view().slice_rows(r * in, (r + 1) * in);
+  return composed_.view().slice_rows(slot * in, (slot + 1) * in);
 }
 
 void RgcnConv::check_inputs(const std::vector<ConstTensorView>& x) const {
@@ -98,8 +210,9 @@ void RgcnConv::check_inputs(const std::vector<ConstTensorView>& x) const {
                "RgcnConv " + name_ + ": expected one input per vertex type (" +
                    std::to_string(graph_->num_vertex_types()) + "), got " + std::to_string(x.size()));
   for (int t = 0; t < graph_->num_vertex_types(); ++t) {
+    if (!reads(t)) continue;
     const ConstTensorView& v = x[static_cast<std::size_t>(t)];
-    const std::int64_t rows = graph_->num_vertices(t);
+    const std::int64_t rows = graph_->num_inputs(t);
     const std::int64_t cols = in_dims_[static_cast<std::size_t>(t)];
     HALO_EXPECTS(v.rows == rows && v.cols == cols, "RgcnConv " + name_ + ": input of type " +
                                                        graph_->vertex_type_name(t) + " is " + std::to_string(v.rows) +
@@ -111,44 +224,92 @@ void RgcnConv::check_inputs(const std::vector<ConstTensorView>& x) const {
   }
 }
 
-// W (relations x in·out) = a (relations x B) · V (B x in·out): the stacked weights and bases
-// are row-major, so each W_r and V_b is one row of these flat views.
+// W (computed x in·out) = a (computed x B) · V (B x in·out): the stacked weights and bases are
+// row-major, so each W_r and V_b is one row of these flat views.
 void RgcnConv::compose_weights() {
   const std::int64_t flat = bases_.value.numel() / num_bases_;
   const ConstTensorView v{bases_.value.data(), num_bases_, flat, flat, device_};
-  const TensorView w{composed_.data(), graph_->num_relations(), flat, flat, device_};
+  const TensorView w{composed_.data(), static_cast<std::int64_t>(computed_.size()), flat, flat, device_};
   kernels::gemm(comp_.value.view(), Transpose::no, v, Transpose::no, w);
 }
+
+namespace {
+
+// Columns [begin, end) of a row-major tensor, as a strided view.
+TensorView columns(Tensor& t, std::int64_t begin, std::int64_t end) {
+  return {t.data() + begin, t.rows(), end - begin, t.cols(), t.device()};
+}
+
+}  // namespace
 
 std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, const Step& step) {
   check_inputs(x);
   saved_ = false;
   inputs_.clear();
+  stacked_inputs_.clear();
+  stacked_weights_.clear();
   if (num_bases_ > 0) compose_weights();
   const RgcnGraph& g = *graph_;
   const int types = g.num_vertex_types();
-  Tensor h = Tensor::empty(g.stacked_rows(), out_dim_, device_);
-  std::vector<Tensor> y;
-  std::vector<GemmSegment> segments;
-  for (int r = 0; r < g.num_relations(); ++r)
-    segments.push_back({x[static_cast<std::size_t>(g.relation_src(r))], weight_view(r),
-                        h.view().slice_rows(g.block_row(r), g.block_row(r) + g.relation_rows(r))});
+  const auto at = [](auto& v, int i) -> decltype(auto) { return v[static_cast<std::size_t>(i)]; };
+  std::vector<Tensor> y(static_cast<std::size_t>(types));
+  std::vector<Tensor> h(static_cast<std::size_t>(types));  // transform-first types: H
+  std::vector<Tensor> a(static_cast<std::size_t>(types));  // aggregate-first types: [A_r ... | x_t]
+  std::vector<Tensor> w(static_cast<std::size_t>(types));  // and their [W_r; ...; W_root,t]
+
+  // Aggregate-first types: the bands of [A_r ... | x_t] and [W_r; ...; W_root,t].
   for (int t = 0; t < types; ++t) {
-    y.push_back(Tensor::empty(g.num_vertices(t), out_dim_, device_));
-    segments.push_back(
-        {x[static_cast<std::size_t>(t)], roots_[static_cast<std::size_t>(t)].value.view(), y.back().view()});
-  }
-  kernels::segmented_gemm(segments, Transpose::no, Transpose::no);
-  for (int t = 0; t < types; ++t) {
+    if (!computes(t) || !aggregate(t)) continue;
     const graph::RelationStack& s = g.stack(t);
-    if (s.num_blocks() > 0)
-      kernels::spmm(s.csr, h.view().slice_rows(g.type_row(t), g.type_row(t) + s.width()),
-                    y[static_cast<std::size_t>(t)].view(), kernels::Accumulate::add);
-    if (has_bias_)
-      kernels::add_bias(y[static_cast<std::size_t>(t)].view(), biases_[static_cast<std::size_t>(t)].value.view());
+    const std::vector<std::int64_t>& bands = at(bands_, t);
+    at(a, t) = Tensor::empty(g.num_outputs(t), bands.back(), device_);
+    at(w, t) = Tensor::empty(bands.back(), out_dim_, device_);
+    for (int k = 0; k <= s.num_blocks(); ++k) {
+      const TensorView band = columns(at(a, t), at(bands, k), at(bands, k + 1));
+      const TensorView weights = at(w, t).view().slice_rows(at(bands, k), at(bands, k + 1));
+      if (k == s.num_blocks()) {
+        kernels::copy(at(x, t).slice_rows(0, g.num_outputs(t)), band);
+        kernels::copy(at(roots_, t).value.view(), weights);
+      } else {
+        const int r = at(s.relations, k);
+        kernels::spmm(at(blocks_, r), at(x, g.relation_src(r)), band);
+        kernels::copy(weight_view(r), weights);
+      }
+    }
+  }
+
+  // Every product in one segmented GEMM: the transform-first root terms and H blocks, and the
+  // aggregate-first types' whole sums (one GEMM over all their bands).
+  std::vector<GemmSegment> products;
+  for (int t = 0; t < types; ++t) {
+    if (!computes(t)) continue;
+    at(y, t) = Tensor::empty(g.num_outputs(t), out_dim_, device_);
+    if (aggregate(t)) {
+      products.push_back({at(a, t).view(), at(w, t).view(), at(y, t).view()});
+      continue;
+    }
+    products.push_back({at(x, t).slice_rows(0, g.num_outputs(t)), at(roots_, t).value.view(), at(y, t).view()});
+    const graph::RelationStack& s = g.stack(t);
+    if (s.num_blocks() == 0) continue;
+    at(h, t) = Tensor::empty(s.width(), out_dim_, device_);
+    for (int k = 0; k < s.num_blocks(); ++k) {
+      const int r = at(s.relations, k);
+      products.push_back({at(x, g.relation_src(r)), weight_view(r),
+                          at(h, t).view().slice_rows(at(s.block_offsets, k), at(s.block_offsets, k + 1))});
+    }
+  }
+  kernels::segmented_gemm(products, Transpose::no, Transpose::no);
+
+  for (int t = 0; t < types; ++t) {
+    if (!computes(t)) continue;
+    if (!at(h, t).empty()) kernels::spmm(g.stack(t).csr, at(h, t).view(), at(y, t).view(), kernels::Accumulate::add);
+    at(h, t) = Tensor();
+    if (has_bias_) kernels::add_bias(at(y, t).view(), at(biases_, t).value.view());
   }
   if (step.training) {
     inputs_ = x;
+    stacked_inputs_ = std::move(a);
+    stacked_weights_ = std::move(w);
     saved_ = true;
   }
   return y;
@@ -158,74 +319,130 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   HALO_EXPECTS(saved_, "RgcnConv " + name_ + ": backward needs a training forward before it");
   const RgcnGraph& g = *graph_;
   const int types = g.num_vertex_types();
+  const auto at = [](auto& v, int i) -> decltype(auto) { return v[static_cast<std::size_t>(i)]; };
   HALO_EXPECTS(static_cast<int>(grad_y.size()) == types, "RgcnConv " + name_ + ": expected one gradient per vertex " +
                                                              "type (" + std::to_string(types) + "), got " +
                                                              std::to_string(grad_y.size()));
   for (int t = 0; t < types; ++t) {
-    const Tensor& gy = grad_y[static_cast<std::size_t>(t)];
-    HALO_EXPECTS(gy.rows() == g.num_vertices(t) && gy.cols() == out_dim_ && gy.device() == device_,
+    if (!computes(t)) continue;
+    const Tensor& gy = at(grad_y, t);
+    HALO_EXPECTS(gy.rows() == g.num_outputs(t) && gy.cols() == out_dim_ && gy.device() == device_,
                  "RgcnConv " + name_ + ": gradient of type " + g.vertex_type_name(t) + " is " +
                      std::to_string(gy.rows()) + " x " + std::to_string(gy.cols()) + " on " + gy.device().to_string() +
-                     ", the output " + std::to_string(g.num_vertices(t)) + " x " + std::to_string(out_dim_) + " on " +
+                     ", the output " + std::to_string(g.num_outputs(t)) + " x " + std::to_string(out_dim_) + " on " +
                      device_.to_string());
   }
   saved_ = false;
   const std::vector<ConstTensorView> x = std::move(inputs_);
+  std::vector<Tensor> a = std::move(stacked_inputs_);
+  const std::vector<Tensor> w = std::move(stacked_weights_);
   inputs_.clear();
+  stacked_inputs_.clear();
+  stacked_weights_.clear();
 
-  // The gradient of H: each type's range of blocks is written by that type's transposed stack.
-  Tensor grad_h = Tensor::empty(g.stacked_rows(), out_dim_, device_);
+  // The gradient of each transform-first H, from the type's transposed stack.
+  std::vector<Tensor> grad_h(static_cast<std::size_t>(types));
   for (int t = 0; t < types; ++t) {
-    if (has_bias_)
-      kernels::column_sums(grad_y[static_cast<std::size_t>(t)].view(), biases_[static_cast<std::size_t>(t)].grad.view(),
-                           true);
+    if (!computes(t)) continue;
+    if (has_bias_) kernels::column_sums(at(grad_y, t).view(), at(biases_, t).grad.view(), true);
     const graph::RelationStack& s = g.stack(t);
-    if (s.num_blocks() > 0)
-      kernels::spmm(g.stack_transpose(t), grad_y[static_cast<std::size_t>(t)].view(),
-                    grad_h.view().slice_rows(g.type_row(t), g.type_row(t) + s.width()));
+    if (aggregate(t) || s.num_blocks() == 0) continue;
+    at(grad_h, t) = Tensor::empty(s.width(), out_dim_, device_);
+    kernels::spmm(g.stack_transpose(t), at(grad_y, t).view(), at(grad_h, t).view());
   }
-  const auto block = [&](int r) {
-    return grad_h.view().slice_rows(g.block_row(r), g.block_row(r) + g.relation_rows(r));
+  // What relation r's product reads in forward and the gradient of what it wrote: for a
+  // transform-first type x_src and the block of H's gradient, for an aggregate-first one the
+  // band A_r and the type's output gradient.
+  const auto product_input = [&](int r) -> ConstTensorView {
+    const int t = g.relation_dst(r);
+    if (!aggregate(t)) return at(x, g.relation_src(r));
+    const int k = g.relation_block(r);
+    return columns(at(a, t), at(at(bands_, t), k), at(at(bands_, t), k + 1));
+  };
+  const auto product_grad = [&](int r) -> ConstTensorView {
+    const int t = g.relation_dst(r);
+    if (aggregate(t)) return at(grad_y, t).view();
+    const graph::RelationStack& s = g.stack(t);
+    const int k = g.relation_block(r);
+    return at(grad_h, t).view().slice_rows(at(s.block_offsets, k), at(s.block_offsets, k + 1));
   };
 
   // Weight gradients. With bases, the W_r's gradients are gathered in one zeroed stack first.
   Tensor grad_composed;
   if (num_bases_ > 0) grad_composed = Tensor::zeros(composed_.rows(), composed_.cols(), device_);
   std::vector<GemmSegment> segments;
-  for (int r = 0; r < g.num_relations(); ++r) {
-    const TensorView grad_w =
-        num_bases_ == 0 ? weights_[static_cast<std::size_t>(r)].grad.view()
-                        : grad_composed.view().slice_rows(r * weight_view(r).rows, (r + 1) * weight_view(r).rows);
-    segments.push_back({x[static_cast<std::size_t>(g.relation_src(r))], block(r), grad_w});
+  for (int r : computed_) {
+    const std::int64_t in = weight_view(r).rows;
+    const int slot = at(slot_, r);
+    const TensorView grad_w = num_bases_ == 0 ? at(weights_, slot).grad.view()
+                                              : grad_composed.view().slice_rows(slot * in, (slot + 1) * in);
+    segments.push_back({product_input(r), product_grad(r), grad_w});
   }
-  for (int t = 0; t < types; ++t)
-    segments.push_back({x[static_cast<std::size_t>(t)], grad_y[static_cast<std::size_t>(t)].view(),
-                        roots_[static_cast<std::size_t>(t)].grad.view()});
+  for (int t = 0; t < types; ++t) {
+    if (!computes(t)) continue;
+    const std::vector<std::int64_t>& bands = at(bands_, t);
+    const ConstTensorView root_input =
+        aggregate(t) ? ConstTensorView(columns(at(a, t), bands[bands.size() - 2], bands.back()))
+                     : at(x, t).slice_rows(0, g.num_outputs(t));
+    segments.push_back({root_input, at(grad_y, t).view(), at(roots_, t).grad.view()});
+  }
   kernels::segmented_gemm(segments, Transpose::yes, Transpose::no, 1.0f, 1.0f);
   if (num_bases_ > 0) {
     const std::int64_t flat = bases_.value.numel() / num_bases_;
-    const std::int64_t relations = g.num_relations();
+    const auto count = static_cast<std::int64_t>(computed_.size());
     const ConstTensorView v{bases_.value.data(), num_bases_, flat, flat, device_};
     const TensorView grad_v{bases_.grad.data(), num_bases_, flat, flat, device_};
-    const ConstTensorView grad_w{grad_composed.data(), relations, flat, flat, device_};
+    const ConstTensorView grad_w{grad_composed.data(), count, flat, flat, device_};
     kernels::gemm(comp_.value.view(), Transpose::yes, grad_w, Transpose::no, grad_v, 1.0f, 1.0f);
     kernels::gemm(grad_w, Transpose::no, v, Transpose::yes, comp_.grad.view(), 1.0f, 1.0f);
   }
 
-  // Input gradients: every type's root term first, then its relations in order, into one zeroed
-  // tensor per type.
+  // Input gradients, into one zeroed tensor per type: the transform-first types' relations in
+  // one segmented GEMM, their root terms (into the output rows) in another, then the
+  // aggregate-first types' bands in relation order.
   std::vector<Tensor> grad_x(static_cast<std::size_t>(types));
+  const auto wants = [&](int s) { return reads(s) && input_grad(s); };
   segments.clear();
+  std::vector<GemmSegment> root_terms;
   for (int s = 0; s < types; ++s) {
-    if (!input_grad(s)) continue;
-    Tensor& gx = grad_x[static_cast<std::size_t>(s)];
-    gx = Tensor::zeros(g.num_vertices(s), in_dims_[static_cast<std::size_t>(s)], device_);
-    segments.push_back(
-        {grad_y[static_cast<std::size_t>(s)].view(), roots_[static_cast<std::size_t>(s)].value.view(), gx.view()});
-    for (int r = 0; r < g.num_relations(); ++r)
-      if (g.relation_src(r) == s) segments.push_back({block(r), weight_view(r), gx.view()});
+    if (!wants(s)) continue;
+    Tensor& gx = at(grad_x, s);
+    gx = Tensor::zeros(g.num_inputs(s), at(in_dims_, s), device_);
+    for (int r : computed_)
+      if (g.relation_src(r) == s && !aggregate(g.relation_dst(r)))
+        segments.push_back({product_grad(r), weight_view(r), gx.view()});
+    if (computes(s) && !aggregate(s))
+      root_terms.push_back(
+          {at(grad_y, s).view(), at(roots_, s).value.view(), gx.view().slice_rows(0, g.num_outputs(s))});
   }
   kernels::segmented_gemm(segments, Transpose::no, Transpose::yes, 1.0f, 1.0f);
+  kernels::segmented_gemm(root_terms, Transpose::no, Transpose::yes, 1.0f, 1.0f);
+  // Aggregate-first types: the gradient of [A_r ... | x_t] in one GEMM each, into the saved
+  // stack's memory, then its root band into x_t's gradient and each A_r band through M_rᵀ.
+  std::vector<int> banded;
+  segments.clear();
+  for (int t = 0; t < types; ++t) {
+    if (!computes(t) || !aggregate(t)) continue;
+    bool needed = wants(t);
+    for (int r : g.stack(t).relations) needed = needed || wants(g.relation_src(r));
+    if (!needed) continue;
+    banded.push_back(t);
+    segments.push_back({at(grad_y, t).view(), at(w, t).view(), at(a, t).view()});
+  }
+  kernels::segmented_gemm(segments, Transpose::no, Transpose::yes);
+  for (int t : banded) {
+    const graph::RelationStack& s = g.stack(t);
+    const std::vector<std::int64_t>& bands = at(bands_, t);
+    if (wants(t))
+      kernels::axpby(1.0f, columns(at(a, t), bands[bands.size() - 2], bands.back()), 1.0f,
+                     at(grad_x, t).view().slice_rows(0, g.num_outputs(t)));
+    for (int k = 0; k < s.num_blocks(); ++k) {
+      const int r = at(s.relations, k);
+      if (wants(g.relation_src(r)))
+        kernels::spmm(at(block_transposes_, r), columns(at(a, t), at(bands, k), at(bands, k + 1)),
+                      at(grad_x, g.relation_src(r)).view(), kernels::Accumulate::add);
+    }
+  }
   return grad_x;
 }
 
@@ -237,8 +454,11 @@ std::vector<Parameter*> RgcnConv::parameters() {
     out.push_back(&bases_);
     out.push_back(&comp_);
   }
-  for (Parameter& p : roots_) out.push_back(&p);
-  for (Parameter& p : biases_) out.push_back(&p);
+  for (int t = 0; t < graph_->num_vertex_types(); ++t)
+    if (computes(t)) out.push_back(&roots_[static_cast<std::size_t>(t)]);
+  if (has_bias_)
+    for (int t = 0; t < graph_->num_vertex_types(); ++t)
+      if (computes(t)) out.push_back(&biases_[static_cast<std::size_t>(t)]);
   return out;
 }
 
@@ -250,13 +470,34 @@ void RgcnConv::set_input_grad(int type, bool needed) {
 }
 
 Parameter* RgcnConv::relation_weight(int r) {
-  return num_bases_ == 0 ? &weights_.at(static_cast<std::size_t>(r)) : nullptr;
+  HALO_EXPECTS(r >= 0 && r < graph_->num_relations(), "RgcnConv " + name_ + ": no relation " + std::to_string(r));
+  const int slot = slot_[static_cast<std::size_t>(r)];
+  return num_bases_ == 0 && slot >= 0 ? &weights_[static_cast<std::size_t>(slot)] : nullptr;
 }
 
-std::int64_t RgcnConv::saved_bytes() const { return static_cast<std::int64_t>(composed_.bytes()); }
+Parameter& RgcnConv::root(int t) {
+  check_output(t);
+  return roots_[static_cast<std::size_t>(t)];
+}
+
+Parameter* RgcnConv::bias(int t) {
+  check_output(t);
+  return has_bias_ ? &biases_[static_cast<std::size_t>(t)] : nullptr;
+}
+
+std::int64_t RgcnConv::saved_bytes() const {
+  std::int64_t floats = composed_.numel();
+  for (int t = 0; t < graph_->num_vertex_types(); ++t)
+    if (computes(t) && aggregate(t))
+      floats += (graph_->num_outputs(t) + out_dim_) * bands_[static_cast<std::size_t>(t)].back();
+  return floats * static_cast<std::int64_t>(sizeof(float));
+}
 
 std::int64_t RgcnConv::workspace_bytes() const {
-  return graph_->stacked_rows() * out_dim_ * static_cast<std::int64_t>(sizeof(float));
+  std::int64_t floats = composed_.numel();  // the composed weights' gradient
+  for (int t = 0; t < graph_->num_vertex_types(); ++t)
+    if (computes(t) && !aggregate(t)) floats += graph_->stack(t).width() * out_dim_;
+  return floats * static_cast<std::int64_t>(sizeof(float));
 }
 
 }  // namespace halo::train

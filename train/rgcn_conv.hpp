@@ -2,7 +2,8 @@
 // OGB R-GCN example for ogbn-mag computes it. For every vertex type t and vertex i of type t:
 //   y_i = x_i · W_root,t + b_t + Σ_r Σ_{j ∈ N_r(i)} x_j · W_r / c_{i,r},   c_{i,r} = |N_r(i)|,
 // r over the relations that end at t, optionally with W_r = Σ_b a_rb · V_b (basis decomposition).
-// RgcnGraph holds the graph side (relation stacks and their transposes), built once per graph.
+// RgcnGraph holds the graph side (relation stacks and their transposes), built once per graph;
+// RgcnConvOptions say which types a layer computes and in which order it multiplies and sums.
 #pragma once
 
 #include <cstdint>
@@ -19,110 +20,184 @@
 
 namespace halo::train {
 
-// The relation stack of every vertex type (graph/relation_stack.hpp) and its transpose, and the
-// layout of the stacked matrix H = [x_src(r) · W_r]_r that the layers fill with one segmented
-// GEMM: one block of rows per relation (a row per source vertex), the blocks grouped by
-// destination type in type order and in the graph's relation order within a type, so the blocks
-// one type aggregates from are one contiguous range of H's rows (the columns of its stack).
-// Vertex types and relations keep the HeteroGraph's indices.
+// The relation stack of every vertex type (graph/relation_stack.hpp) and its transpose: the
+// graph side of every RgcnConv over one graph, built once. Vertex types and relations keep the
+// HeteroGraph's indices. A type has input rows (what layers read: x_t) and output rows (what
+// they compute: y_t, the first rows of x_t); on one process both are the type's vertices, on a
+// rank of a distributed run the inputs add the halo vertices after the owned ones.
 class RgcnGraph {
  public:
+  // One relation given piece by piece: its type, the indices of its source and destination
+  // types, and its CSR (rows: the destination's outputs; columns: the source's inputs) whose
+  // rows list their entries in the order they are to be summed. Not kept.
+  struct RelationInput {
+    graph::RelationType type;
+    int src = 0;
+    int dst = 0;
+    const graph::CsrGraph* csr = nullptr;
+  };
+
   // O(E + R · V) time; holds each relation's entries twice (stack and transpose), as ids of
   // `index_type` (raised to int64 where a stack needs it) and float weights. g is not kept.
   // Deterministic.
   explicit RgcnGraph(const graph::HeteroGraph& g, graph::IndexType index_type = graph::IndexType::i32);
+  // The same for types and relations given explicitly (num_outputs[t] <= num_inputs[t]);
+  // InvalidArgument when a relation's CSR does not have its destination's outputs as rows and
+  // its source's inputs as columns.
+  RgcnGraph(std::vector<std::string> type_names, std::vector<std::int64_t> num_outputs,
+            std::vector<std::int64_t> num_inputs, const std::vector<RelationInput>& relations,
+            graph::IndexType index_type = graph::IndexType::i32);
 
   int num_vertex_types() const { return static_cast<int>(type_names_.size()); }
   int num_relations() const { return static_cast<int>(relations_.size()); }
   const std::string& vertex_type_name(int t) const { return type_names_.at(static_cast<std::size_t>(t)); }
-  std::int64_t num_vertices(int t) const { return stack(t).csr.num_rows(); }
+  std::int64_t num_outputs(int t) const { return stack(t).csr.num_rows(); }
+  std::int64_t num_inputs(int t) const { return inputs_.at(static_cast<std::size_t>(t)); }
   const graph::RelationType& relation_type(int r) const { return relation(r).type; }
   int relation_src(int r) const { return relation(r).src; }
   int relation_dst(int r) const { return relation(r).dst; }
-  // Rows of relation r's block: the vertex count of its source type.
-  std::int64_t relation_rows(int r) const { return relation(r).rows; }
+  // Rows of the input relation r reads: its source type's inputs.
+  std::int64_t relation_rows(int r) const { return num_inputs(relation(r).src); }
+  std::int64_t relation_edges(int r) const { return relation(r).edges; }
+  // Relation r's block in the stack of its destination type: stack(relation_dst(r)).relations[k].
+  int relation_block(int r) const { return relation(r).block; }
 
-  // The relations into type t, stacked (rows: t's vertices; columns: rows type_row(t) onwards of H).
+  // The relations into type t, stacked (rows: t's outputs; a column block per relation).
   const graph::RelationStack& stack(int t) const { return stacks_.at(static_cast<std::size_t>(t)); }
   const graph::CsrGraph& stack_transpose(int t) const { return transposes_.at(static_cast<std::size_t>(t)); }
-
-  // Rows of H; the first row of relation r's block; the first row of type t's range of blocks.
-  std::int64_t stacked_rows() const { return stacked_rows_; }
-  std::int64_t block_row(int r) const { return relation(r).row; }
-  std::int64_t type_row(int t) const { return type_rows_.at(static_cast<std::size_t>(t)); }
 
  private:
   struct Relation {
     graph::RelationType type;
     int src = 0;
     int dst = 0;
-    std::int64_t rows = 0;  // source vertices
-    std::int64_t row = 0;   // first row of the block in H
+    std::int64_t edges = 0;  // entries
+    int block = 0;           // position in the destination's stack
   };
   const Relation& relation(int r) const { return relations_.at(static_cast<std::size_t>(r)); }
+  void build(const std::vector<std::int64_t>& num_outputs, const std::vector<RelationInput>& relations,
+             graph::IndexType index_type);
 
   std::vector<std::string> type_names_;
+  std::vector<std::int64_t> inputs_;
   std::vector<Relation> relations_;
   std::vector<graph::RelationStack> stacks_;
   std::vector<graph::CsrGraph> transposes_;
-  std::vector<std::int64_t> type_rows_;
-  std::int64_t stacked_rows_ = 0;
+};
+
+// The two ways to compute a destination type's relation sum Σ_r M_r · x_src(r) · W_r (M_r the
+// mean matrix of relation r). Both give the same result up to rounding; they differ in work.
+enum class RgcnOrder {
+  // Per type, the cheaper of the two by RgcnConv::order_cost.
+  automatic,
+  // H = [x_src(r) · W_r]_r (a block of rows per relation, out_dim wide), then one SpMM of the
+  // type's relation stack: the aggregation of every relation in one pass. Cheap when out_dim
+  // is narrow or the type has more vertices than its relations have sources.
+  transform_first,
+  // A_r = M_r · x_src(r) per relation (input width, one SpMM of the stack's block each), side by
+  // side with x_t in one matrix, times the weights stacked [W_r; ...; W_root,t]: one GEMM with
+  // a long inner dimension, which BLAS runs near its peak. Cheap when the output is wider than
+  // the input (a classifier layer) or the type has few vertices; backward needs the stack kept.
+  aggregate_first,
+};
+
+struct RgcnConvOptions {
+  // The vertex types whose outputs the layer computes, in any order; empty: every type. A
+  // relation into a type outside the list has no weight and is not computed, a type outside it
+  // has no root and no bias, and an input no computed term reads is not looked at. A model's
+  // last layer needs only the labelled type, the one before only that type and its sources.
+  std::vector<int> outputs;
+  RgcnOrder order = RgcnOrder::automatic;
 };
 
 class RgcnConv {
  public:
   // in_dims: the input width of every vertex type (in the graph's type order), out_dim the
-  // output width of all of them. Parameters, all zero on `device`:
+  // output width of all of them. Parameters, all zero on `device`, for the computed relations
+  // (those into an output type) and the output types only:
   //  - num_bases = 0: "<name>.weight.<relation key>" (in_dims[src] x out_dim) per relation;
   //  - num_bases = B > 0: "<name>.bases" ((B · in) x out_dim: V_0, ..., V_{B-1}, each in x
   //    out_dim, stacked, the memory layout of PyG's B x in x out weight) and "<name>.comp"
-  //    (relations x B, the a_rb); every relation must read the same input width `in`;
-  //  - "<name>.root.<type>" (in_dims[t] x out_dim) per type, and with bias "<name>.bias.<type>"
-  //    (1 x out_dim) per type.
-  // `graph` must outlive the layer.
+  //    (computed relations x B, the a_rb, rows in relation order); every computed relation must
+  //    read the same input width `in`;
+  //  - "<name>.root.<type>" (in_dims[t] x out_dim) per output type, and with bias
+  //    "<name>.bias.<type>" (1 x out_dim) per output type.
+  // For every output type the order of its relation sum is fixed here (options.order, or the
+  // cheaper one by order_cost when automatic); aggregate-first types copy their relations'
+  // blocks out of the stack (graph::stack_block) with their transposes. `graph` must outlive
+  // the layer.
   RgcnConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, std::int64_t out_dim, int num_bases, bool bias,
-           const std::string& name, kernels::Device device = kernels::Device::cpu());
+           const std::string& name, kernels::Device device = kernels::Device::cpu(),
+           const RgcnConvOptions& options = {});
 
-  // y[t] (vertices of t x out_dim) for inputs x[t] (vertices of t x in_dims[t]), one per type, all
-  // on the parameters' device. One GEMM for the W_r with bases (composing them), one segmented
-  // GEMM for every x_src(r) · W_r and x_t · W_root,t, one SpMM per type over its relation stack
-  // (out_dim columns), the biases. Temporary: H, stacked_rows x out_dim. In training the layer
-  // keeps the views x: the caller keeps them alive and unchanged until backward. Deterministic
-  // for a fixed thread count.
+  // y[t] (outputs of t x out_dim) for inputs x[t] (inputs of t x in_dims[t]), one per type,
+  // all on the parameters' device; y[t] is an empty tensor for a type that is not an output, and
+  // x[t] of a type no computed term reads may be anything (an empty view). One GEMM for the W_r
+  // with bases (composing them), one SpMM per aggregate-first relation (into its band of the
+  // type's stack [A_r ... | x_t]), one segmented GEMM for every transform-first H block and root
+  // term and every aggregate-first type's stack times its stacked weights, one SpMM per
+  // transform-first type over its relation stack (out_dim columns), the biases. In training the
+  // layer keeps the views x (the caller keeps them alive and unchanged until backward) and the
+  // aggregate-first stacks. Deterministic for a fixed thread count.
   std::vector<kernels::Tensor> forward(const std::vector<kernels::ConstTensorView>& x, const Step& step);
 
-  // From grad_y[t] = d loss / d y[t] of the last training forward: adds d loss / d θ to every
-  // parameter's grad and returns d loss / d x[t] for every type whose input gradient is on (an
-  // empty tensor for the others). One SpMM per type with the transposed stack (the gradient of
-  // H), one segmented GEMM for dW_r += x_srcᵀ · G_r and dW_root,t += x_tᵀ · grad_y[t], one for
-  // dx_s = grad_y[s] · W_root,sᵀ + Σ_{r: src(r) = s} G_r · W_rᵀ (summed in relation order), with
-  // bases two more GEMMs (dV += aᵀ · dW, da += dW · Vᵀ). Temporary: the gradient of H.
+  // From grad_y[t] = d loss / d y[t] of the last training forward (one per type; those of types
+  // that are not outputs are ignored and may be empty): adds d loss / d θ to every parameter's
+  // grad and returns d loss / d x[t] for every read type whose input gradient is on (an empty
+  // tensor for the others). One SpMM per transform-first type with its transposed stack (the
+  // gradient of H), one segmented GEMM for every weight gradient (dW_r += x_srcᵀ · G_r or
+  // A_rᵀ · grad_y[t], dW_root,t += x_tᵀ · grad_y[t]), one for the input gradients' root and
+  // transform-first terms, one for the aggregate-first stacks' gradients grad_y[t] · [W_r; ...]ᵀ
+  // (written over the saved stacks) and an SpMM with each M_rᵀ, with bases two more GEMMs
+  // (dV += aᵀ · dW, da += dW · Vᵀ).
   std::vector<kernels::Tensor> backward(std::vector<kernels::Tensor> grad_y, const Step& step);
 
-  // Relation weights (relation order) or bases and comp, then roots, then biases (type order).
+  // Relation weights (computed relations in relation order) or bases and comp, then roots, then
+  // biases (output types in type order).
   std::vector<Parameter*> parameters();
 
   // Whether backward returns d loss / d x[t]; on for every type by default. Switch it off for a
   // type whose input is fixed features; keep it on for a type whose input is an embedding table.
   void set_input_grad(int type, bool needed);
   bool input_grad(int type) const { return input_grad_.at(static_cast<std::size_t>(type)) != 0; }
+  // Whether the layer computes y[t]; whether some computed term reads x[t].
+  bool computes(int type) const { return computes_.at(static_cast<std::size_t>(type)) != 0; }
+  bool reads(int type) const { return reads_.at(static_cast<std::size_t>(type)) != 0; }
+  // The order fixed for an output type.
+  RgcnOrder order(int type) const;
+
+  // The work of one forward pass of type t's relation sum in each order, in GEMM multiply-adds:
+  // transform-first Σ_r rows(r) · in_r · out + s · nnz_t · out, aggregate-first
+  // Σ_r n_t · in_r · out + s · nnz_r · in_r, with s = spmm_cost_ratio, what one SpMM multiply-add
+  // (a gathered, cache-missing row element) costs in GEMM multiply-adds. Backward scales both
+  // the same way. O(relations).
+  static constexpr double spmm_cost_ratio = 8.0;
+  static double order_cost(const RgcnGraph& graph, const std::vector<std::int64_t>& in_dims, std::int64_t out_dim,
+                           int type, RgcnOrder order);
 
   int num_bases() const { return num_bases_; }
-  // Relation r's own weight (nullptr with bases), the bases and comp (nullptr without).
+  // Relation r's own weight (nullptr with bases or when r is not computed), the bases and comp
+  // (nullptr without).
   Parameter* relation_weight(int r);
   Parameter* bases() { return num_bases_ > 0 ? &bases_ : nullptr; }
   Parameter* comp() { return num_bases_ > 0 ? &comp_ : nullptr; }
-  Parameter& root(int t) { return roots_.at(static_cast<std::size_t>(t)); }
-  Parameter* bias(int t) { return has_bias_ ? &biases_.at(static_cast<std::size_t>(t)) : nullptr; }
+  // The root and bias of an output type (InvalidArgument for another type; bias nullptr without).
+  Parameter& root(int t);
+  Parameter* bias(int t);
 
-  // Bytes the layer holds from forward to backward: the composed W_r with bases, else 0 (views of
-  // the inputs are the caller's).
+  // Bytes the layer holds from forward to backward: the composed W_r with bases and the
+  // aggregate-first stacks [A_r ... | x_t] and stacked weights (views of the inputs are the
+  // caller's).
   std::int64_t saved_bytes() const;
-  // Bytes of H (forward) or its gradient (backward), freed before the call returns.
+  // Bytes of the most a forward or backward holds besides its outputs, input gradients and what
+  // saved_bytes counts: every transform-first H (or its gradient) and, with bases, the composed
+  // weights' gradient.
   std::int64_t workspace_bytes() const;
 
  private:
   kernels::ConstTensorView weight_view(int r) const;
+  bool aggregate(int t) const { return aggregate_[static_cast<std::size_t>(t)] != 0; }
+  void check_output(int type) const;
   void check_inputs(const std::vector<kernels::ConstTensorView>& x) const;
   void compose_weights();
 
@@ -133,14 +208,26 @@ class RgcnConv {
   int num_bases_;
   bool has_bias_;
   kernels::Device device_;
-  std::vector<Parameter> weights_;  // one per relation, without bases
+  std::vector<char> computes_;          // per type
+  std::vector<char> reads_;             // per type
+  std::vector<char> aggregate_;         // per output type: aggregate-first
+  std::vector<int> computed_;           // the computed relations, in relation order
+  std::vector<int> slot_;               // per relation: its position in computed_, or -1
+  std::vector<Parameter> weights_;      // per computed relation, without bases
   Parameter bases_;
   Parameter comp_;
-  kernels::Tensor composed_;  // with bases: the W_r stacked, (relations · in) x out_dim
-  std::vector<Parameter> roots_;
-  std::vector<Parameter> biases_;
+  kernels::Tensor composed_;            // with bases: the computed W_r stacked, (computed · in) x out_dim
+  std::vector<Parameter> roots_;        // per type; empty for a type that is not an output
+  std::vector<Parameter> biases_;       // per type; empty without bias or for a type that is not an output
+  // Per aggregate-first type: the column offsets of its bands in [A_r ... | x_t], one per
+  // relation of its stack, then the root's, then the total width.
+  std::vector<std::vector<std::int64_t>> bands_;
+  std::vector<graph::CsrGraph> blocks_;             // per relation into an aggregate-first type: M_r
+  std::vector<graph::CsrGraph> block_transposes_;   // and M_rᵀ
   std::vector<char> input_grad_;
-  std::vector<kernels::ConstTensorView> inputs_;  // x, kept by a training forward
+  std::vector<kernels::ConstTensorView> inputs_;   // x, kept by a training forward
+  std::vector<kernels::Tensor> stacked_inputs_;    // per aggregate-first type: [A_r ... | x_t]
+  std::vector<kernels::Tensor> stacked_weights_;   // and [W_r; ...; W_root,t]
   bool saved_ = false;                            // a training forward is waiting for its backward
 };
 

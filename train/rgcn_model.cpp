@@ -8,7 +8,10 @@
 
 #include "graph/base/array.hpp"
 #include "graph/base/error.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/tensor.hpp"
 #include "train/activation.hpp"
+#include "train/dist/halo_exchange.hpp"
 #include "train/init.hpp"
 
 namespace halo::train {
@@ -20,15 +23,16 @@ namespace {
 
 constexpr std::int64_t float_bytes = static_cast<std::int64_t>(sizeof(float));
 
-// One layer: dropout on every type's input -> RgcnConv -> (unless last) ReLU per type, with the
-// tensors a training forward keeps for backward.
+// One layer: dropout on every input it reads -> RgcnConv -> (unless last) ReLU per output type,
+// with the tensors a training forward keeps for backward.
 struct Stage {
   Dropout dropout;
   std::unique_ptr<RgcnConv> conv;
   bool bases = false;
-  std::vector<Relu> relus;      // per type; empty in the last layer
   std::vector<Tensor> dropped;  // per type: the dropout's output (when active), the conv's input
-  std::vector<Tensor> out;      // per type: the ReLU's output, the next layer's input
+  // Per output type (not in the last layer): the ReLU's output in its first rows, the halo rows
+  // after them: the next layer's input.
+  std::vector<Tensor> out;
 
   explicit Stage(Dropout d) : dropout(d) {}
 };
@@ -55,27 +59,47 @@ struct RgcnModel::Impl {
   std::int64_t num_classes = 0;
   std::vector<Stage> stages;
   std::vector<Parameter*> parameters;
-  Array<std::int64_t> global_ids;             // type offset + index, types one after another
-  std::vector<std::int64_t> type_offsets{0};  // where each type's ids start
+  std::vector<dist::HaloExchange*> exchanges;  // per type; null without halo rows
+  Array<std::int64_t> own_ids;                 // single process: type offset + index, all types
+  std::vector<kernels::IndexView> global_ids;  // per type: the global id of each input row
+  std::vector<Tensor> table_inputs;            // per table type with halo rows: owned rows + halo rows
   bool backward_pending = false;
 
   int types() const { return graph->num_vertex_types(); }
-  std::int64_t vertices(int t) const { return graph->num_vertices(t); }
-  const Tensor& input(int t) const {
+  std::int64_t outputs(int t) const { return graph->num_outputs(t); }
+  std::int64_t inputs(int t) const { return graph->num_inputs(t); }
+  dist::HaloExchange* exchange(int t) const { return exchanges.empty() ? nullptr : exchanges[static_cast<std::size_t>(t)]; }
+  std::int64_t input_width(int t) const {
     const auto ts = static_cast<std::size_t>(t);
-    return features[ts] != nullptr ? *features[ts] : tables[ts]->parameter().value;
+    return features[ts] != nullptr ? features[ts]->cols() : tables[ts]->dim();
   }
-  std::int64_t input_width(int t) const { return input(t).cols(); }
   std::int64_t layer_out(std::size_t i) const {
     return i + 1 == static_cast<std::size_t>(config.layers) ? num_classes : config.hidden;
   }
   std::int64_t layer_in(std::size_t i, int t) const { return i == 0 ? input_width(t) : config.hidden; }
-  // The step of one type's rows: the same key, the type's global ids.
+  // The step of one type's input rows: the same key, the rows' global ids.
   Step type_step(const Step& step, int t) const {
     Step s = step;
-    s.global_ids = {global_ids.data() + type_offsets[static_cast<std::size_t>(t)], vertices(t)};
+    s.global_ids = global_ids[static_cast<std::size_t>(t)];
     return s;
   }
+  // The first layer's input of type t: its features, its table, or (a table with halo rows) the
+  // table's rows followed by the halo rows, exchanged now.
+  const Tensor* first_input(int t) {
+    const auto ts = static_cast<std::size_t>(t);
+    if (features[ts] != nullptr) return features[ts];
+    const Tensor& table = tables[ts]->parameter().value;
+    if (exchange(t) == nullptr) return &table;
+    Tensor& x = table_inputs[ts];
+    if (x.empty()) x = Tensor::empty(inputs(t), table.cols(), table.device());
+    kernels::copy(table.view(), x.view().slice_rows(0, outputs(t)));
+    fill_halo(t, x);
+    return &x;
+  }
+  void fill_halo(int t, Tensor& x) const;
+  // The gradient of type t's output rows from that of its input rows: the halo rows' gradients
+  // are sent to their owners and added into theirs (the owners' share of the exchange).
+  Tensor owned_gradient(int t, Tensor grad) const;
   void release_tape() {
     for (Stage& s : stages) {
       for (Tensor& x : s.dropped) x = Tensor();
@@ -84,8 +108,22 @@ struct RgcnModel::Impl {
   }
 };
 
+void RgcnModel::Impl::fill_halo(int t, Tensor& x) const {
+  if (dist::HaloExchange* e = exchange(t)) e->forward(x.view());
+}
+
+Tensor RgcnModel::Impl::owned_gradient(int t, Tensor grad) const {
+  dist::HaloExchange* e = exchange(t);
+  if (e == nullptr) return grad;
+  e->backward(grad.view());
+  Tensor owned = Tensor::empty(outputs(t), grad.cols(), grad.device());
+  kernels::copy(grad.view().slice_rows(0, outputs(t)), owned.view());
+  return owned;
+}
+
 RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std::vector<const Tensor*> features,
-                     int target_type, std::int64_t num_classes, std::uint64_t seed, kernels::Device device)
+                     int target_type, std::int64_t num_classes, std::uint64_t seed, kernels::Device device,
+                     const RgcnHaloRows* halo)
     : impl_(std::make_unique<Impl>()) {
   check_config(config, num_classes);
   Impl& m = *impl_;
@@ -101,15 +139,41 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
   HALO_EXPECTS(target_type >= 0 && target_type < types, "RgcnModel: target type " + std::to_string(target_type) +
                                                             " is not one of the " + std::to_string(types) +
                                                             " vertex types");
+  const auto all_types = static_cast<std::size_t>(types);
+  std::vector<std::int64_t> type_offsets{0};  // the global id of each type's vertex 0
+  if (halo != nullptr) {
+    HALO_EXPECTS(halo->exchanges.size() == all_types && halo->global_ids.size() == all_types &&
+                     halo->type_offsets.size() == all_types + 1,
+                 "RgcnModel: the halo rows need an exchange and global ids per vertex type and types + 1 offsets");
+    for (int t = 0; t < types; ++t)
+      HALO_EXPECTS(halo->global_ids[static_cast<std::size_t>(t)].size == graph.num_inputs(t),
+                   "RgcnModel: " + std::to_string(halo->global_ids[static_cast<std::size_t>(t)].size) +
+                       " global ids for the " + std::to_string(graph.num_inputs(t)) + " input rows of type " +
+                       graph.vertex_type_name(t));
+    m.exchanges = halo->exchanges;
+    m.global_ids = halo->global_ids;
+    type_offsets = halo->type_offsets;
+  } else {
+    for (int t = 0; t < types; ++t) {
+      HALO_EXPECTS(graph.num_inputs(t) == graph.num_outputs(t),
+                   "RgcnModel: type " + graph.vertex_type_name(t) + " has halo rows but no exchange was given");
+      type_offsets.push_back(type_offsets.back() + graph.num_outputs(t));
+    }
+    m.own_ids = Array<std::int64_t>::vector(type_offsets.back());
+    for (std::int64_t i = 0; i < m.own_ids.size(); ++i) m.own_ids[i] = i;
+    for (int t = 0; t < types; ++t)
+      m.global_ids.push_back({m.own_ids.data() + type_offsets[static_cast<std::size_t>(t)], graph.num_outputs(t)});
+  }
 
-  m.tables.resize(static_cast<std::size_t>(types));
+  m.tables.resize(all_types);
+  m.table_inputs.resize(all_types);
   for (int t = 0; t < types; ++t) {
     const Tensor* x = m.features[static_cast<std::size_t>(t)];
     const std::string& name = graph.vertex_type_name(t);
     if (x != nullptr) {
-      HALO_EXPECTS(x->rows() == graph.num_vertices(t) && x->cols() > 0,
+      HALO_EXPECTS(x->rows() == graph.num_inputs(t) && x->cols() > 0,
                    "RgcnModel: features of type " + name + " are " + std::to_string(x->rows()) + " x " +
-                       std::to_string(x->cols()) + ", expected " + std::to_string(graph.num_vertices(t)) +
+                       std::to_string(x->cols()) + ", expected " + std::to_string(graph.num_inputs(t)) +
                        " rows and at least one column");
       HALO_EXPECTS(x->device() == device, "RgcnModel: features of type " + name + " are on " +
                                               x->device().to_string() + ", the model on " + device.to_string());
@@ -122,28 +186,42 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
                              "feeding tables to a model on " + device.to_string() +
                              " comes with the CUDA R-GCN (issue #8)");
     m.tables[static_cast<std::size_t>(t)] = std::make_unique<EmbeddingTable>(
-        "embedding." + name, graph.num_vertices(t), config.embedding_dim, config.embedding_weight_decay);
+        "embedding." + name, graph.num_outputs(t), config.embedding_dim, config.embedding_weight_decay);
   }
 
+  // The types each layer must output: the last layer the target's logits; each layer before
+  // what the next one reads (its outputs' roots and the sources of the relations into them).
   const auto layers = static_cast<std::size_t>(config.layers);
+  std::vector<std::vector<char>> needed(layers, std::vector<char>(static_cast<std::size_t>(types), 0));
+  needed[layers - 1][static_cast<std::size_t>(target_type)] = 1;
+  for (std::size_t i = layers - 1; i > 0; --i) {
+    needed[i - 1] = needed[i];
+    for (int r = 0; r < graph.num_relations(); ++r)
+      if (needed[i][static_cast<std::size_t>(graph.relation_dst(r))] != 0)
+        needed[i - 1][static_cast<std::size_t>(graph.relation_src(r))] = 1;
+  }
   for (std::size_t i = 0; i < layers; ++i) {
     m.stages.emplace_back(Dropout(i == 0 ? config.input_dropout : config.dropout, static_cast<std::uint32_t>(i)));
     Stage& s = m.stages.back();
+    RgcnConvOptions options;
+    for (int t = 0; t < types; ++t)
+      if (needed[i][static_cast<std::size_t>(t)] != 0) options.outputs.push_back(t);
     std::vector<std::int64_t> in_dims;
     for (int t = 0; t < types; ++t) in_dims.push_back(m.layer_in(i, t));
-    // Bases need one input width over all relations; a layer where the widths differ keeps
-    // one weight per relation.
-    bool same_width = graph.num_relations() > 0;
+    // Bases need one input width over all computed relations; a layer where the widths differ
+    // keeps one weight per relation.
+    std::vector<std::int64_t> widths;
     for (int r = 0; r < graph.num_relations(); ++r)
-      same_width = same_width && in_dims[static_cast<std::size_t>(graph.relation_src(r))] ==
-                                     in_dims[static_cast<std::size_t>(graph.relation_src(0))];
+      if (needed[i][static_cast<std::size_t>(graph.relation_dst(r))] != 0)
+        widths.push_back(in_dims[static_cast<std::size_t>(graph.relation_src(r))]);
+    const bool same_width =
+        !widths.empty() && std::all_of(widths.begin(), widths.end(), [&](std::int64_t w) { return w == widths[0]; });
     s.bases = config.num_bases > 0 && same_width;
     s.conv = std::make_unique<RgcnConv>(graph, in_dims, m.layer_out(i), s.bases ? config.num_bases : 0, config.bias,
-                                        "conv" + std::to_string(i), device);
+                                        "conv" + std::to_string(i), device, options);
     // The first layer's inputs need a gradient only where they are a table.
     if (i == 0)
       for (int t = 0; t < types; ++t) s.conv->set_input_grad(t, m.tables[static_cast<std::size_t>(t)] != nullptr);
-    if (i + 1 < layers) s.relus.resize(static_cast<std::size_t>(types));
     s.dropped.resize(static_cast<std::size_t>(types));
     s.out.resize(static_cast<std::size_t>(types));
   }
@@ -152,7 +230,8 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
   for (Stage& s : m.stages) {
     std::set<const Parameter*> biases;
     for (int t = 0; t < types; ++t)
-      if (const Parameter* b = s.conv->bias(t)) biases.insert(b);
+      if (s.conv->computes(t))
+        if (const Parameter* b = s.conv->bias(t)) biases.insert(b);
     for (Parameter* p : s.conv->parameters()) {
       if (biases.count(p) == 0) {
         glorot_uniform(p->value, seed, index);
@@ -162,12 +241,15 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
       ++index;
     }
   }
-  for (auto& table : m.tables)
-    if (table) glorot_uniform(table->parameter().value, seed, index++);
-
-  for (int t = 0; t < types; ++t) m.type_offsets.push_back(m.type_offsets.back() + graph.num_vertices(t));
-  m.global_ids = Array<std::int64_t>::vector(m.type_offsets.back());
-  for (std::int64_t i = 0; i < m.global_ids.size(); ++i) m.global_ids[i] = i;
+  // A table's rows are the type's owned vertices: row i is vertex global_ids[t][i] - offset.
+  for (int t = 0; t < types; ++t) {
+    const auto ts = static_cast<std::size_t>(t);
+    if (!m.tables[ts]) continue;
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(graph.num_outputs(t)));
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = m.global_ids[ts].data[i] - type_offsets[ts];
+    glorot_uniform_rows(m.tables[ts]->parameter().value, type_offsets[ts + 1] - type_offsets[ts],
+                        {rows.data(), static_cast<std::int64_t>(rows.size())}, seed, index++);
+  }
 }
 
 RgcnModel::~RgcnModel() = default;
@@ -182,15 +264,18 @@ Tensor RgcnModel::forward(const Step& step) {
   m.backward_pending = false;
   m.release_tape();
   const int types = m.types();
-  std::vector<const Tensor*> x;
-  for (int t = 0; t < types; ++t) x.push_back(&m.input(t));
+  std::vector<const Tensor*> x(static_cast<std::size_t>(types), nullptr);  // each type's input to the layer
+  for (int t = 0; t < types; ++t)
+    if (m.stages.front().conv->reads(t)) x[static_cast<std::size_t>(t)] = m.first_input(t);
   Tensor logits;
   for (std::size_t i = 0; i < m.stages.size(); ++i) {
     Stage& s = m.stages[i];
     std::vector<ConstTensorView> in;
     for (int t = 0; t < types; ++t) {
       const auto ts = static_cast<std::size_t>(t);
-      if (s.dropout.active(step)) {
+      if (!s.conv->reads(t)) {
+        in.emplace_back();
+      } else if (s.dropout.active(step)) {
         s.dropped[ts] = s.dropout.forward(*x[ts], m.type_step(step, t));
         in.push_back(s.dropped[ts].view());
       } else {
@@ -209,8 +294,14 @@ Tensor RgcnModel::forward(const Step& step) {
     }
     for (int t = 0; t < types; ++t) {
       const auto ts = static_cast<std::size_t>(t);
-      s.out[ts] = s.relus[ts].forward(std::move(y[ts]), step);
-      x[ts] = &s.out[ts];
+      x[ts] = nullptr;
+      if (!s.conv->computes(t)) continue;
+      Tensor& out = s.out[ts];
+      out = Tensor::empty(m.inputs(t), y[ts].cols(), y[ts].device());
+      kernels::relu_forward(y[ts].view(), out.view().slice_rows(0, m.outputs(t)));
+      y[ts] = Tensor();
+      m.fill_halo(t, out);
+      x[ts] = &out;
     }
   }
   if (!step.training) m.release_tape();
@@ -221,25 +312,25 @@ Tensor RgcnModel::forward(const Step& step) {
 void RgcnModel::backward(Tensor grad_logits, const Step& step) {
   Impl& m = *impl_;
   HALO_EXPECTS(m.backward_pending, "RgcnModel: backward needs a training forward before it");
-  const std::int64_t rows = m.vertices(m.target);
+  const std::int64_t rows = m.outputs(m.target);
   HALO_EXPECTS(grad_logits.rows() == rows && grad_logits.cols() == m.num_classes,
                "RgcnModel: the logits' gradient is " + std::to_string(grad_logits.rows()) + " x " +
                    std::to_string(grad_logits.cols()) + ", expected " + std::to_string(rows) + " x " +
                    std::to_string(m.num_classes));
   m.backward_pending = false;
   const int types = m.types();
-  const kernels::Device device = grad_logits.device();
-  // Only the target's logits reach the loss: the last layer's other outputs get zero gradients.
+  // The last layer outputs the target's logits only; each layer before receives the gradients
+  // of exactly the outputs it computes.
   std::vector<Tensor> g(static_cast<std::size_t>(types));
-  for (int t = 0; t < types; ++t)
-    g[static_cast<std::size_t>(t)] =
-        t == m.target ? std::move(grad_logits) : Tensor::zeros(m.vertices(t), m.num_classes, device);
+  g[static_cast<std::size_t>(m.target)] = std::move(grad_logits);
   for (std::size_t i = m.stages.size(); i-- > 0;) {
     Stage& s = m.stages[i];
     if (i + 1 < m.stages.size()) {
       for (int t = 0; t < types; ++t) {
         const auto ts = static_cast<std::size_t>(t);
-        g[ts] = s.relus[ts].backward(std::move(g[ts]));
+        if (!s.conv->computes(t)) continue;
+        const ConstTensorView out = s.out[ts].view().slice_rows(0, m.outputs(t));
+        kernels::relu_backward(out, g[ts].view(), g[ts].view());
         s.out[ts] = Tensor();  // the next layer, the only other reader, is done
       }
     }
@@ -247,8 +338,9 @@ void RgcnModel::backward(Tensor grad_logits, const Step& step) {
     for (int t = 0; t < types; ++t) {
       const auto ts = static_cast<std::size_t>(t);
       s.dropped[ts] = Tensor();
-      if (!s.conv->input_grad(t)) continue;
+      if (!s.conv->reads(t) || !s.conv->input_grad(t)) continue;
       g[ts] = s.dropout.backward(std::move(g[ts]), m.type_step(step, t));
+      g[ts] = m.owned_gradient(t, std::move(g[ts]));
       if (i == 0) m.tables[ts]->accumulate_grad(g[ts].view());
     }
   }
@@ -299,17 +391,17 @@ std::int64_t RgcnModel::activation_bytes() const {
     const Stage& s = m.stages[i];
     std::int64_t inputs = 0, input_grads = 0, outputs = 0;
     for (int t = 0; t < types; ++t) {
-      const std::int64_t in = m.vertices(t) * m.layer_in(i, t) * float_bytes;
-      inputs += in;
-      if (s.conv->input_grad(t)) input_grads += in;
-      outputs += m.vertices(t) * m.layer_out(i) * float_bytes;
+      const std::int64_t in = m.inputs(t) * m.layer_in(i, t) * float_bytes;
+      if (s.conv->reads(t)) inputs += in;
+      if (s.conv->reads(t) && s.conv->input_grad(t)) input_grads += in;
+      if (s.conv->computes(t)) outputs += m.inputs(t) * m.layer_out(i) * float_bytes;
     }
     if (s.dropout.p() > 0.0f) kept += inputs;
     kept += s.conv->saved_bytes();
     if (i + 1 < m.stages.size()) kept += outputs;  // the ReLU outputs
     // Backward holds the outputs' gradients, H's gradient, the input gradients and, with bases,
     // the composed weights' gradient; forward holds less (H and the outputs).
-    busiest = std::max(busiest, outputs + s.conv->workspace_bytes() + input_grads + s.conv->saved_bytes());
+    busiest = std::max(busiest, outputs + s.conv->workspace_bytes() + input_grads);
   }
   return kept + busiest;
 }
@@ -322,7 +414,10 @@ std::int64_t RgcnModel::parameter_bytes() const {
 
 std::int64_t RgcnModel::host_bytes() const {
   const Impl& m = *impl_;
-  std::int64_t bytes = static_cast<std::int64_t>(m.global_ids.bytes());
+  std::int64_t bytes = static_cast<std::int64_t>(m.own_ids.bytes());
+  for (int t = 0; t < m.types(); ++t)
+    if (m.tables[static_cast<std::size_t>(t)] && m.exchange(t) != nullptr)
+      bytes += m.inputs(t) * m.input_width(t) * float_bytes;  // the table's rows with its halo rows
   for (const auto& table : m.tables)
     if (table)
       bytes += table->rows() * (4 * table->dim() * float_bytes + static_cast<std::int64_t>(sizeof(std::int64_t)) + 1);

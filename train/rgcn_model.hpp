@@ -36,6 +36,22 @@ struct RgcnModelConfig {
   float embedding_weight_decay = 0.0f;  // the tables' decay (applied by sparse_step to touched rows only)
 };
 
+namespace dist {
+class HaloExchange;
+}
+
+// What a model on one rank of a distributed run needs beyond its part's RgcnGraph, per vertex
+// type (graph order): the exchange that fills the type's halo rows (its inputs after its
+// outputs) from their owners and sends their gradients back (null for a type without halo
+// rows), the global id of each input row (dropout keys), and the global id of each type's
+// vertex 0 (type_offsets, types + 1 entries: the whole graph's type sizes, which its embedding
+// tables and their initialisation have). The exchanges and ids must outlive the model.
+struct RgcnHaloRows {
+  std::vector<dist::HaloExchange*> exchanges;
+  std::vector<kernels::IndexView> global_ids;
+  std::vector<std::int64_t> type_offsets;
+};
+
 class RgcnModel {
  public:
   // features: one per vertex type of `graph`, in its type order: the type's features (vertices
@@ -49,20 +65,30 @@ class RgcnModel {
   // of its position in parameters(), the tables numbered on after them in type order. Weight
   // decay as RgcnModelConfig says. Throws InvalidArgument for a bad configuration or inputs that
   // do not match the graph.
+  //
+  // On a rank of a distributed run, `halo` describes the halo rows: features then have the
+  // type's input rows (the caller fills the halo rows once), a table holds the type's output
+  // (owned) rows of the whole graph's table, with the values a single process draws for them,
+  // and every layer's forward and backward exchange each type's halo rows (collective: every
+  // rank runs the same steps). Losses and gradients then equal the single process's up to the
+  // order of additions (each row's neighbours are summed in the order its RgcnGraph gives).
   RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std::vector<const kernels::Tensor*> features,
             int target_type, std::int64_t num_classes, std::uint64_t seed,
-            kernels::Device device = kernels::Device::cpu());
+            kernels::Device device = kernels::Device::cpu(), const RgcnHaloRows* halo = nullptr);
   ~RgcnModel();
   RgcnModel(RgcnModel&&) noexcept;
   RgcnModel& operator=(RgcnModel&&) noexcept;
 
-  // Logits of the target type. Per layer: dropout on every type's input (mask keyed on step's
+  // Logits of the target type. Per layer: dropout on every input the layer reads (mask keyed on step's
   // seed and epoch, the layer, and the vertex's global id = the vertex counts of the types before
   // it + its index, so the same on any thread count or device), the RgcnConv, and unless it is
   // the last layer ReLU. A training forward keeps what backward needs; an evaluation forward
   // (dropout off) keeps nothing. step.global_ids must be empty (the model numbers the vertices of
-  // all types itself). Cost: per layer one segmented GEMM and one SpMM per vertex type (see
-  // RgcnConv). Deterministic; the result does not depend on the thread count.
+  // all types itself). Each layer computes only the types the rest of the network reads: the last
+  // one the target's logits, each one before that the outputs the next layer reads (so a type
+  // nothing reaches the target from is never computed), and RgcnConv picks per type the cheaper
+  // order of multiplying and aggregating. Deterministic; the result does not depend on the
+  // thread count.
   kernels::Tensor forward(const Step& step);
   // From d loss / d logits (target vertices x num_classes) of the last forward, which must have
   // been a training one, with that forward's `step`: adds every dense parameter's gradient, and
@@ -96,9 +122,9 @@ class RgcnModel {
 
   // For the memory plan, in bytes. activation_bytes: the peak of a training step on the model's
   // device apart from the inputs (features and tables), the logits and their gradient: every
-  // tensor forward keeps (dropout outputs, ReLU outputs, composed weights with bases) plus the
-  // most that one layer's forward or backward holds at once (its stacked matrix H or its
-  // gradient, its outputs or their gradients, its input gradients). parameter_bytes: the dense
+  // tensor forward keeps (dropout outputs, ReLU outputs, RgcnConv::saved_bytes) plus the most
+  // that one layer's forward or backward holds at once (RgcnConv::workspace_bytes, its outputs
+  // or their gradients, its input gradients). parameter_bytes: the dense
   // parameters' values (their gradients take as much again). host_bytes: host memory beyond the
   // dense parameters: the tables (values, gradients, two Adam moments, per-row step counts and
   // touched flags) and the dropout keys (8 bytes per vertex). O(layers · types).

@@ -13,6 +13,7 @@
 #include "graph/base/log.hpp"
 #include "graph/base/parallel.hpp"
 #include "kernels/elementwise.hpp"
+#include "train/detail/rgcn_problem.hpp"
 #include "train/detail/run_loop.hpp"
 #include "train/dist/communicator.hpp"
 #include "train/memory_plan.hpp"
@@ -38,7 +39,7 @@ class RgcnTrainable : public Trainable {
   RgcnModel model_;
 };
 
-void check_inputs(const datasets::Dataset& ds, const TrainConfig& c) {
+void check_inputs(const datasets::Dataset& ds) {
   HALO_EXPECTS(ds.meta.is_hetero, "dataset '" + ds.meta.name + "' is homogeneous; train it with --model gcn or sage");
   HALO_EXPECTS(ds.meta.task == datasets::Task::multiclass,
                std::string("dataset '") + ds.meta.name + "' has a " + datasets::to_string(ds.meta.task) +
@@ -49,16 +50,12 @@ void check_inputs(const datasets::Dataset& ds, const TrainConfig& c) {
                            t.labels.size()));
   HALO_EXPECTS(ds.meta.num_classes >= 2, "dataset '" + ds.meta.name + "' has " + std::to_string(ds.meta.num_classes) +
                                              " classes, expected >= 2");
-  if (c.device.is_cuda())
-    throw UnsupportedError("train_rgcn: R-GCN trains on the CPU for now (its CUDA kernels come with issue #6)");
-  if (c.boundary_sample_rate < 1.0 || c.feature_memory_budget > 0 || c.precompute_first_aggregation)
-    throw UnsupportedError("train_rgcn: boundary sampling and feature streaming are not available for R-GCN yet");
 }
 
-std::string fingerprint(const datasets::Dataset& ds, const RgcnModelConfig& m, const TrainConfig& c) {
+std::string fingerprint(const detail::RgcnProblem& p, const RgcnModelConfig& m, const TrainConfig& c) {
   nlohmann::json j = detail::training_settings_json(c);
-  j["dataset"] = {{"name", ds.meta.name}, {"num_nodes", ds.num_vertices()}, {"num_edges", ds.num_edges()},
-                  {"target_type", ds.meta.target_type}, {"num_classes", ds.meta.num_classes}};
+  j["dataset"] = {{"name", p.name}, {"num_nodes", p.num_nodes}, {"num_edges", p.num_edges},
+                  {"target_type", p.target_type}, {"num_classes", p.num_classes}};
   j["model"] = {{"kind", "rgcn"}, {"layers", m.layers}, {"hidden", m.hidden}, {"dropout", m.dropout},
                 {"input_dropout", m.input_dropout}, {"num_bases", m.num_bases}, {"bias", m.bias},
                 {"embedding_dim", m.embedding_dim}, {"weight_decay", m.weight_decay},
@@ -66,16 +63,16 @@ std::string fingerprint(const datasets::Dataset& ds, const RgcnModelConfig& m, c
   return j.dump();
 }
 
-MemoryPlan plan(const datasets::Dataset& ds, const RgcnModel& model, const OptimizerConfig& optimizer,
-                std::int64_t feature_bytes, std::int64_t process_bytes) {
+MemoryPlan plan(const detail::RgcnProblem& problem, const RgcnModel& model, const OptimizerConfig& optimizer) {
   const std::int64_t params = model.parameter_bytes();
   const bool adam = optimizer.kind == "adam" || optimizer.kind == "adamw";
+  const std::int64_t target_rows = problem.graph->num_outputs(problem.target);
   MemoryPlan p;
-  p.items = {{"process before training", process_bytes},
-             {"graph (CSR, all relations) and its stacked copies", 3 * 12 * ds.num_edges()},
-             {"features", feature_bytes},
+  p.items = {{"process before training", problem.process_bytes},
+             {"graph (CSR, all relations) and its stacked copies", 3 * 12 * problem.graph_entries},
+             {"features", problem.feature_bytes},
              {"activations", model.activation_bytes()},
-             {"logits and their gradient", 2 * 4 * ds.target().count * ds.meta.num_classes},
+             {"logits and their gradient", 2 * 4 * target_rows * problem.num_classes},
              {"parameters", params},
              {"gradients", params},
              {"optimizer state", adam ? 2 * params : (optimizer.momentum != 0.0f ? params : 0)},
@@ -85,66 +82,95 @@ MemoryPlan plan(const datasets::Dataset& ds, const RgcnModel& model, const Optim
 
 }  // namespace
 
-TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& model_config, const TrainConfig& config,
-                        const EpochCallback& on_epoch) {
-  detail::check_train_config(config);
-  check_inputs(ds, config);
-  const std::int64_t process_bytes = std::max<std::int64_t>(0, process_resident_bytes());
+namespace detail {
+
+void check_rgcn_settings(const TrainConfig& c) {
+  if (c.device.is_cuda())
+    throw UnsupportedError("train_rgcn: R-GCN trains on the CPU for now (its CUDA kernels come with issue #6)");
+  if (c.boundary_sample_rate < 1.0 || c.feature_memory_budget > 0 || c.precompute_first_aggregation)
+    throw UnsupportedError("train_rgcn: boundary sampling and feature streaming are not available for R-GCN yet");
+}
+
+TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfig& model_config,
+                                const TrainConfig& config, const EpochCallback& on_epoch) {
   ThreadScope threads(config.threads);
   kernels::reset_tensor_peak_bytes(config.device);
-  const graph::HeteroGraph& g = ds.hetero;
-  const RgcnGraph graph(g);
-  // Each vertex type's features (normalised when asked), or none: an embedding table.
-  std::vector<kernels::Tensor> features(static_cast<std::size_t>(g.num_vertex_types()));
-  std::vector<const kernels::Tensor*> inputs;
-  std::int64_t feature_bytes = 0;
-  for (int t = 0; t < g.num_vertex_types(); ++t) {
-    const datasets::NodeType& type = ds.node_type(g.vertex_type_name(t));
-    if (type.features.empty()) {
-      inputs.push_back(nullptr);
-      continue;
-    }
-    kernels::Tensor& x = features[static_cast<std::size_t>(t)];
-    x = kernels::Tensor::from_array(type.features, config.device);
-    if (config.normalize_features) kernels::normalize_rows(x.view());
-    feature_bytes += static_cast<std::int64_t>(x.bytes());
-    inputs.push_back(&x);
-  }
-  const int target = g.vertex_type(ds.meta.target_type);
-  const datasets::NodeType& labelled = ds.target();
   auto make = [&](std::uint64_t seed) {
-    return RgcnModel(model_config, graph, inputs, target, ds.meta.num_classes, seed, config.device);
+    return RgcnModel(model_config, *problem.graph, problem.features, problem.target, problem.num_classes, seed,
+                     config.device, problem.halo);
   };
   std::unique_ptr<RgcnTrainable> first = std::make_unique<RgcnTrainable>(make(config.seed));
 
   TrainSummary summary;
-  summary.memory_plan = plan(ds, first->model(), config.optimizer, feature_bytes, process_bytes);
+  summary.memory_plan = plan(problem, first->model(), config.optimizer);
   const std::int64_t available = machine_available_bytes();
   log_info(fmt::format("memory plan: {} needed (limit {}, available {})", format_bytes(summary.memory_plan.total_bytes()),
                        config.memory_limit > 0 ? format_bytes(config.memory_limit) : std::string("none"),
                        available >= 0 ? format_bytes(available) : std::string("unknown")));
   check_memory_plan(summary.memory_plan, config.memory_limit, available);
   bool has_tables = false;
-  for (const kernels::Tensor* x : inputs) has_tables = has_tables || x == nullptr;
+  for (const kernels::Tensor* x : problem.features) has_tables = has_tables || x == nullptr;
   if (!config.checkpoint_dir.empty() && has_tables)
     throw UnsupportedError("train_rgcn: checkpoints of R-GCN models with embedding tables are not supported yet (the "
                            "tables' per-row Adam step counts are not saved)");
 
-  dist::LocalCommunicator local;
-  detail::LoopContext context{config, local};
-  context.labels = labelled.labels.data();
-  context.train = kernels::view_of(ds.split.train);
-  context.valid = kernels::view_of(ds.split.valid);
-  context.test = kernels::view_of(ds.split.test);
-  context.fingerprint = fingerprint(ds, model_config, config);
-  detail::count_splits(context);
+  LoopContext context{config, *problem.comm};
+  context.labels = problem.labels;
+  context.train = problem.train;
+  context.valid = problem.valid;
+  context.test = problem.test;
+  context.fingerprint = fingerprint(problem, model_config, config);
+  count_splits(context);
   auto make_model = [&](int run, std::uint64_t seed) -> std::unique_ptr<Trainable> {
     if (run == 0) return std::move(first);
     return std::make_unique<RgcnTrainable>(make(seed));
   };
-  detail::run_all(context, make_model, labelled.count, on_epoch, summary);
+  run_all(context, make_model, problem.graph->num_outputs(problem.target), on_epoch, summary);
   summary.device = config.device;
   return summary;
+}
+
+}  // namespace detail
+
+TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& model_config, const TrainConfig& config,
+                        const EpochCallback& on_epoch) {
+  detail::check_train_config(config);
+  check_inputs(ds);
+  detail::check_rgcn_settings(config);
+  const std::int64_t process_bytes = std::max<std::int64_t>(0, process_resident_bytes());
+  const graph::HeteroGraph& g = ds.hetero;
+  const RgcnGraph graph(g);
+  // Each vertex type's features (normalised when asked), or none: an embedding table.
+  std::vector<kernels::Tensor> features(static_cast<std::size_t>(g.num_vertex_types()));
+  detail::RgcnProblem problem;
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    const datasets::NodeType& type = ds.node_type(g.vertex_type_name(t));
+    if (type.features.empty()) {
+      problem.features.push_back(nullptr);
+      continue;
+    }
+    kernels::Tensor& x = features[static_cast<std::size_t>(t)];
+    x = kernels::Tensor::from_array(type.features, config.device);
+    if (config.normalize_features) kernels::normalize_rows(x.view());
+    problem.feature_bytes += static_cast<std::int64_t>(x.bytes());
+    problem.features.push_back(&x);
+  }
+  problem.name = ds.meta.name;
+  problem.num_nodes = ds.num_vertices();
+  problem.num_edges = ds.num_edges();
+  problem.target_type = ds.meta.target_type;
+  problem.num_classes = ds.meta.num_classes;
+  problem.graph = &graph;
+  problem.target = g.vertex_type(ds.meta.target_type);
+  problem.labels = ds.target().labels.data();
+  problem.train = kernels::view_of(ds.split.train);
+  problem.valid = kernels::view_of(ds.split.valid);
+  problem.test = kernels::view_of(ds.split.test);
+  dist::LocalCommunicator local;
+  problem.comm = &local;
+  problem.graph_entries = ds.num_edges();
+  problem.process_bytes = process_bytes;
+  return detail::train_rgcn_problem(problem, model_config, config, on_epoch);
 }
 
 }  // namespace halo::train

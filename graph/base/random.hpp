@@ -71,6 +71,13 @@ class RandomStream {
     if (n <= 0xFFFFFFFFull) return (static_cast<std::uint64_t>(next_u32()) * n) >> 32;
     return next_u64() % n;
   }
+  // Continues from the word-th 32-bit value of the stream (uniform() takes two words, next_u32
+  // one), so a caller can draw any part of a long stream without drawing what comes before.
+  void seek(std::uint64_t word) {
+    position_ = word / 4;
+    refill();
+    used_ = static_cast<int>(word % 4);
+  }
   // Standard normal (Box-Muller).
   double normal() {
     double u1 = uniform();

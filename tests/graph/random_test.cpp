@@ -1,5 +1,5 @@
 // Tests of graph/base/random.hpp: Philox4x32-10 against the Random123 known-answer vectors, and
-// the statistics, determinism and independence of RandomStream.
+// the statistics, determinism, independence and seeking of RandomStream.
 #include "graph/base/random.hpp"
 
 #include <catch2/catch.hpp>
@@ -107,4 +107,17 @@ TEST_CASE("to_unit_float and to_unit_double stay inside the unit interval, 1 exc
   CHECK(to_unit_double(0) == 0.0);
   CHECK(to_unit_double(~std::uint64_t{0}) < 1.0);
   CHECK(to_unit_float(0x80000000u) == 0.5f);
+}
+
+TEST_CASE("RandomStream::seek continues from any word of the stream", "[graph]") {
+  RandomStream sequential(99, 7);
+  std::vector<std::uint32_t> words;
+  for (int i = 0; i < 23; ++i) words.push_back(sequential.next_u32());
+  for (std::uint64_t start : {0u, 1u, 3u, 4u, 9u, 14u}) {
+    CAPTURE(start);
+    RandomStream sought(99, 7);
+    sought.next_u32();  // a position before the seek does not matter
+    sought.seek(start);
+    for (std::size_t i = start; i < words.size(); ++i) CHECK(sought.next_u32() == words[i]);
+  }
 }

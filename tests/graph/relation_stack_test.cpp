@@ -1,6 +1,6 @@
 // Tests of graph/relation_stack.*: the stack of a hand-drawn heterogeneous graph entry by entry,
-// random graphs against the dense concatenation of each relation's mean matrix, index types,
-// thread-count independence and the argument check.
+// random graphs against the dense concatenation of each relation's mean matrix, one block taken
+// back out (stack_block), index types, thread-count independence and the argument checks.
 #include "graph/relation_stack.hpp"
 
 #include <catch2/catch.hpp>
@@ -138,7 +138,7 @@ TEST_CASE("stack_relations gives a type that no relation ends at an empty n x 0 
   validate(s.csr, Validation::expensive);
 }
 
-TEST_CASE("stack_relations equals the side-by-side mean matrices of random relations", "[graph]") {
+TEST_CASE("stack_relations equals the side-by-side mean matrices of random relations, block by block", "[graph]") {
   const std::uint64_t seed = GENERATE(1u, 2u, 3u, 4u, 5u, 6u);
   const IndexType type = GENERATE(IndexType::i32, IndexType::i64);
   CAPTURE(seed, to_string(type));
@@ -158,8 +158,23 @@ TEST_CASE("stack_relations equals the side-by-side mean matrices of random relat
     for (std::size_t c = 0; c < expected.value.size(); ++c) CHECK(actual.value[c] == Approx(expected.value[c]));
     std::int64_t offset = 0;
     for (int k = 0; k < s.num_blocks(); ++k) {
+      CAPTURE(k);
       CHECK(s.block_offsets[static_cast<std::size_t>(k)] == offset);
-      offset += g.relation(s.relations[static_cast<std::size_t>(k)]).num_cols();
+      // The block taken back out (stack_block) is the relation's mean matrix.
+      const CsrGraph b = stack_block(s, k);
+      validate(b, Validation::expensive);
+      CHECK(b.index_type() == type);
+      const test::DenseMatrix block = test::to_dense(test::to_naive(b));
+      REQUIRE(block.rows == expected.rows);
+      REQUIRE(block.cols == g.relation(s.relations[static_cast<std::size_t>(k)]).num_cols());
+      for (std::int64_t i = 0; i < block.rows; ++i)
+        for (std::int64_t j = 0; j < block.cols; ++j) {
+          const auto cell = static_cast<std::size_t>(i * block.cols + j);
+          const auto in_stack = static_cast<std::size_t>(i * expected.cols + offset + j);
+          CHECK(block.present[cell] == expected.present[in_stack]);
+          CHECK(block.value[cell] == Approx(expected.value[in_stack]));
+        }
+      offset += block.cols;
     }
     CHECK(s.width() == offset);
   }
@@ -179,4 +194,17 @@ TEST_CASE("stack_relations names a vertex type that does not exist", "[graph]") 
   const HeteroGraph g = mini_mag();
   CHECK_THROWS_WITH(stack_relations(g, 3), Catch::Contains("one of the graph's 3 vertex types, got 3"));
   CHECK_THROWS_AS(stack_relations(g, -1), InvalidArgument);
+}
+
+TEST_CASE("stack_block of the hand-drawn graph and a block that does not exist", "[graph]") {
+  const HeteroGraph g = mini_mag();
+  const RelationStack s = stack_relations(g, g.vertex_type("paper"));
+  // Block 1 (cites): p0 <- p1, p2, p3 (c = 3); p2 <- p0.
+  const CsrGraph cites = stack_block(s, 1);
+  CHECK(cites.num_cols() == 4);
+  CHECK(cites.indptr().to_vector() == std::vector<std::int64_t>{0, 3, 3, 4, 4});
+  CHECK(cites.indices<std::int32_t>().to_vector() == std::vector<std::int32_t>{1, 2, 3, 0});
+  const float third = 1.0f / 3.0f;
+  CHECK(cites.weights().to_vector() == std::vector<float>{third, third, third, 1});
+  CHECK_THROWS_WITH(stack_block(s, 3), Catch::Contains("block 3 of a stack with 3 blocks"));
 }

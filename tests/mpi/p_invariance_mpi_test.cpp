@@ -11,6 +11,7 @@
 #include "datasets/synth.hpp"
 #include "partition/partition_dir.hpp"
 #include "tests/mpi/mpi_world.hpp"
+#include "tests/mpi/same_training.hpp"
 #include "tests/support/test_paths.hpp"
 #include "train/dist/distributed_trainer.hpp"
 #include "train/trainer.hpp"
@@ -66,23 +67,13 @@ void check_invariance(const datasets::Dataset& ds, const std::string& name) {
     const train::TrainConfig c = train_config();
     const train::TrainSummary one = train::train(ds, m, c);
     const train::TrainSummary many = train::dist::train_partitioned(parts, world, m, c);
-    const auto& a = one.runs.at(0).epochs;
-    const auto& b = many.runs.at(0).epochs;
-    CHECK(a.size() == b.size());
-    double worst = 0.0;
-    for (std::size_t e = 0; e < std::min(a.size(), b.size()); ++e)
-      worst = std::max(worst, std::abs(a[e].loss - b[e].loss) / std::abs(a[e].loss));
-    CHECK(worst < 1e-5);
-    CHECK(one.runs[0].test_acc == many.runs[0].test_acc);
-    CHECK(one.runs[0].valid_acc == many.runs[0].valid_acc);
-    CHECK(a.back().train_acc == b.back().train_acc);
-    CHECK(a.back().test_acc == b.back().test_acc);
+    test::check_same_training(one, many);
     std::int64_t sent = 0, received = 0;
     for (const train::RankTraffic& r : many.ranks) {
       sent += r.bytes_sent;
       received += r.bytes_received;
     }
-    const std::int64_t epochs = static_cast<std::int64_t>(b.size());
+    const std::int64_t epochs = static_cast<std::int64_t>(many.runs.at(0).epochs.size());
     CHECK(sent == epochs * analytic_traffic(halo_total, ds.target().features.cols(), m, ds.meta.num_classes));
     CHECK(received == sent);
   }

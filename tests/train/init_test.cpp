@@ -1,5 +1,5 @@
 // Tests of train/init.*: zero parameters, and Glorot-uniform weights: their range and spread, and
-// their dependence on (seed, index) only.
+// their dependence on (seed, index) only, and rows of a whole tensor drawn on their own.
 #include "train/init.hpp"
 
 #include <catch2/catch.hpp>
@@ -47,4 +47,20 @@ TEST_CASE("glorot_uniform depends only on the seed and the parameter index", "[t
   CHECK(draw(1, 0) == draw(1, 0));
   CHECK(draw(1, 0) != draw(2, 0));
   CHECK(draw(1, 0) != draw(1, 1));
+}
+
+TEST_CASE("glorot_uniform_rows draws exactly the chosen rows of the whole tensor", "[train]") {
+  kernels::Tensor whole = kernels::Tensor::zeros(9, 5);
+  glorot_uniform(whole, 17, 3);
+  const std::vector<float> all = whole.to_vector();
+  // Rows out of order, repeated, and the first and last.
+  const std::vector<std::int64_t> rows{8, 0, 4, 4, 7};
+  kernels::Tensor part = kernels::Tensor::full(5, 5, -99.0f);
+  glorot_uniform_rows(part, 9, {rows.data(), 5}, 17, 3);
+  const std::vector<float> got = part.to_vector();
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t j = 0; j < 5; ++j) CHECK(got[i * 5 + j] == all[static_cast<std::size_t>(rows[i]) * 5 + j]);
+  const std::vector<std::int64_t> bad{9};
+  kernels::Tensor one = kernels::Tensor::zeros(1, 5);
+  CHECK_THROWS_WITH(glorot_uniform_rows(one, 9, {bad.data(), 1}, 17, 3), Catch::Contains("row id 9 outside [0, 9)"));
 }

@@ -6,6 +6,7 @@
 #include "train/rgcn_conv.hpp"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -89,39 +90,49 @@ std::vector<std::int64_t> type_rows(const graph::HeteroGraph& g) {
   return rows;
 }
 
-// R-GCN by its formula, in double, relation by relation over the raw relations: for every type t,
-// y_t = x_t · W_root,t + b_t + Σ_{r into t} M_r · x_src(r) · W_r, stacked type after type. x is
-// stacked the same way, type t reading its first in_dims[t] columns. params as RgcnConv lists
-// them: the W_r (or the bases V and comp a, W_r = Σ_b a_rb V_b), the roots, the biases.
+// R-GCN by its formula, in double, relation by relation over the raw relations: for every type t
+// in `outputs` (every type when empty), y_t = x_t · W_root,t + b_t + Σ_{r into t} M_r · x_src(r) · W_r,
+// stacked type after type, the rows of other types zero. x is stacked the same way, type t
+// reading its first in_dims[t] columns. params as RgcnConv lists them: the W_r of the relations
+// into outputs (or the bases V and comp a, W_r = Σ_b a_rb V_b, a row of comp per such relation),
+// the outputs' roots, their biases.
 Dense naive_rgcn(const graph::HeteroGraph& g, const std::vector<std::int64_t>& in_dims, const Dense& x,
-                 const std::vector<Dense>& params, int num_bases, bool bias) {
+                 const std::vector<Dense>& params, int num_bases, bool bias, std::vector<int> outputs = {}) {
   const int types = g.num_vertex_types();
-  const int relations = g.num_relations();
+  if (outputs.empty())
+    for (int t = 0; t < types; ++t) outputs.push_back(t);
+  const auto is_output = [&](int t) { return std::find(outputs.begin(), outputs.end(), t) != outputs.end(); };
+  std::vector<int> computed;
+  for (int r = 0; r < g.num_relations(); ++r)
+    if (is_output(g.vertex_type(g.relation_type(r).dst))) computed.push_back(r);
   const std::vector<std::int64_t> rows = type_rows(g);
   const std::int64_t out_dim = params.back().cols;
-  std::vector<Dense> w;
+  std::vector<Dense> w(static_cast<std::size_t>(g.num_relations()));
   std::size_t next = 0;
   if (num_bases == 0) {
-    for (int r = 0; r < relations; ++r) w.push_back(params[next++]);
+    for (int r : computed) w[static_cast<std::size_t>(r)] = params[next++];
   } else {
     const Dense& bases = params[next++];
     const Dense& comp = params[next++];
     const std::int64_t in = bases.rows / num_bases;
-    for (int r = 0; r < relations; ++r) {
+    for (std::size_t slot = 0; slot < computed.size(); ++slot) {
       Dense wr(in, out_dim);
       for (int b = 0; b < num_bases; ++b)
         for (std::int64_t i = 0; i < in; ++i)
-          for (std::int64_t j = 0; j < out_dim; ++j) wr.at(i, j) += comp.at(r, b) * bases.at(b * in + i, j);
-      w.push_back(wr);
+          for (std::int64_t j = 0; j < out_dim; ++j)
+            wr.at(i, j) += comp.at(static_cast<std::int64_t>(slot), b) * bases.at(b * in + i, j);
+      w[static_cast<std::size_t>(computed[slot])] = wr;
     }
   }
-  const std::size_t roots = next;
+  std::size_t root = next;
+  std::size_t bias_param = next + outputs.size();
   Dense y(rows.back(), out_dim);
   for (int t = 0; t < types; ++t) {
+    if (!is_output(t)) continue;
     const auto ts = static_cast<std::size_t>(t);
-    Dense yt = test::matmul(block(x, rows[ts], g.vertex_count(t), in_dims[ts]), params[roots + ts]);
-    if (bias) yt = test::add_row(std::move(yt), params[roots + static_cast<std::size_t>(types) + ts]);
-    for (int r = 0; r < relations; ++r) {
+    Dense yt = test::matmul(block(x, rows[ts], g.vertex_count(t), in_dims[ts]), params[root++]);
+    if (bias) yt = test::add_row(std::move(yt), params[bias_param++]);
+    for (int r : computed) {
       if (g.vertex_type(g.relation_type(r).dst) != t) continue;
       const auto s = static_cast<std::size_t>(g.vertex_type(g.relation_type(r).src));
       const Dense xs = block(x, rows[s], rows[s + 1] - rows[s], in_dims[s]);
@@ -139,30 +150,38 @@ Dense naive_rgcn(const graph::HeteroGraph& g, const std::vector<std::int64_t>& i
 // strided view); the output and its gradient are stacked the same way.
 class StackedRgcn : public Layer {
  public:
-  StackedRgcn(RgcnConv& conv, std::vector<std::int64_t> rows, std::vector<std::int64_t> in_dims)
-      : conv_(conv), rows_(std::move(rows)), in_dims_(std::move(in_dims)) {}
+  StackedRgcn(RgcnConv& conv, std::vector<std::int64_t> rows, std::vector<std::int64_t> in_dims, std::int64_t out_dim)
+      : StackedRgcn(conv, rows, rows, std::move(in_dims), out_dim) {}
+  // Inputs stacked by in_rows, outputs by out_rows (a part: each type's outputs are its first
+  // input rows).
+  StackedRgcn(RgcnConv& conv, std::vector<std::int64_t> in_rows, std::vector<std::int64_t> out_rows,
+              std::vector<std::int64_t> in_dims, std::int64_t out_dim)
+      : conv_(conv), rows_(std::move(in_rows)), out_rows_(std::move(out_rows)), in_dims_(std::move(in_dims)),
+        out_dim_(out_dim) {}
 
   Tensor forward(const Tensor& x, const Step& step) override {
     std::vector<ConstTensorView> views;
     for (std::size_t t = 0; t + 1 < rows_.size(); ++t)
       views.push_back({x.data() + rows_[t] * x.cols(), rows_[t + 1] - rows_[t], in_dims_[t], x.cols(), x.device()});
     const std::vector<Tensor> ys = conv_.forward(views, step);
-    Tensor y = Tensor::empty(rows_.back(), ys.front().cols());
+    Tensor y = Tensor::zeros(out_rows_.back(), out_dim_);
     for (std::size_t t = 0; t < ys.size(); ++t)
-      kernels::copy(ys[t].view(), y.view().slice_rows(rows_[t], rows_[t + 1]));
+      if (conv_.computes(static_cast<int>(t)))
+        kernels::copy(ys[t].view(), y.view().slice_rows(out_rows_[t], out_rows_[t + 1]));
     width_ = x.cols();
     return y;
   }
   Tensor backward(Tensor grad_y, const Step& step) override {
     std::vector<Tensor> parts;
-    for (std::size_t t = 0; t + 1 < rows_.size(); ++t) {
-      parts.push_back(Tensor::empty(rows_[t + 1] - rows_[t], grad_y.cols()));
-      kernels::copy(grad_y.view().slice_rows(rows_[t], rows_[t + 1]), parts.back().view());
+    for (std::size_t t = 0; t + 1 < out_rows_.size(); ++t) {
+      parts.push_back(Tensor::empty(out_rows_[t + 1] - out_rows_[t], grad_y.cols()));
+      kernels::copy(grad_y.view().slice_rows(out_rows_[t], out_rows_[t + 1]), parts.back().view());
     }
     const std::vector<Tensor> gx = conv_.backward(std::move(parts), step);
     Tensor out = Tensor::zeros(rows_.back(), width_);
     for (std::size_t t = 0; t < gx.size(); ++t)
-      kernels::copy(gx[t].view(), {out.data() + rows_[t] * width_, rows_[t + 1] - rows_[t], in_dims_[t], width_,
+      if (!gx[t].empty())
+        kernels::copy(gx[t].view(), {out.data() + rows_[t] * width_, rows_[t + 1] - rows_[t], in_dims_[t], width_,
                                    kernels::Device::cpu()});
     return out;
   }
@@ -172,7 +191,9 @@ class StackedRgcn : public Layer {
  private:
   RgcnConv& conv_;
   std::vector<std::int64_t> rows_;
+  std::vector<std::int64_t> out_rows_;
   std::vector<std::int64_t> in_dims_;
+  std::int64_t out_dim_;
   std::int64_t width_ = 0;
 };
 
@@ -186,7 +207,7 @@ std::vector<Dense> random_parameters(RgcnConv& conv, RandomStream& rng) {
 
 }  // namespace
 
-TEST_CASE("RgcnGraph lays out H by destination type, relations in graph order within a type", "[train]") {
+TEST_CASE("RgcnGraph stacks the relations into each type in graph order", "[train]") {
   //  user (2) -buys-> item (3): u0 -> i0, u1 -> i0, u1 -> i1;  item -rev_buys-> user;
   //  item -similar-> item: i2 -> i0
   graph::HeteroGraph g;
@@ -198,17 +219,18 @@ TEST_CASE("RgcnGraph lays out H by destination type, relations in graph order wi
   const RgcnGraph rg(g);
   CHECK(rg.num_vertex_types() == 2);
   CHECK(rg.num_relations() == 3);
-  CHECK(rg.num_vertices(1) == 3);
+  CHECK(rg.num_outputs(1) == 3);
+  CHECK(rg.num_inputs(1) == 3);
   CHECK(rg.relation_src(2) == 1);
   CHECK(rg.relation_dst(1) == 0);
   // Users aggregate from rev_buys (3 item rows); items from buys (2 user rows), then similar.
-  CHECK(rg.stacked_rows() == 8);
-  CHECK(rg.type_row(0) == 0);
-  CHECK(rg.type_row(1) == 3);
-  CHECK(rg.block_row(1) == 0);
-  CHECK(rg.block_row(0) == 3);
-  CHECK(rg.block_row(2) == 5);
+  CHECK(rg.relation_block(1) == 0);
+  CHECK(rg.relation_block(0) == 0);
+  CHECK(rg.relation_block(2) == 1);
   CHECK(rg.relation_rows(0) == 2);
+  CHECK(rg.relation_edges(0) == 3);
+  CHECK(rg.relation_edges(2) == 1);
+  CHECK(rg.stack(0).width() == 3);
   CHECK(rg.stack(1).relations == std::vector<int>{0, 2});
   CHECK(rg.stack_transpose(1).num_rows() == 5);
   CHECK(rg.stack_transpose(1).num_cols() == 3);
@@ -219,21 +241,27 @@ TEST_CASE("RgcnConv matches the per-relation mean sum and its finite-difference 
   const bool bias = GENERATE(true, false);
   const std::int64_t out_dim = GENERATE(3, 6);
   const graph::IndexType type = GENERATE(graph::IndexType::i32, graph::IndexType::i64);
+  const RgcnOrder order = GENERATE(RgcnOrder::transform_first, RgcnOrder::aggregate_first);
+  // Every type, or papers and fields only (authors and venues then read but not computed).
+  const std::vector<int> outputs = GENERATE(std::vector<int>{}, std::vector<int>{2, 0});
   // Bases need one input width; without them, every type reads its own.
   const std::vector<std::int64_t> in_dims =
       num_bases > 0 ? std::vector<std::int64_t>{4, 4, 4, 4} : std::vector<std::int64_t>{5, 3, 4, 2};
-  const std::uint64_t seed = test::case_seed(static_cast<std::uint64_t>(num_bases * 100 + out_dim) * 4 +
-                                             (bias ? 2 : 0) + (type == graph::IndexType::i64));
-  CAPTURE(num_bases, bias, out_dim, seed);
+  const std::uint64_t seed =
+      test::case_seed(static_cast<std::uint64_t>(num_bases * 100 + out_dim) * 16 + (bias ? 8 : 0) +
+                      (type == graph::IndexType::i64 ? 4 : 0) + (order == RgcnOrder::aggregate_first ? 2 : 0) +
+                      outputs.size() / 2);
+  CAPTURE(num_bases, bias, out_dim, seed, static_cast<int>(order), outputs);
   const graph::HeteroGraph g = random_mag(seed);
   const RgcnGraph rg(g, type);
-  RgcnConv conv(rg, in_dims, out_dim, num_bases, bias, "conv0");
-  StackedRgcn layer(conv, type_rows(g), in_dims);
+  RgcnConv conv(rg, in_dims, out_dim, num_bases, bias, "conv0", kernels::Device::cpu(), {outputs, order});
+  for (int t : outputs) CHECK(conv.order(t) == order);
+  StackedRgcn layer(conv, type_rows(g), in_dims, out_dim);
   RandomStream rng(seed, 1);
   // Stacked inputs one column wider than the widest type, so every view is strided.
   Dense x = test::random_dense(rng, type_rows(g).back(), 6);
   std::vector<Dense> params = random_parameters(conv, rng);
-  const auto reference = [&] { return naive_rgcn(g, in_dims, x, params, num_bases, bias); };
+  const auto reference = [&] { return naive_rgcn(g, in_dims, x, params, num_bases, bias, outputs); };
 
   const test::GradientErrors e = test::check_layer_gradients(layer, x, params, reference, rng);
   CAPTURE(e.forward, e.input, e.parameters);
@@ -380,7 +408,7 @@ TEST_CASE("RgcnConv returns no input gradient for types switched off and the sam
 TEST_CASE("RgcnConv names its parameters per relation and type and rejects misuse", "[train]") {
   const graph::HeteroGraph g = random_mag(5);
   const RgcnGraph rg(g);
-  RgcnConv conv(rg, {5, 3, 4, 2}, 6, 0, true, "conv1");
+  RgcnConv conv(rg, {5, 3, 4, 2}, 6, 0, true, "conv1", kernels::Device::cpu(), {{}, RgcnOrder::transform_first});
   const std::vector<Parameter*> ps = conv.parameters();
   REQUIRE(ps.size() == 7 + 4 + 4);
   CHECK(ps[0]->name == "conv1.weight.author__writes__paper");
@@ -392,7 +420,9 @@ TEST_CASE("RgcnConv names its parameters per relation and type and rejects misus
   CHECK(ps[14]->name == "conv1.bias.venue");
   CHECK(conv.bases() == nullptr);
   CHECK(conv.saved_bytes() == 0);
-  CHECK(conv.workspace_bytes() == rg.stacked_rows() * 6 * 4);
+  // Transform first everywhere (out_dim 6 is wider than no input): H is every relation's source rows.
+  for (int t = 0; t < 4; ++t) CHECK(conv.order(t) == RgcnOrder::transform_first);
+  CHECK(conv.workspace_bytes() == (7 + 6 + 6 + 0 + 3 + 6 + 3) * 6 * 4);
 
   RgcnConv with_bases(rg, {4, 4, 4, 4}, 6, 2, false, "conv2");
   const std::vector<Parameter*> pb = with_bases.parameters();
@@ -404,7 +434,13 @@ TEST_CASE("RgcnConv names its parameters per relation and type and rejects misus
   CHECK(pb[1]->value.cols() == 2);
   CHECK(with_bases.relation_weight(0) == nullptr);
   CHECK(with_bases.bias(0) == nullptr);
-  CHECK(with_bases.saved_bytes() == 7 * 4 * 6 * 4);
+  // The composed W_r, and for every type computed aggregate-first its stack [A_r ... | x_t] and
+  // stacked weights, (blocks + 1) bands of width 4.
+  std::int64_t aggregated = 0;
+  for (int t = 0; t < 4; ++t)
+    if (with_bases.order(t) == RgcnOrder::aggregate_first)
+      aggregated += (rg.num_outputs(t) + 6) * 4 * (rg.stack(t).num_blocks() + 1);
+  CHECK(with_bases.saved_bytes() == (7 * 4 * 6 + aggregated) * 4);
 
   CHECK_THROWS_WITH(RgcnConv(rg, {4, 3, 4, 4}, 6, 2, false, "conv2"),
                     Catch::Contains("relation author__writes__paper reads 3"));
@@ -430,4 +466,87 @@ TEST_CASE("RgcnConv names its parameters per relation and type and rejects misus
   for (std::int64_t n : {6, 7, 3, 0}) again.push_back(Tensor::zeros(n, 6));
   CHECK_THROWS_AS(conv.backward(std::move(again), step), InvalidArgument);
   CHECK_THROWS_AS(conv.set_input_grad(4, false), InvalidArgument);
+}
+
+TEST_CASE("RgcnConv picks per type the order with less work", "[train]") {
+  //  user (2) -buys-> item (3): u0 -> i0, u1 -> i0, u1 -> i1;  item -similar-> item: i2 -> i0.
+  //  Items: buys (2 source rows, 3 entries) and similar (3 source rows, 1 entry).
+  graph::HeteroGraph g;
+  g.add_vertex_type("user", 2);
+  g.add_vertex_type("item", 3);
+  g.add_relation({"user", "buys", "item"}, csr(3, 2, {0, 0, 1}, {0, 1, 1}));
+  g.add_relation({"item", "similar", "item"}, csr(3, 3, {0}, {2}));
+  const RgcnGraph rg(g);
+  const std::vector<std::int64_t> in_dims{2, 2};
+  const double s = RgcnConv::spmm_cost_ratio;
+  // Transform first: (2 + 3) source rows · 2 · out, then 4 entries · out in the SpMM.
+  // Aggregate first: 2 relations · 3 items · 2 · out, then (3 + 1) entries · 2 in the SpMMs.
+  for (const std::int64_t out : {1, 5}) {
+    CAPTURE(out);
+    const double transform = 5.0 * 2 * out + s * 4 * out;
+    const double aggregate = 2.0 * 3 * 2 * out + s * 4 * 2;
+    CHECK(RgcnConv::order_cost(rg, in_dims, out, 1, RgcnOrder::transform_first) == Approx(transform));
+    CHECK(RgcnConv::order_cost(rg, in_dims, out, 1, RgcnOrder::aggregate_first) == Approx(aggregate));
+    const RgcnConv conv(rg, in_dims, out, 0, true, "conv0");
+    CHECK(conv.order(1) == (aggregate < transform ? RgcnOrder::aggregate_first : RgcnOrder::transform_first));
+  }
+  // A narrow output is cheaper transformed first, a wide one aggregated first.
+  CHECK(RgcnConv(rg, in_dims, 1, 0, true, "conv0").order(1) == RgcnOrder::transform_first);
+  CHECK(RgcnConv(rg, in_dims, 5, 0, true, "conv0").order(1) == RgcnOrder::aggregate_first);
+  // A layer asked for items only has no user root and reads users only through buys.
+  RgcnConv items(rg, in_dims, 5, 0, true, "conv0", kernels::Device::cpu(), {{1}, RgcnOrder::automatic});
+  CHECK_FALSE(items.computes(0));
+  CHECK(items.reads(0));
+  CHECK(items.parameters().size() == 2 + 1 + 1);
+  CHECK_THROWS_WITH(items.root(0), Catch::Contains("not an output"));
+  CHECK_THROWS_WITH(RgcnConv(rg, in_dims, 5, 0, true, "conv0", kernels::Device::cpu(), {{2}, RgcnOrder::automatic}),
+                    Catch::Contains("output type 2 is not one of the 2 vertex types"));
+}
+
+TEST_CASE("RgcnConv on a part computes the first input rows of each type from all of them", "[train]") {
+  // Two types with halo rows (inputs beyond the outputs): paper 4 of 7 rows, author 3 of 5.
+  // Relations: author -writes-> paper (4 x 5), paper -cites-> paper (4 x 7), paper -rev_writes->
+  // author (3 x 7), random with repeated entries and empty rows.
+  const RgcnOrder order = GENERATE(RgcnOrder::transform_first, RgcnOrder::aggregate_first);
+  CAPTURE(static_cast<int>(order));
+  const std::uint64_t seed = test::case_seed(order == RgcnOrder::aggregate_first ? 91 : 90);
+  RandomStream rng(seed, 0);
+  const std::vector<std::int64_t> outputs{4, 3}, inputs{7, 5}, in_dims{3, 2};
+  const graph::CsrGraph writes = random_relation(rng, 4, 5, 9);
+  const graph::CsrGraph cites = random_relation(rng, 4, 7, 8);
+  const graph::CsrGraph rev_writes = random_relation(rng, 3, 7, 9);
+  const RgcnGraph rg({"paper", "author"}, outputs, inputs,
+                     {{{"author", "writes", "paper"}, 1, 0, &writes},
+                      {{"paper", "cites", "paper"}, 0, 0, &cites},
+                      {{"paper", "rev_writes", "author"}, 0, 1, &rev_writes}});
+  CHECK(rg.num_outputs(1) == 3);
+  CHECK(rg.num_inputs(1) == 5);
+  CHECK(rg.relation_rows(0) == 5);
+  const std::int64_t out_dim = 4;
+  RgcnConv conv(rg, in_dims, out_dim, 0, true, "conv0", kernels::Device::cpu(), {{}, order});
+  const std::vector<std::int64_t> in_rows{0, 7, 12}, out_rows{0, 4, 7};
+  StackedRgcn layer(conv, in_rows, out_rows, in_dims, out_dim);
+  Dense x = test::random_dense(rng, 12, 3);
+  std::vector<Dense> params = random_parameters(conv, rng);
+  // params: W_writes, W_cites, W_rev_writes, root paper, root author, bias paper, bias author.
+  const auto reference = [&] {
+    const Dense paper = block(x, 0, 7, 3), author = block(x, 7, 5, 2);
+    Dense yp = test::add_row(test::matmul(block(paper, 0, 4, 3), params[3]), params[5]);
+    yp = test::add(std::move(yp), test::matmul(test::matmul(naive_mean_matrix(writes), author), params[0]));
+    yp = test::add(std::move(yp), test::matmul(test::matmul(naive_mean_matrix(cites), paper), params[1]));
+    Dense ya = test::add_row(test::matmul(block(author, 0, 3, 2), params[4]), params[6]);
+    ya = test::add(std::move(ya), test::matmul(test::matmul(naive_mean_matrix(rev_writes), paper), params[2]));
+    Dense y(7, out_dim);
+    for (std::int64_t j = 0; j < out_dim; ++j) {
+      for (std::int64_t i = 0; i < 4; ++i) y.at(i, j) = yp.at(i, j);
+      for (std::int64_t i = 0; i < 3; ++i) y.at(4 + i, j) = ya.at(i, j);
+    }
+    return y;
+  };
+  const test::GradientErrors e = test::check_layer_gradients(layer, x, params, reference, rng);
+  CAPTURE(e.forward, e.input, e.parameters);
+  CHECK(e.forward < 1e-5);
+  CHECK(e.worst_gradient() < 1e-3);
+  CHECK_THROWS_WITH(RgcnGraph({"paper", "author"}, outputs, inputs, {{{"author", "writes", "paper"}, 0, 0, &writes}}),
+                    Catch::Contains("relation author__writes__paper is 4 x 5, expected 4 x 7"));
 }

@@ -90,7 +90,9 @@ std::vector<std::int64_t> global_ids(const graph::HeteroGraph& g, int type) {
 // R-GCN by its formula in float64, one destination vertex and one edge at a time: per layer and
 // type t, y_t[i] = x_t[i] · W_root,t + b_t + Σ_{r into t} (1 / c_{i,r}) Σ_{entries j of row i in r}
 // x_src[j] · W_r, then (unless last) ReLU; W_r = Σ_b comp[r, b] · V_b with bases. Inputs: the
-// features, or the tables, by type; parameters and tables by name.
+// features, or the tables, by type; parameters and tables by name. A layer computes the types it
+// has roots for (the model leaves out what does not reach the target); comp has a row per
+// relation into them.
 struct ReferenceRgcn {
   const graph::HeteroGraph* g = nullptr;
   RgcnModelConfig config;
@@ -99,20 +101,26 @@ struct ReferenceRgcn {
   std::map<std::string, Dense> features;  // by type name
   std::map<std::pair<int, int>, Dense> masks;  // (layer, type): the dropout mask scaled by 1/(1-p)
 
+  bool computed(int layer, int t) const {
+    return params.count("conv" + std::to_string(layer) + ".root." + g->vertex_type_name(t)) != 0;
+  }
+
   Dense relation_weight(int layer, int r) const {
     const std::string conv = "conv" + std::to_string(layer);
     if (!layer_bases[static_cast<std::size_t>(layer)]) return params.at(conv + ".weight." + g->relation_type(r).key());
     const Dense& bases = params.at(conv + ".bases");
     const Dense& comp = params.at(conv + ".comp");
+    std::int64_t row = 0;  // r's row of comp
+    for (int q = 0; q < r; ++q) row += computed(layer, g->vertex_type(g->relation_type(q).dst)) ? 1 : 0;
     const std::int64_t in = bases.rows / comp.cols;
     Dense w(in, bases.cols);
     for (std::int64_t b = 0; b < comp.cols; ++b)
       for (std::int64_t i = 0; i < in; ++i)
-        for (std::int64_t j = 0; j < bases.cols; ++j) w.at(i, j) += comp.at(r, b) * bases.at(b * in + i, j);
+        for (std::int64_t j = 0; j < bases.cols; ++j) w.at(i, j) += comp.at(row, b) * bases.at(b * in + i, j);
     return w;
   }
 
-  // The last layer's output of every type.
+  // The last layer's output of every type it computes (empty for the others).
   std::vector<Dense> forward(bool training) const {
     const int types = g->num_vertex_types();
     std::vector<Dense> x;
@@ -129,6 +137,10 @@ struct ReferenceRgcn {
       std::vector<Dense> y;
       for (int t = 0; t < types; ++t) {
         const std::string& name = g->vertex_type_name(t);
+        if (!computed(layer, t)) {
+          y.emplace_back();
+          continue;
+        }
         Dense yt = test::matmul(x[static_cast<std::size_t>(t)], params.at(conv + ".root." + name));
         if (config.bias) yt = test::add_row(std::move(yt), params.at(conv + ".bias." + name));
         for (int r = 0; r < g->num_relations(); ++r) {
@@ -201,16 +213,19 @@ TEST_CASE("RgcnModel names its parameters and tables, and decays only conv weigh
   c.embedding_weight_decay = 1e-4f;
   RgcnModel model(c, h.rg, {nullptr, &h.features, nullptr}, paper, 3, 1);
   const std::vector<Parameter*> ps = model.parameters();
-  // Per layer: 6 relation weights, 3 roots, 3 biases.
-  REQUIRE(ps.size() == 2 * 12);
+  // Layer 0: 6 relation weights, 3 roots, 3 biases. Layer 1 computes the papers only: the 4
+  // relations into them (writes, cites, rev_cites, rev_has_subject), their root and bias.
+  REQUIRE(ps.size() == 12 + 6);
   CHECK(ps[0]->name == "conv0.weight.author__writes__paper");
   CHECK(ps[0]->value.rows() == 3);  // the author table's width
   CHECK(ps[6]->name == "conv0.root.author");
   CHECK(ps[7]->name == "conv0.root.paper");
   CHECK(ps[7]->value.rows() == 5);  // the paper features' width
   CHECK(ps[9]->name == "conv0.bias.author");
-  CHECK(ps[23]->name == "conv1.bias.subject");
-  CHECK(ps[23]->value.cols() == 3);
+  CHECK(ps[12]->name == "conv1.weight.author__writes__paper");
+  CHECK(ps[15]->name == "conv1.weight.subject__rev_has_subject__paper");
+  CHECK(ps[17]->name == "conv1.bias.paper");
+  CHECK(ps[17]->value.cols() == 3);
   std::int64_t values = 0;
   for (const Parameter* p : ps) {
     CAPTURE(p->name);

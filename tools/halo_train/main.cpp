@@ -21,6 +21,7 @@
 #include "tools/halo_train/report.hpp"
 #include "train/dist/distributed_trainer.hpp"
 #include "train/dist/mpi_communicator.hpp"
+#include "train/dist/rgcn_distributed_trainer.hpp"
 #include "train/rgcn_trainer.hpp"
 #include "train/trainer.hpp"
 
@@ -75,10 +76,13 @@ int train_partitions(const TrainOptions& options, train::dist::Communicator& com
   const bool reporter = comm.rank() == 0;
   if (!reporter) configure_logging(true, false);  // peers print only warnings and errors
   const int runs = options.train.runs;
-  const train::TrainSummary summary = train::dist::train_partitioned(
-      options.partitions, comm, options.model, options.train, [&](int run, const train::EpochRecord& record) {
-        if (reporter) log_info(format_epoch_line(run, runs, record));
-      });
+  const auto progress = [&](int run, const train::EpochRecord& record) {
+    if (reporter) log_info(format_epoch_line(run, runs, record));
+  };
+  const train::TrainSummary summary =
+      options.model.kind == "rgcn"
+          ? train::dist::train_rgcn_partitioned(options.partitions, comm, rgcn_config(options), options.train, progress)
+          : train::dist::train_partitioned(options.partitions, comm, options.model, options.train, progress);
   log_info(format_summary_line(summary));
   if (reporter && !options.json.empty()) {
     const partition::PartitionDirInfo info = partition::read_partition_info(options.partitions);

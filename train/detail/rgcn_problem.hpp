@@ -1,0 +1,46 @@
+// What the R-GCN trainer needs from the process it runs in, one process (train_rgcn) or one rank
+// of many (dist::train_rgcn_partitioned): the graph side, the inputs, the labelled rows and the
+// communicator, so both share one training routine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/tensor.hpp"
+#include "train/dist/communicator.hpp"
+#include "train/rgcn_conv.hpp"
+#include "train/rgcn_model.hpp"
+#include "train/trainer.hpp"
+
+namespace halo::train::detail {
+
+struct RgcnProblem {
+  // The whole dataset, for the checkpoint fingerprint.
+  std::string name;
+  std::int64_t num_nodes = 0;
+  std::int64_t num_edges = 0;
+  std::string target_type;
+  std::int64_t num_classes = 0;
+
+  const RgcnGraph* graph = nullptr;
+  std::vector<const kernels::Tensor*> features;  // per type: its input rows, or null (a table)
+  std::int64_t feature_bytes = 0;
+  int target = 0;                              // type index of the labelled type
+  const std::int64_t* labels = nullptr;        // per output row of the target type
+  kernels::IndexView train, valid, test;       // output rows of the target type
+  dist::Communicator* comm = nullptr;
+  const RgcnHaloRows* halo = nullptr;          // null on one process
+  std::int64_t graph_entries = 0;              // this process's relation entries, for the memory plan
+  std::int64_t process_bytes = 0;              // resident before training
+};
+
+// Checks the memory plan, then trains config.runs runs of an RgcnModel on `problem` with the
+// trainer loop. Collective when problem.comm has several ranks.
+TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfig& model, const TrainConfig& config,
+                                const EpochCallback& on_epoch);
+
+// Refuses settings R-GCN training does not support (UnsupportedError naming them).
+void check_rgcn_settings(const TrainConfig& config);
+
+}  // namespace halo::train::detail
