@@ -11,14 +11,16 @@
 #   tools/device-check.sh             on the GPU machine (no network, no Debian packages; nvcc,
 #                                     CMake, ninja, PyTorch and PyG): configure with the prepared
 #                                     prefix and without METIS, MPI, NCCL and OpenBLAS, build the
-#                                     kernel tests and benchmark programs, run `ctest -L gpu` with
-#                                     HALO_REQUIRE_GPU=1 (a missing GPU fails instead of skipping),
-#                                     then bench/gpu_spmm.py and bench/gpu_gcn.py. Without a GPU
-#                                     (e.g. here) the same steps run, the GPU tests skip and the
-#                                     benchmarks say so.
+#                                     kernel and trainer tests and the programs, run `ctest -L gpu`
+#                                     with HALO_REQUIRE_GPU=1 (a missing GPU fails instead of
+#                                     skipping), time `halo-train --device cuda` (GCN on a
+#                                     generated graph), then bench/gpu_spmm.py and bench/gpu_gcn.py.
+#                                     Without a GPU (e.g. here) the same steps run, the GPU tests
+#                                     skip, the timing is skipped and the benchmarks say so.
 #
 # Results in $OUT (default ./device-check-out): device-check.json (every step with its status and
-# time, the machine), device-check.log, gpu-tests.xml (JUnit), gpu_spmm.json, gpu_gcn.json.
+# time, the machine), device-check.log, gpu-tests.xml (JUnit), gpu_train.json (halo-train's
+# summary; its epoch_time_median_s is the time of one epoch), gpu_spmm.json, gpu_gcn.json.
 # Environment: HALO_CHECK_BUDGET_S (default 420) is the time after which the benchmarks are not
 # started; HALO_CHECK_JOBS the build's parallelism (default: all cores).
 set -uo pipefail
@@ -114,7 +116,19 @@ configure() {
 }
 
 build_targets() {
-  cmake --build "$build" -j "$jobs" --target halo_kernels_tests halo-bench halo-convert
+  cmake --build "$build" -j "$jobs" --target halo_kernels_tests halo_train_tests halo-bench halo-convert halo-train
+}
+
+# halo-train --device cuda: a 2-layer GCN on a generated 100 000-vertex SBM graph (128 features,
+# mean degree 16), 20 epochs; its JSON summary holds the median epoch time.
+gpu_train_timing() {
+  local data="$build/gpu-train-sbm"
+  rm -rf "$data"
+  "$build/bin/halo-convert" synth sbm "$data" --nodes 100000 --avg-degree 16 --features 128 --classes 8 \
+    --homophily 0.8 -q || return 1
+  "$build/bin/halo-train" --dataset "$data" --device cuda --model gcn --hidden 128 --epochs 20 -q \
+    --json "$out/gpu_train.json" || return 1
+  python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print("halo-train --device cuda: one epoch", j["epoch_time_median_s"], "s, test accuracy", j["test_acc_mean"])' "$out/gpu_train.json"
 }
 
 gpu_tests() {
@@ -131,6 +145,11 @@ step machine describe_machine
 step configure configure || { echo "device-check: configure failed"; }
 if step build build_targets; then
   step gpu-tests gpu_tests
+  if [ "$gpu" = 1 ]; then
+    step gpu-train-timing gpu_train_timing
+  else
+    skip_step gpu-train-timing "no GPU visible"
+  fi
   if [ "$(elapsed)" -lt "$budget" ]; then
     step gpu-spmm-bench python3 bench/gpu_spmm.py --bin "$build/bin" --out "$out/gpu_spmm.json"
   else

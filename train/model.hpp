@@ -39,8 +39,10 @@ struct GraphOperators {
   std::unique_ptr<Aggregation> mean;
   dist::Communicator* communicator = nullptr;
 };
-// Builds what `kind` needs from the (raw) square graph; O(E).
-GraphOperators build_graph_operators(const graph::CsrGraph& g, const std::string& kind);
+// Builds what `kind` needs from the (raw) square graph, as LocalAggregations that multiply on
+// `device` (on a GPU they hold the matrices there); O(E), plus the upload to a GPU.
+GraphOperators build_graph_operators(const graph::CsrGraph& g, const std::string& kind,
+                                     kernels::Device device = kernels::Device::cpu());
 
 class Model {
  public:

@@ -1,5 +1,6 @@
-// train() for GCN and GraphSAGE: the problem's checks, memory plan and first-layer input, then
-// the shared loop (train/detail/run_loop.hpp) over a Model bound to that input.
+// train() for GCN and GraphSAGE, on the CPU or one GPU: the problem's checks, memory plan and
+// first-layer input, then the shared loop (train/detail/run_loop.hpp) over a Model bound to that
+// input.
 #include "train/trainer.hpp"
 
 #include <algorithm>
@@ -61,6 +62,16 @@ class FeatureModel : public Trainable {
   FeatureInput* input_;
 };
 
+// A partitioned run on GPUs needs device buffers carried between ranks, which only the NCCL
+// communicator (issue #6) would do; refused before the first epoch rather than staged via hosts.
+void check_gpu_problem(const TrainingProblem& problem, const TrainConfig& config) {
+  if (!config.device.is_cuda() || (problem.comm->size() == 1 && problem.exchange == nullptr)) return;
+  throw UnsupportedError(fmt::format(
+      "train: distributed training on {} ({} ranks) needs the NCCL communicator (issue #6), which is not "
+      "available yet; train the partitions on the cpu device, or the whole dataset (--dataset) on one GPU",
+      config.device.to_string(), problem.comm->size()));
+}
+
 DatasetShape dataset_shape(const datasets::Dataset& ds) {
   return {ds.meta.name, ds.graph.num_rows(), ds.graph.num_edges(), ds.target().features.cols(), ds.meta.num_classes};
 }
@@ -86,14 +97,13 @@ std::string training_fingerprint(const datasets::Dataset& ds, const ModelConfig&
 TrainSummary train(TrainingProblem& problem, const ModelConfig& model_config, const TrainConfig& config,
                    const EpochCallback& on_epoch) {
   detail::check_train_config(config);
-  kernels::require_device(config.device);
-  if (config.device.is_cuda()) {
-    throw UnsupportedError("train: training on " + config.device.to_string() +
-                           " is not available yet (the CUDA kernels are issue #6); use the cpu device");
-  }
+  // What a GPU run cannot do is refused whether or not this machine has one.
+  detail::check_gpu_feature_settings(config);
   HALO_EXPECTS(problem.features != nullptr && problem.labels != nullptr && problem.operators != nullptr &&
                    problem.comm != nullptr && problem.plan_memory,
                "the training problem is incomplete");
+  check_gpu_problem(problem, config);
+  kernels::require_device(config.device);
   const std::int64_t process_bytes =
       problem.process_bytes >= 0 ? problem.process_bytes : std::max<std::int64_t>(0, process_resident_bytes());
   dist::Communicator& communicator = *problem.comm;
@@ -106,15 +116,24 @@ TrainSummary train(TrainingProblem& problem, const ModelConfig& model_config, co
   std::optional<Model> first(std::in_place, model_config, shape.feature_dim, shape.num_classes, config.seed,
                              *problem.operators, config.device);
   TrainSummary summary;
-  const std::int64_t available = machine_available_bytes();
-  const FeaturePlacement placement =
-      detail::plan_memory(problem, *first, config, process_bytes, available, summary.memory_plan);
-  log_info(fmt::format("memory plan: {} needed (limit {}, available {})",
+  // On a GPU the plan is of the GPU's memory, and the features are always resident there.
+  const bool gpu = config.device.is_cuda();
+  const std::int64_t available = gpu ? detail::gpu_memory_bytes(config.device) : machine_available_bytes();
+  FeaturePlacement placement;
+  if (gpu)
+    summary.memory_plan = detail::gpu_memory_plan(problem.plan_memory(*first));
+  else
+    placement = detail::plan_memory(problem, *first, config, process_bytes, available, summary.memory_plan);
+  log_info(fmt::format("memory plan{}: {} needed (limit {}, {} {})", gpu ? " on " + config.device.to_string() : "",
                        format_bytes(summary.memory_plan.total_bytes()),
                        config.memory_limit > 0 ? format_bytes(config.memory_limit) : std::string("none"),
+                       gpu ? "GPU memory" : "available",
                        available >= 0 ? format_bytes(available) : std::string("unknown")));
   log_debug("memory plan:\n" + summary.memory_plan.table());
-  check_memory_plan(summary.memory_plan, config.memory_limit, available);
+  if (gpu)
+    detail::check_gpu_memory_plan(summary.memory_plan, config.memory_limit, config.device, available);
+  else
+    check_memory_plan(summary.memory_plan, config.memory_limit, available);
   detail::check_feature_input(model_config, config, *first, placement, shape);
 
   Aggregation* first_aggregation =
@@ -162,14 +181,17 @@ TrainSummary train(TrainingProblem& problem, const ModelConfig& model_config, co
 TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model_config, const TrainConfig& config,
                    const EpochCallback& on_epoch) {
   detail::check_train_config(config);
+  // Before the operators, which a GPU run builds on the GPU.
+  detail::check_gpu_feature_settings(config);
+  kernels::require_device(config.device);
   check_trainable(ds);
   // Measured before the operators exist, which the plan counts as items of their own.
   const std::int64_t process_bytes = std::max<std::int64_t>(0, process_resident_bytes());
   const datasets::NodeType& target = ds.target();
   const Clock::time_point start = Clock::now();
-  GraphOperators operators = build_graph_operators(ds.graph, model_config.kind);
-  log_info(fmt::format("{} graph operators of {} vertices and {} edges built in {:.2f} s", model_config.kind,
-                       ds.graph.num_rows(), ds.graph.num_edges(), seconds_since(start)));
+  GraphOperators operators = build_graph_operators(ds.graph, model_config.kind, config.device);
+  log_info(fmt::format("{} graph operators of {} vertices and {} edges built on {} in {:.2f} s", model_config.kind,
+                       ds.graph.num_rows(), ds.graph.num_edges(), config.device.to_string(), seconds_since(start)));
   dist::LocalCommunicator local;
   TrainingProblem problem;
   problem.process_bytes = process_bytes;

@@ -34,7 +34,7 @@ struct TrainConfig {
   std::string checkpoint_dir;          // empty = no checkpoints
   int checkpoint_every = 0;            // save every k epochs (and when a run ends); 0 = only when a run ends
   bool resume = false;                 // continue from checkpoint_dir's checkpoints where they exist
-  std::int64_t memory_limit = 0;       // bytes; 0 = only the machine's available memory bounds the plan
+  std::int64_t memory_limit = 0;       // bytes; 0 = only the available memory (a GPU's own) bounds the plan
   int threads = 0;                     // OpenMP threads during train(); 0 = leave the current setting
   double boundary_sample_rate = 1.0;   // BNS-GCN: halo vertices kept per training epoch (distributed runs)
   // Feature streaming (issue #7): the "device" bytes for the first layer's features when they are
@@ -44,10 +44,15 @@ struct TrainConfig {
   // Compute Â·X once before training and use it in place of the first layer's SpMM (streamed, or
   // in memory when the features are resident). Needs input dropout 0 (Â·X is then constant).
   bool precompute_first_aggregation = false;
+  // Where the model trains: the CPU, or one GPU (single process, features resident; streaming and
+  // distributed runs are CPU-only for now, issues #7 and #6).
   kernels::Device device;
 };
 
-// Seconds of the training steps (forward, backward, optimiser) spent in each kernel family.
+// Seconds of the training steps (forward, backward, optimiser) spent in each kernel family. On a
+// GPU the kernels run behind the host: a family's seconds are those of its calls on the host
+// (queueing, and waiting where a call returns a value), and the wait for the queued work at the
+// end of each step falls into other_s.
 struct TimeSplit {
   double spmm_s = 0.0;
   double gemm_s = 0.0;
@@ -139,9 +144,17 @@ using EpochCallback = std::function<void(int run, const EpochRecord& record)>;
 // beyond float rounding of parallel sums, and a run resumed from a checkpoint repeats an
 // uninterrupted one's losses bitwise (same thread count and feature placement). Streamed
 // features give the resident run's losses up to float rounding (the first layer's GEMMs go
-// chunk by chunk; tests hold 1e-5 relative), the same for any cache size. Throws InvalidArgument
-// for bad settings (a budget below two staging rows names the minimum) or a dataset it cannot
-// train on, UnsupportedError for a device this build cannot train on.
+// chunk by chunk; tests hold 1e-5 relative), the same for any cache size.
+// On a GPU (config.device cuda:N) the operators, features, parameters and activations live on
+// it, and an epoch reads back only scalars (the loss, the accuracy counts, the L2 term) and the
+// batch-norm statistics (2 x hidden floats a layer); the loss and accuracy kernels copy the
+// split's rows and labels from the host with each call. The memory plan is of the GPU (the
+// stored CSR stays on the host), checked against its memory and config.memory_limit. The losses
+// are the CPU's up to float rounding (same weights and dropout masks; tests hold 1e-4 relative).
+// Throws InvalidArgument for bad settings (a budget below two staging rows names the minimum) or
+// a dataset it cannot train on; UnsupportedError for a device this build or machine cannot use,
+// and on a GPU for feature streaming or a precomputed first aggregation (issue #7) and for a
+// distributed problem (the NCCL communicator, issue #6).
 TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config,
                    const EpochCallback& on_epoch = {});
 

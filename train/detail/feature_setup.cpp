@@ -1,14 +1,22 @@
-// The trainer's set-up of the first layer's input: the plan with the features placed, the
-// refusals, the options and the report.
+// The trainer's set-up of the first layer's input: the plan with the features placed (or, on a
+// GPU, resident), the refusals, the options and the report.
 #include "train/detail/feature_setup.hpp"
 
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "graph/base/error.hpp"
+#include "kernels/cuda/gpu_info.hpp"
 
 namespace halo::train::detail {
+namespace {
+
+// The item of the plan (train/memory_plan.cpp) that a run on a GPU keeps on the host.
+constexpr const char* stored_graph_item = "graph (CSR)";
+
+}  // namespace
 
 FeaturePassStats passes_since(const FeaturePassStats& before, const FeaturePassStats& now) {
   FeaturePassStats d;
@@ -36,6 +44,37 @@ FeaturePlacement plan_memory(TrainingProblem& problem, const Model& model, const
                      x.cols(), x.is_mapped(), config.feature_memory_budget, config.memory_limit, available);
   plan = plan_feature_input(std::move(resident), input_bytes, placement, precomputed);
   return placement;
+}
+
+void check_gpu_feature_settings(const TrainConfig& config) {
+  if (!config.device.is_cuda()) return;
+  if (config.feature_memory_budget > 0 || config.precompute_first_aggregation)
+    throw UnsupportedError(fmt::format(
+        "train: feature streaming (feature_memory_budget {}, precompute_first_aggregation {}) runs on the cpu only; "
+        "on {} it is issue #7. Train on {} with the features resident, or stream them on the cpu",
+        config.feature_memory_budget, config.precompute_first_aggregation, config.device.to_string(),
+        config.device.to_string()));
+}
+
+MemoryPlan gpu_memory_plan(MemoryPlan plan) {
+  std::vector<MemoryItem> kept;
+  for (MemoryItem& item : plan.items)
+    if (item.name != stored_graph_item) kept.push_back(std::move(item));
+  plan.items = std::move(kept);
+  return plan;
+}
+
+std::int64_t gpu_memory_bytes(const kernels::Device& device) {
+  return kernels::cuda::gpu_info(device.index).memory_bytes;
+}
+
+void check_gpu_memory_plan(const MemoryPlan& plan, std::int64_t limit_bytes, const kernels::Device& device,
+                           std::int64_t gpu_bytes) {
+  check_memory_plan(plan, limit_bytes, -1);
+  if (plan.total_bytes() > gpu_bytes)
+    throw UnsupportedError(fmt::format("memory plan: training on {} needs {} but the GPU has {} ({} bytes): {}",
+                                       device.to_string(), format_bytes(plan.total_bytes()), format_bytes(gpu_bytes),
+                                       gpu_bytes, plan.one_line()));
 }
 
 void check_feature_settings(const ModelConfig& m, const TrainConfig& config, const DatasetShape& shape) {

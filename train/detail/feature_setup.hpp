@@ -1,6 +1,7 @@
 // The trainer's set-up of the first layer's input (issue #7): the memory plan with the features
-// placed, the refusals of what cannot run, the FeatureInput options, and what is reported about
-// it. Internal to train/trainer.cpp, kept apart so the trainer loop stays readable.
+// placed (on the CPU) or resident (on a GPU), the refusals of what cannot run, the FeatureInput
+// options, and what is reported about it. Internal to train/trainer.cpp, kept apart so the
+// trainer loop stays readable.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "graph/base/array.hpp"
+#include "kernels/device.hpp"
 #include "train/aggregation.hpp"
 #include "train/feature_input.hpp"
 #include "train/feature_pipeline.hpp"
@@ -26,6 +28,25 @@ FeaturePassStats passes_since(const FeaturePassStats& before, const FeaturePassS
 // budget or the spare memory), and returns that placement. O(items).
 FeaturePlacement plan_memory(TrainingProblem& problem, const Model& model, const TrainConfig& config,
                              std::int64_t process_bytes, std::int64_t available, MemoryPlan& plan);
+
+// Refuses (UnsupportedError, naming issue #7) what a run on a GPU cannot do with its features:
+// stream them (a forced budget) or precompute their first aggregation. Nothing on the CPU.
+void check_gpu_feature_settings(const TrainConfig& config);
+
+// The plan of what a run on a GPU keeps there, from the problem's plan for the model (features
+// resident, as on a GPU they always are): every item but the stored CSR, which stays on the host
+// (the GPU holds the operators built from it). The labels and splits stay on the host too, but
+// their item stands for the rows and labels the loss kernels copy to the GPU per call (at most 16
+// bytes a vertex, as much as the item). O(items).
+MemoryPlan gpu_memory_plan(MemoryPlan plan);
+
+// The memory of GPU `device` in bytes (its total: nothing else is expected to share it).
+std::int64_t gpu_memory_bytes(const kernels::Device& device);
+
+// Refuses a GPU plan that does not fit: InvalidArgument over limit_bytes (when > 0), as
+// check_memory_plan; UnsupportedError over `gpu_bytes`, naming the device, the total and every item.
+void check_gpu_memory_plan(const MemoryPlan& plan, std::int64_t limit_bytes, const kernels::Device& device,
+                           std::int64_t gpu_bytes);
 
 // Refuses (InvalidArgument) feature settings that cannot work whatever the plan decides: a
 // forced budget below two staging rows (naming the minimum), a precomputation with input dropout.

@@ -21,6 +21,9 @@
 #include "train/detail/feature_setup.hpp"
 #include "train/metrics.hpp"
 #include "train/run_tracker.hpp"
+#ifdef HALO_WITH_CUDA
+#include "kernels/cuda/memory.hpp"
+#endif
 
 namespace halo::train::detail {
 namespace {
@@ -29,6 +32,16 @@ using Clock = std::chrono::steady_clock;
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Kernels on a GPU run behind the host, which has only queued them: a step's time must count
+// until they have run.
+void wait_for_device(const kernels::Device& device) {
+#ifdef HALO_WITH_CUDA
+  if (device.is_cuda()) kernels::cuda::synchronize(device.index);
+#else
+  static_cast<void>(device);
+#endif
+}
 
 // Σ over every parameter's gradient across ranks, in one message.
 void all_reduce_gradients(LoopContext& c, Trainable& model) {
@@ -115,6 +128,7 @@ void train_step(LoopContext& c, Trainable& model, Optimizer& optimizer, std::uin
   }
   optimizer.step(model.parameters());
   model.after_step(c.config.optimizer);
+  wait_for_device(c.config.device);
   const kernels::KernelTimes after = kernels::kernel_times();
   const double total = seconds_since(start);
   const double spmm = after.spmm_seconds - before.spmm_seconds;
