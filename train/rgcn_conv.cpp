@@ -22,70 +22,6 @@ using kernels::Tensor;
 using kernels::TensorView;
 using kernels::Transpose;
 
-RgcnGraph::RgcnGraph(const graph::HeteroGraph& g, graph::IndexType index_type) {
-  std::vector<std::int64_t> counts;
-  for (int t = 0; t < g.num_vertex_types(); ++t) {
-    type_names_.push_back(g.vertex_type_name(t));
-    counts.push_back(g.vertex_count(t));
-  }
-  inputs_ = counts;
-  std::vector<RelationInput> relations;
-  for (int r = 0; r < g.num_relations(); ++r) {
-    const graph::RelationType& type = g.relation_type(r);
-    relations.push_back({type, g.vertex_type(type.src), g.vertex_type(type.dst), &g.relation(r)});
-  }
-  build(counts, relations, index_type);
-}
-
-RgcnGraph::RgcnGraph(std::vector<std::string> type_names, std::vector<std::int64_t> num_outputs,
-                     std::vector<std::int64_t> num_inputs, const std::vector<RelationInput>& relations,
-                     graph::IndexType index_type)
-    : type_names_(std::move(type_names)), inputs_(std::move(num_inputs)) {
-  const std::size_t types = type_names_.size();
-  HALO_EXPECTS(num_outputs.size() == types && inputs_.size() == types,
-               "RgcnGraph: " + std::to_string(types) + " types, " + std::to_string(num_outputs.size()) +
-                   " output counts and " + std::to_string(inputs_.size()) + " input counts");
-  for (std::size_t t = 0; t < types; ++t)
-    HALO_EXPECTS(0 <= num_outputs[t] && num_outputs[t] <= inputs_[t],
-                 "RgcnGraph: type " + type_names_[t] + " has " + std::to_string(num_outputs[t]) + " outputs and " +
-                     std::to_string(inputs_[t]) + " inputs");
-  for (const RelationInput& rel : relations) {
-    HALO_EXPECTS(rel.src >= 0 && static_cast<std::size_t>(rel.src) < types && rel.dst >= 0 &&
-                     static_cast<std::size_t>(rel.dst) < types && rel.csr != nullptr,
-                 "RgcnGraph: relation " + rel.type.key() + " names a type that does not exist or has no CSR");
-    const auto src = static_cast<std::size_t>(rel.src);
-    const auto dst = static_cast<std::size_t>(rel.dst);
-    HALO_EXPECTS(rel.csr->num_rows() == num_outputs[dst] && rel.csr->num_cols() == inputs_[src],
-                 "RgcnGraph: relation " + rel.type.key() + " is " + std::to_string(rel.csr->num_rows()) + " x " +
-                     std::to_string(rel.csr->num_cols()) + ", expected " + std::to_string(num_outputs[dst]) +
-                     " x " + std::to_string(inputs_[src]) + " (outputs of " + type_names_[dst] + " x inputs of " +
-                     type_names_[src] + ")");
-  }
-  build(num_outputs, relations, index_type);
-}
-
-void RgcnGraph::build(const std::vector<std::int64_t>& num_outputs, const std::vector<RelationInput>& relations,
-                      graph::IndexType index_type) {
-  graph::RelationStackOptions options;
-  options.index_type = index_type;
-  for (const RelationInput& rel : relations)
-    relations_.push_back({rel.type, rel.src, rel.dst, rel.csr->num_edges(), 0});
-  for (int t = 0; t < num_vertex_types(); ++t) {
-    std::vector<int> ids;
-    std::vector<const graph::CsrGraph*> blocks;
-    for (int r = 0; r < num_relations(); ++r) {
-      if (relations_[static_cast<std::size_t>(r)].dst != t) continue;
-      relations_[static_cast<std::size_t>(r)].block = static_cast<int>(ids.size());
-      ids.push_back(r);
-      blocks.push_back(relations[static_cast<std::size_t>(r)].csr);
-    }
-    graph::RelationStack s =
-        graph::stack_relations(t, num_outputs[static_cast<std::size_t>(t)], ids, blocks, options);
-    transposes_.push_back(graph::transpose(s.csr));
-    stacks_.push_back(std::move(s));
-  }
-}
-
 double RgcnConv::order_cost(const RgcnGraph& graph, const std::vector<std::int64_t>& in_dims, std::int64_t out_dim,
                             int type, RgcnOrder order) {
   const graph::RelationStack& s = graph.stack(type);
@@ -185,6 +121,9 @@ RgcnConv::RgcnConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, st
     }
     bands.push_back(bands.back() + in_dims_[ts]);
   }
+  std::vector<char> transform(static_cast<std::size_t>(types), 0);
+  for (int t = 0; t < types; ++t) transform[static_cast<std::size_t>(t)] = computes(t) && !aggregate(t) ? 1 : 0;
+  panels_ = detail::RgcnPanels(graph, transform, computed_);
   input_grad_.assign(static_cast<std::size_t>(types), 1);
 }
 
@@ -242,74 +181,81 @@ TensorView columns(Tensor& t, std::int64_t begin, std::int64_t end) {
 
 }  // namespace
 
+ConstTensorView RgcnConv::band_weight(const detail::RgcnPanels::Band& band) const {
+  return band.relation >= 0 ? weight_view(band.relation) : roots_[static_cast<std::size_t>(band.root)].value.view();
+}
+
+TensorView RgcnConv::panel(Tensor& h, int s) const {
+  const auto width = static_cast<std::int64_t>(panels_.bands(s).size()) * out_dim_;
+  return {h.data() + panels_.base(s) * out_dim_, graph_->num_inputs(s), width, width, device_};
+}
+
 std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, const Step& step) {
   check_inputs(x);
   saved_ = false;
   inputs_.clear();
   stacked_inputs_.clear();
   stacked_weights_.clear();
+  panel_weights_.clear();
   if (num_bases_ > 0) compose_weights();
   const RgcnGraph& g = *graph_;
   const int types = g.num_vertex_types();
   const auto at = [](auto& v, int i) -> decltype(auto) { return v[static_cast<std::size_t>(i)]; };
   std::vector<Tensor> y(static_cast<std::size_t>(types));
-  std::vector<Tensor> h(static_cast<std::size_t>(types));  // transform-first types: H
   std::vector<Tensor> a(static_cast<std::size_t>(types));  // aggregate-first types: [A_r ... | x_t]
   std::vector<Tensor> w(static_cast<std::size_t>(types));  // and their [W_r; ...; W_root,t]
+  std::vector<Tensor> pw(static_cast<std::size_t>(types));  // per source type: its panel's [W_a | W_b | ...]
+  std::vector<GemmSegment> products;
 
-  // Aggregate-first types: the bands of [A_r ... | x_t] and [W_r; ...; W_root,t].
+  // Transform-first: every source type's panel x_s · [W_a | W_b | ...] into H.
+  Tensor h = panels_.empty() ? Tensor() : Tensor::empty(panels_.rows(), out_dim_, device_);
+  for (int s = 0; s < types; ++s) {
+    const std::vector<detail::RgcnPanels::Band>& bands = panels_.bands(s);
+    if (bands.empty()) continue;
+    at(pw, s) = Tensor::empty(at(in_dims_, s), static_cast<std::int64_t>(bands.size()) * out_dim_, device_);
+    for (std::size_t j = 0; j < bands.size(); ++j)
+      kernels::copy(band_weight(bands[j]), columns(at(pw, s), static_cast<std::int64_t>(j) * out_dim_,
+                                                   static_cast<std::int64_t>(j + 1) * out_dim_));
+    products.push_back({at(x, s), at(pw, s).view(), panel(h, s)});
+  }
+
+  // Aggregate-first: the bands of [A_r ... | x_t] and [W_r; ...; W_root,t], whose product is the
+  // type's whole sum.
   for (int t = 0; t < types; ++t) {
-    if (!computes(t) || !aggregate(t)) continue;
-    const graph::RelationStack& s = g.stack(t);
+    if (!computes(t)) continue;
+    at(y, t) = Tensor::empty(g.num_outputs(t), out_dim_, device_);
+    if (!aggregate(t)) continue;
+    const graph::RelationStack& st = g.stack(t);
     const std::vector<std::int64_t>& bands = at(bands_, t);
     at(a, t) = Tensor::empty(g.num_outputs(t), bands.back(), device_);
-    at(w, t) = Tensor::empty(bands.back(), out_dim_, device_);
-    for (int k = 0; k <= s.num_blocks(); ++k) {
+    Tensor& stacked = at(w, t);
+    stacked = Tensor::empty(bands.back(), out_dim_, device_);
+    for (int k = 0; k <= st.num_blocks(); ++k) {
       const TensorView band = columns(at(a, t), at(bands, k), at(bands, k + 1));
-      const TensorView weights = at(w, t).view().slice_rows(at(bands, k), at(bands, k + 1));
-      if (k == s.num_blocks()) {
+      const TensorView weights = stacked.view().slice_rows(at(bands, k), at(bands, k + 1));
+      if (k == st.num_blocks()) {
         kernels::copy(at(x, t).slice_rows(0, g.num_outputs(t)), band);
         kernels::copy(at(roots_, t).value.view(), weights);
       } else {
-        const int r = at(s.relations, k);
+        const int r = at(st.relations, k);
         kernels::spmm(at(blocks_, r), at(x, g.relation_src(r)), band);
         kernels::copy(weight_view(r), weights);
       }
     }
-  }
-
-  // Every product in one segmented GEMM: the transform-first root terms and H blocks, and the
-  // aggregate-first types' whole sums (one GEMM over all their bands).
-  std::vector<GemmSegment> products;
-  for (int t = 0; t < types; ++t) {
-    if (!computes(t)) continue;
-    at(y, t) = Tensor::empty(g.num_outputs(t), out_dim_, device_);
-    if (aggregate(t)) {
-      products.push_back({at(a, t).view(), at(w, t).view(), at(y, t).view()});
-      continue;
-    }
-    products.push_back({at(x, t).slice_rows(0, g.num_outputs(t)), at(roots_, t).value.view(), at(y, t).view()});
-    const graph::RelationStack& s = g.stack(t);
-    if (s.num_blocks() == 0) continue;
-    at(h, t) = Tensor::empty(s.width(), out_dim_, device_);
-    for (int k = 0; k < s.num_blocks(); ++k) {
-      const int r = at(s.relations, k);
-      products.push_back({at(x, g.relation_src(r)), weight_view(r),
-                          at(h, t).view().slice_rows(at(s.block_offsets, k), at(s.block_offsets, k + 1))});
-    }
+    products.push_back({at(a, t).view(), stacked.view(), at(y, t).view()});
   }
   kernels::segmented_gemm(products, Transpose::no, Transpose::no);
 
   for (int t = 0; t < types; ++t) {
     if (!computes(t)) continue;
-    if (!at(h, t).empty()) kernels::spmm(g.stack(t).csr, at(h, t).view(), at(y, t).view(), kernels::Accumulate::add);
-    at(h, t) = Tensor();
+    if (!aggregate(t)) kernels::spmm(panels_.stack(t), h.view(), at(y, t).view());
     if (has_bias_) kernels::add_bias(at(y, t).view(), at(biases_, t).value.view());
   }
   if (step.training) {
     inputs_ = x;
     stacked_inputs_ = std::move(a);
     stacked_weights_ = std::move(w);
+    panel_weights_ = std::move(pw);
     saved_ = true;
   }
   return y;
@@ -336,57 +282,67 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   const std::vector<ConstTensorView> x = std::move(inputs_);
   std::vector<Tensor> a = std::move(stacked_inputs_);
   const std::vector<Tensor> w = std::move(stacked_weights_);
+  const std::vector<Tensor> pw = std::move(panel_weights_);
   inputs_.clear();
   stacked_inputs_.clear();
   stacked_weights_.clear();
+  panel_weights_.clear();
 
-  // The gradient of each transform-first H, from the type's transposed stack.
-  std::vector<Tensor> grad_h(static_cast<std::size_t>(types));
-  for (int t = 0; t < types; ++t) {
-    if (!computes(t)) continue;
-    if (has_bias_) kernels::column_sums(at(grad_y, t).view(), at(biases_, t).grad.view(), true);
-    const graph::RelationStack& s = g.stack(t);
-    if (aggregate(t) || s.num_blocks() == 0) continue;
-    at(grad_h, t) = Tensor::empty(s.width(), out_dim_, device_);
-    kernels::spmm(g.stack_transpose(t), at(grad_y, t).view(), at(grad_h, t).view());
+  for (int t = 0; t < types; ++t)
+    if (computes(t) && has_bias_) kernels::column_sums(at(grad_y, t).view(), at(biases_, t).grad.view(), true);
+  // Transform-first: H's gradient, from the output gradients stacked in type order.
+  Tensor grad_h;
+  if (!panels_.empty()) {
+    Tensor stacked = Tensor::empty(panels_.output_rows(), out_dim_, device_);
+    for (int t = 0; t < types; ++t)
+      if (computes(t) && !aggregate(t))
+        kernels::copy(at(grad_y, t).view(),
+                      stacked.view().slice_rows(panels_.output_row(t), panels_.output_row(t) + g.num_outputs(t)));
+    grad_h = Tensor::empty(panels_.rows(), out_dim_, device_);
+    kernels::spmm(panels_.transpose(), stacked.view(), grad_h.view());
   }
-  // What relation r's product reads in forward and the gradient of what it wrote: for a
-  // transform-first type x_src and the block of H's gradient, for an aggregate-first one the
-  // band A_r and the type's output gradient.
-  const auto product_input = [&](int r) -> ConstTensorView {
-    const int t = g.relation_dst(r);
-    if (!aggregate(t)) return at(x, g.relation_src(r));
-    const int k = g.relation_block(r);
-    return columns(at(a, t), at(at(bands_, t), k), at(at(bands_, t), k + 1));
-  };
-  const auto product_grad = [&](int r) -> ConstTensorView {
-    const int t = g.relation_dst(r);
-    if (aggregate(t)) return at(grad_y, t).view();
-    const graph::RelationStack& s = g.stack(t);
-    const int k = g.relation_block(r);
-    return at(grad_h, t).view().slice_rows(at(s.block_offsets, k), at(s.block_offsets, k + 1));
-  };
 
   // Weight gradients. With bases, the W_r's gradients are gathered in one zeroed stack first.
   Tensor grad_composed;
   if (num_bases_ > 0) grad_composed = Tensor::zeros(composed_.rows(), composed_.cols(), device_);
-  std::vector<GemmSegment> segments;
-  for (int r : computed_) {
-    const std::int64_t in = weight_view(r).rows;
+  const auto grad_weight = [&](int r) -> TensorView {
     const int slot = at(slot_, r);
-    const TensorView grad_w = num_bases_ == 0 ? at(weights_, slot).grad.view()
-                                              : grad_composed.view().slice_rows(slot * in, (slot + 1) * in);
-    segments.push_back({product_input(r), product_grad(r), grad_w});
+    if (num_bases_ == 0) return at(weights_, slot).grad.view();
+    const std::int64_t in = weight_view(r).rows;
+    return grad_composed.view().slice_rows(slot * in, (slot + 1) * in);
+  };
+  // Panels: x_sᵀ · G_s into one fresh gradient per source type, added band by band below.
+  std::vector<Tensor> grad_panel_weights(static_cast<std::size_t>(types));
+  std::vector<GemmSegment> segments;
+  for (int s = 0; s < types; ++s) {
+    if (panels_.bands(s).empty()) continue;
+    at(grad_panel_weights, s) = Tensor::empty(at(pw, s).rows(), at(pw, s).cols(), device_);
+    segments.push_back({at(x, s), panel(grad_h, s), at(grad_panel_weights, s).view()});
   }
+  kernels::segmented_gemm(segments, Transpose::yes, Transpose::no);
+  // Aggregate-first: each band of the stack against the type's output gradient.
+  segments.clear();
   for (int t = 0; t < types; ++t) {
-    if (!computes(t)) continue;
+    if (!computes(t) || !aggregate(t)) continue;
+    const graph::RelationStack& st = g.stack(t);
     const std::vector<std::int64_t>& bands = at(bands_, t);
-    const ConstTensorView root_input =
-        aggregate(t) ? ConstTensorView(columns(at(a, t), bands[bands.size() - 2], bands.back()))
-                     : at(x, t).slice_rows(0, g.num_outputs(t));
-    segments.push_back({root_input, at(grad_y, t).view(), at(roots_, t).grad.view()});
+    for (int k = 0; k <= st.num_blocks(); ++k) {
+      const TensorView target = k == st.num_blocks() ? at(roots_, t).grad.view() : grad_weight(at(st.relations, k));
+      segments.push_back({columns(at(a, t), at(bands, k), at(bands, k + 1)), at(grad_y, t).view(), target});
+    }
   }
   kernels::segmented_gemm(segments, Transpose::yes, Transpose::no, 1.0f, 1.0f);
+  for (int s = 0; s < types; ++s) {
+    const std::vector<detail::RgcnPanels::Band>& bands = panels_.bands(s);
+    for (std::size_t j = 0; j < bands.size(); ++j) {
+      const TensorView target =
+          bands[j].relation >= 0 ? grad_weight(bands[j].relation) : at(roots_, bands[j].root).grad.view();
+      kernels::axpby(1.0f,
+                     columns(at(grad_panel_weights, s), static_cast<std::int64_t>(j) * out_dim_,
+                             static_cast<std::int64_t>(j + 1) * out_dim_),
+                     1.0f, target);
+    }
+  }
   if (num_bases_ > 0) {
     const std::int64_t flat = bases_.value.numel() / num_bases_;
     const auto count = static_cast<std::int64_t>(computed_.size());
@@ -397,26 +353,18 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
     kernels::gemm(grad_w, Transpose::no, v, Transpose::yes, comp_.grad.view(), 1.0f, 1.0f);
   }
 
-  // Input gradients, into one zeroed tensor per type: the transform-first types' relations in
-  // one segmented GEMM, their root terms (into the output rows) in another, then the
-  // aggregate-first types' bands in relation order.
+  // Input gradients, into one zeroed tensor per type: the panels' G_s · [W_a | W_b | ...]ᵀ in
+  // one segmented GEMM, then the aggregate-first types' bands in relation order.
   std::vector<Tensor> grad_x(static_cast<std::size_t>(types));
   const auto wants = [&](int s) { return reads(s) && input_grad(s); };
   segments.clear();
-  std::vector<GemmSegment> root_terms;
   for (int s = 0; s < types; ++s) {
     if (!wants(s)) continue;
     Tensor& gx = at(grad_x, s);
     gx = Tensor::zeros(g.num_inputs(s), at(in_dims_, s), device_);
-    for (int r : computed_)
-      if (g.relation_src(r) == s && !aggregate(g.relation_dst(r)))
-        segments.push_back({product_grad(r), weight_view(r), gx.view()});
-    if (computes(s) && !aggregate(s))
-      root_terms.push_back(
-          {at(grad_y, s).view(), at(roots_, s).value.view(), gx.view().slice_rows(0, g.num_outputs(s))});
+    if (!panels_.bands(s).empty()) segments.push_back({panel(grad_h, s), at(pw, s).view(), gx.view()});
   }
   kernels::segmented_gemm(segments, Transpose::no, Transpose::yes, 1.0f, 1.0f);
-  kernels::segmented_gemm(root_terms, Transpose::no, Transpose::yes, 1.0f, 1.0f);
   // Aggregate-first types: the gradient of [A_r ... | x_t] in one GEMM each, into the saved
   // stack's memory, then its root band into x_t's gradient and each A_r band through M_rᵀ.
   std::vector<int> banded;
@@ -431,13 +379,13 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   }
   kernels::segmented_gemm(segments, Transpose::no, Transpose::yes);
   for (int t : banded) {
-    const graph::RelationStack& s = g.stack(t);
+    const graph::RelationStack& st = g.stack(t);
     const std::vector<std::int64_t>& bands = at(bands_, t);
     if (wants(t))
       kernels::axpby(1.0f, columns(at(a, t), bands[bands.size() - 2], bands.back()), 1.0f,
                      at(grad_x, t).view().slice_rows(0, g.num_outputs(t)));
-    for (int k = 0; k < s.num_blocks(); ++k) {
-      const int r = at(s.relations, k);
+    for (int k = 0; k < st.num_blocks(); ++k) {
+      const int r = at(st.relations, k);
       if (wants(g.relation_src(r)))
         kernels::spmm(at(block_transposes_, r), columns(at(a, t), at(bands, k), at(bands, k + 1)),
                       at(grad_x, g.relation_src(r)).view(), kernels::Accumulate::add);
@@ -487,16 +435,20 @@ Parameter* RgcnConv::bias(int t) {
 
 std::int64_t RgcnConv::saved_bytes() const {
   std::int64_t floats = composed_.numel();
-  for (int t = 0; t < graph_->num_vertex_types(); ++t)
-    if (computes(t) && aggregate(t))
-      floats += (graph_->num_outputs(t) + out_dim_) * bands_[static_cast<std::size_t>(t)].back();
+  for (int t = 0; t < graph_->num_vertex_types(); ++t) {
+    const auto ts = static_cast<std::size_t>(t);
+    if (computes(t) && aggregate(t)) floats += (graph_->num_outputs(t) + out_dim_) * bands_[ts].back();
+    floats += in_dims_[ts] * static_cast<std::int64_t>(panels_.bands(t).size()) * out_dim_;  // a panel's weights
+  }
   return floats * static_cast<std::int64_t>(sizeof(float));
 }
 
 std::int64_t RgcnConv::workspace_bytes() const {
-  std::int64_t floats = composed_.numel();  // the composed weights' gradient
+  // The composed weights' gradient, H's gradient and the stacked output gradients it comes from,
+  // and the panels' weight gradients.
+  std::int64_t floats = composed_.numel() + (panels_.rows() + panels_.output_rows()) * out_dim_;
   for (int t = 0; t < graph_->num_vertex_types(); ++t)
-    if (computes(t) && !aggregate(t)) floats += graph_->stack(t).width() * out_dim_;
+    floats += in_dims_[static_cast<std::size_t>(t)] * static_cast<std::int64_t>(panels_.bands(t).size()) * out_dim_;
   return floats * static_cast<std::int64_t>(sizeof(float));
 }
 

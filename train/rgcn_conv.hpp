@@ -2,8 +2,8 @@
 // OGB R-GCN example for ogbn-mag computes it. For every vertex type t and vertex i of type t:
 //   y_i = x_i · W_root,t + b_t + Σ_r Σ_{j ∈ N_r(i)} x_j · W_r / c_{i,r},   c_{i,r} = |N_r(i)|,
 // r over the relations that end at t, optionally with W_r = Σ_b a_rb · V_b (basis decomposition).
-// RgcnGraph holds the graph side (relation stacks and their transposes), built once per graph;
-// RgcnConvOptions say which types a layer computes and in which order it multiplies and sums.
+// RgcnGraph (train/rgcn_graph.hpp) holds the graph side, built once per graph; RgcnConvOptions
+// say which types a layer computes and in which order it multiplies and sums.
 #pragma once
 
 #include <cstdint>
@@ -13,77 +13,14 @@
 #include "graph/csr.hpp"
 #include "graph/hetero_graph.hpp"
 #include "graph/relation_stack.hpp"
+#include "train/detail/rgcn_panels.hpp"
+#include "train/rgcn_graph.hpp"
 #include "kernels/device.hpp"
 #include "kernels/tensor.hpp"
 #include "train/parameter.hpp"
 #include "train/step.hpp"
 
 namespace halo::train {
-
-// The relation stack of every vertex type (graph/relation_stack.hpp) and its transpose: the
-// graph side of every RgcnConv over one graph, built once. Vertex types and relations keep the
-// HeteroGraph's indices. A type has input rows (what layers read: x_t) and output rows (what
-// they compute: y_t, the first rows of x_t); on one process both are the type's vertices, on a
-// rank of a distributed run the inputs add the halo vertices after the owned ones.
-class RgcnGraph {
- public:
-  // One relation given piece by piece: its type, the indices of its source and destination
-  // types, and its CSR (rows: the destination's outputs; columns: the source's inputs) whose
-  // rows list their entries in the order they are to be summed. Not kept.
-  struct RelationInput {
-    graph::RelationType type;
-    int src = 0;
-    int dst = 0;
-    const graph::CsrGraph* csr = nullptr;
-  };
-
-  // O(E + R · V) time; holds each relation's entries twice (stack and transpose), as ids of
-  // `index_type` (raised to int64 where a stack needs it) and float weights. g is not kept.
-  // Deterministic.
-  explicit RgcnGraph(const graph::HeteroGraph& g, graph::IndexType index_type = graph::IndexType::i32);
-  // The same for types and relations given explicitly (num_outputs[t] <= num_inputs[t]);
-  // InvalidArgument when a relation's CSR does not have its destination's outputs as rows and
-  // its source's inputs as columns.
-  RgcnGraph(std::vector<std::string> type_names, std::vector<std::int64_t> num_outputs,
-            std::vector<std::int64_t> num_inputs, const std::vector<RelationInput>& relations,
-            graph::IndexType index_type = graph::IndexType::i32);
-
-  int num_vertex_types() const { return static_cast<int>(type_names_.size()); }
-  int num_relations() const { return static_cast<int>(relations_.size()); }
-  const std::string& vertex_type_name(int t) const { return type_names_.at(static_cast<std::size_t>(t)); }
-  std::int64_t num_outputs(int t) const { return stack(t).csr.num_rows(); }
-  std::int64_t num_inputs(int t) const { return inputs_.at(static_cast<std::size_t>(t)); }
-  const graph::RelationType& relation_type(int r) const { return relation(r).type; }
-  int relation_src(int r) const { return relation(r).src; }
-  int relation_dst(int r) const { return relation(r).dst; }
-  // Rows of the input relation r reads: its source type's inputs.
-  std::int64_t relation_rows(int r) const { return num_inputs(relation(r).src); }
-  std::int64_t relation_edges(int r) const { return relation(r).edges; }
-  // Relation r's block in the stack of its destination type: stack(relation_dst(r)).relations[k].
-  int relation_block(int r) const { return relation(r).block; }
-
-  // The relations into type t, stacked (rows: t's outputs; a column block per relation).
-  const graph::RelationStack& stack(int t) const { return stacks_.at(static_cast<std::size_t>(t)); }
-  const graph::CsrGraph& stack_transpose(int t) const { return transposes_.at(static_cast<std::size_t>(t)); }
-
- private:
-  struct Relation {
-    graph::RelationType type;
-    int src = 0;
-    int dst = 0;
-    std::int64_t edges = 0;  // entries
-    int block = 0;           // position in the destination's stack
-  };
-  const Relation& relation(int r) const { return relations_.at(static_cast<std::size_t>(r)); }
-  void build(const std::vector<std::int64_t>& num_outputs, const std::vector<RelationInput>& relations,
-             graph::IndexType index_type);
-
-  std::vector<std::string> type_names_;
-  std::vector<std::int64_t> inputs_;
-  std::vector<Relation> relations_;
-  std::vector<graph::RelationStack> stacks_;
-  std::vector<graph::CsrGraph> transposes_;
-};
 
 // The two ways to compute a destination type's relation sum Σ_r M_r · x_src(r) · W_r (M_r the
 // mean matrix of relation r). Both give the same result up to rounding; they differ in work.
@@ -196,6 +133,9 @@ class RgcnConv {
 
  private:
   kernels::ConstTensorView weight_view(int r) const;
+  kernels::ConstTensorView band_weight(const detail::RgcnPanels::Band& band) const;
+  // Source type s's panel of H (or of its gradient): its input rows x (bands · out_dim).
+  kernels::TensorView panel(kernels::Tensor& h, int s) const;
   bool aggregate(int t) const { return aggregate_[static_cast<std::size_t>(t)] != 0; }
   void check_output(int type) const;
   void check_inputs(const std::vector<kernels::ConstTensorView>& x) const;
@@ -222,12 +162,14 @@ class RgcnConv {
   // Per aggregate-first type: the column offsets of its bands in [A_r ... | x_t], one per
   // relation of its stack, then the root's, then the total width.
   std::vector<std::vector<std::int64_t>> bands_;
+  detail::RgcnPanels panels_;                       // the transform-first layout
   std::vector<graph::CsrGraph> blocks_;             // per relation into an aggregate-first type: M_r
   std::vector<graph::CsrGraph> block_transposes_;   // and M_rᵀ
   std::vector<char> input_grad_;
   std::vector<kernels::ConstTensorView> inputs_;   // x, kept by a training forward
   std::vector<kernels::Tensor> stacked_inputs_;    // per aggregate-first type: [A_r ... | x_t]
   std::vector<kernels::Tensor> stacked_weights_;   // and [W_r; ...; W_root,t]
+  std::vector<kernels::Tensor> panel_weights_;     // per panel's source type: [W_a | W_b | ...]
   bool saved_ = false;                            // a training forward is waiting for its backward
 };
 

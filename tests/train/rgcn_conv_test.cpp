@@ -1,8 +1,9 @@
-// Tests of train/rgcn_conv.*: the layout of the stacked matrix H, forward against a float64
-// per-relation loop over the raw relations, every parameter and input gradient against central
-// finite differences (with and without bases, different input widths per type, both index
-// widths), bases against the explicit W_r, a hand-drawn graph, per-type input gradients, names
-// and misuse.
+// Tests of train/rgcn_conv.* (and train/detail/rgcn_panels.*, its transform-first layout):
+// forward against a float64 per-relation loop over the raw relations, every parameter and input
+// gradient against central finite differences (both orders, all or some output types, with and
+// without bases, different input widths per type, both index widths, a part's halo rows), bases
+// against the explicit W_r, a hand-drawn graph, per-type input gradients, the choice of order,
+// names, memory and misuse.
 #include "train/rgcn_conv.hpp"
 
 #include <catch2/catch.hpp>
@@ -207,35 +208,6 @@ std::vector<Dense> random_parameters(RgcnConv& conv, RandomStream& rng) {
 
 }  // namespace
 
-TEST_CASE("RgcnGraph stacks the relations into each type in graph order", "[train]") {
-  //  user (2) -buys-> item (3): u0 -> i0, u1 -> i0, u1 -> i1;  item -rev_buys-> user;
-  //  item -similar-> item: i2 -> i0
-  graph::HeteroGraph g;
-  g.add_vertex_type("user", 2);
-  g.add_vertex_type("item", 3);
-  g.add_relation({"user", "buys", "item"}, csr(3, 2, {0, 0, 1}, {0, 1, 1}));
-  g.add_relation({"item", "rev_buys", "user"}, csr(2, 3, {0, 1, 1}, {0, 0, 1}));
-  g.add_relation({"item", "similar", "item"}, csr(3, 3, {0}, {2}));
-  const RgcnGraph rg(g);
-  CHECK(rg.num_vertex_types() == 2);
-  CHECK(rg.num_relations() == 3);
-  CHECK(rg.num_outputs(1) == 3);
-  CHECK(rg.num_inputs(1) == 3);
-  CHECK(rg.relation_src(2) == 1);
-  CHECK(rg.relation_dst(1) == 0);
-  // Users aggregate from rev_buys (3 item rows); items from buys (2 user rows), then similar.
-  CHECK(rg.relation_block(1) == 0);
-  CHECK(rg.relation_block(0) == 0);
-  CHECK(rg.relation_block(2) == 1);
-  CHECK(rg.relation_rows(0) == 2);
-  CHECK(rg.relation_edges(0) == 3);
-  CHECK(rg.relation_edges(2) == 1);
-  CHECK(rg.stack(0).width() == 3);
-  CHECK(rg.stack(1).relations == std::vector<int>{0, 2});
-  CHECK(rg.stack_transpose(1).num_rows() == 5);
-  CHECK(rg.stack_transpose(1).num_cols() == 3);
-}
-
 TEST_CASE("RgcnConv matches the per-relation mean sum and its finite-difference gradients", "[train]") {
   const int num_bases = GENERATE(0, 2);
   const bool bias = GENERATE(true, false);
@@ -419,10 +391,14 @@ TEST_CASE("RgcnConv names its parameters per relation and type and rejects misus
   CHECK(ps[8]->value.rows() == 3);
   CHECK(ps[14]->name == "conv1.bias.venue");
   CHECK(conv.bases() == nullptr);
-  CHECK(conv.saved_bytes() == 0);
-  // Transform first everywhere (out_dim 6 is wider than no input): H is every relation's source rows.
   for (int t = 0; t < 4; ++t) CHECK(conv.order(t) == RgcnOrder::transform_first);
-  CHECK(conv.workspace_bytes() == (7 + 6 + 6 + 0 + 3 + 6 + 3) * 6 * 4);
+  // Panels by source type: author (writes, root: 2 bands of input width 3), paper (cites,
+  // has_topic, rev_writes, root: 4 x 5), field (rev_has_topic, listed_by, root: 3 x 4), venue
+  // (publishes, root: 2 x 2). Kept: the panels' weights. Workspace: H (7·2 + 6·4 + 3·3 + 0·2
+  // rows), the stacked output gradients (6 + 7 + 3 + 0 rows), the panels' weight gradients.
+  const std::int64_t panel_weights = (3 * 2 + 5 * 4 + 4 * 3 + 2 * 2) * 6;
+  CHECK(conv.saved_bytes() == panel_weights * 4);
+  CHECK(conv.workspace_bytes() == ((14 + 24 + 9 + 0) * 6 + 16 * 6 + panel_weights) * 4);
 
   RgcnConv with_bases(rg, {4, 4, 4, 4}, 6, 2, false, "conv2");
   const std::vector<Parameter*> pb = with_bases.parameters();
@@ -434,13 +410,19 @@ TEST_CASE("RgcnConv names its parameters per relation and type and rejects misus
   CHECK(pb[1]->value.cols() == 2);
   CHECK(with_bases.relation_weight(0) == nullptr);
   CHECK(with_bases.bias(0) == nullptr);
-  // The composed W_r, and for every type computed aggregate-first its stack [A_r ... | x_t] and
-  // stacked weights, (blocks + 1) bands of width 4.
-  std::int64_t aggregated = 0;
-  for (int t = 0; t < 4; ++t)
-    if (with_bases.order(t) == RgcnOrder::aggregate_first)
-      aggregated += (rg.num_outputs(t) + 6) * 4 * (rg.stack(t).num_blocks() + 1);
-  CHECK(with_bases.saved_bytes() == (7 * 4 * 6 + aggregated) * 4);
+  // The composed W_r; for every type computed aggregate-first its stack [A_r ... | x_t] and
+  // stacked weights, (blocks + 1) bands of width 4; for every source type its panel's weights,
+  // a band per relation into a transform-first type and one for its own root if transform-first.
+  std::int64_t kept = 7 * 4 * 6;
+  for (int t = 0; t < 4; ++t) {
+    const bool aggregate = with_bases.order(t) == RgcnOrder::aggregate_first;
+    if (aggregate) kept += (rg.num_outputs(t) + 6) * 4 * (rg.stack(t).num_blocks() + 1);
+    std::int64_t bands = aggregate ? 0 : 1;
+    for (int r = 0; r < 7; ++r)
+      if (rg.relation_src(r) == t && with_bases.order(rg.relation_dst(r)) == RgcnOrder::transform_first) ++bands;
+    kept += 4 * bands * 6;
+  }
+  CHECK(with_bases.saved_bytes() == kept * 4);
 
   CHECK_THROWS_WITH(RgcnConv(rg, {4, 3, 4, 4}, 6, 2, false, "conv2"),
                     Catch::Contains("relation author__writes__paper reads 3"));
