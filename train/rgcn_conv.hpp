@@ -27,9 +27,10 @@ namespace halo::train {
 enum class RgcnOrder {
   // Per type, the cheaper of the two by RgcnConv::order_cost.
   automatic,
-  // H = [x_src(r) · W_r]_r (a block of rows per relation, out_dim wide), then one SpMM of the
-  // type's relation stack: the aggregation of every relation in one pass. Cheap when out_dim
-  // is narrow or the type has more vertices than its relations have sources.
+  // x_src(r) · W_r for every relation and x_t · W_root,t (one wide GEMM per source type over all
+  // the weights that read it: train/detail/rgcn_panels.hpp), then one SpMM of the type's relation
+  // stack: the aggregation of every relation and the root term in one pass. Cheap when out_dim is
+  // narrow or the type has more vertices than its relations have sources.
   transform_first,
   // A_r = M_r · x_src(r) per relation (input width, one SpMM of the stack's block each), side by
   // side with x_t in one matrix, times the weights stacked [W_r; ...; W_root,t]: one GEMM with
@@ -71,22 +72,22 @@ class RgcnConv {
   // all on the parameters' device; y[t] is an empty tensor for a type that is not an output, and
   // x[t] of a type no computed term reads may be anything (an empty view). One GEMM for the W_r
   // with bases (composing them), one SpMM per aggregate-first relation (into its band of the
-  // type's stack [A_r ... | x_t]), one segmented GEMM for every transform-first H block and root
-  // term and every aggregate-first type's stack times its stacked weights, one SpMM per
-  // transform-first type over its relation stack (out_dim columns), the biases. In training the
-  // layer keeps the views x (the caller keeps them alive and unchanged until backward) and the
-  // aggregate-first stacks. Deterministic for a fixed thread count.
+  // type's stack [A_r ... | x_t]), one segmented GEMM for every source type's panel and every
+  // aggregate-first type's stack times its stacked weights, one SpMM per transform-first type
+  // over its renumbered stack (out_dim columns), the biases. In training the layer keeps the
+  // views x (the caller keeps them alive and unchanged until backward), the aggregate-first
+  // stacks and the stacked weights. Deterministic for a fixed thread count.
   std::vector<kernels::Tensor> forward(const std::vector<kernels::ConstTensorView>& x, const Step& step);
 
   // From grad_y[t] = d loss / d y[t] of the last training forward (one per type; those of types
   // that are not outputs are ignored and may be empty): adds d loss / d θ to every parameter's
   // grad and returns d loss / d x[t] for every read type whose input gradient is on (an empty
-  // tensor for the others). One SpMM per transform-first type with its transposed stack (the
-  // gradient of H), one segmented GEMM for every weight gradient (dW_r += x_srcᵀ · G_r or
-  // A_rᵀ · grad_y[t], dW_root,t += x_tᵀ · grad_y[t]), one for the input gradients' root and
-  // transform-first terms, one for the aggregate-first stacks' gradients grad_y[t] · [W_r; ...]ᵀ
-  // (written over the saved stacks) and an SpMM with each M_rᵀ, with bases two more GEMMs
-  // (dV += aᵀ · dW, da += dW · Vᵀ).
+  // tensor for the others). One SpMM with the transposed panel stacks (the panels' gradients
+  // G_s), one segmented GEMM for the panels' weight gradients x_sᵀ · G_s and one for the
+  // aggregate-first ones A_rᵀ · grad_y[t] (and the roots'), one for the input gradients
+  // G_s · [W_a | W_b | ...]ᵀ, one for the aggregate-first stacks' gradients
+  // grad_y[t] · [W_r; ...]ᵀ (written over the saved stacks) and an SpMM with each M_rᵀ, with
+  // bases two more GEMMs (dV += aᵀ · dW, da += dW · Vᵀ).
   std::vector<kernels::Tensor> backward(std::vector<kernels::Tensor> grad_y, const Step& step);
 
   // Relation weights (computed relations in relation order) or bases and comp, then roots, then
@@ -122,13 +123,13 @@ class RgcnConv {
   Parameter& root(int t);
   Parameter* bias(int t);
 
-  // Bytes the layer holds from forward to backward: the composed W_r with bases and the
-  // aggregate-first stacks [A_r ... | x_t] and stacked weights (views of the inputs are the
-  // caller's).
+  // Bytes the layer holds from forward to backward: the composed W_r with bases, the
+  // aggregate-first stacks [A_r ... | x_t] and stacked weights, and the panels' weights (views
+  // of the inputs are the caller's).
   std::int64_t saved_bytes() const;
   // Bytes of the most a forward or backward holds besides its outputs, input gradients and what
-  // saved_bytes counts: every transform-first H (or its gradient) and, with bases, the composed
-  // weights' gradient.
+  // saved_bytes counts: H or its gradient with the stacked output gradients it comes from, the
+  // panels' weight gradients and, with bases, the composed weights' gradient.
   std::int64_t workspace_bytes() const;
 
  private:
