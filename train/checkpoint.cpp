@@ -1,11 +1,13 @@
 // Checkpoints: tensors as .npy files and a JSON manifest, in a directory committed atomically.
 #include "train/checkpoint.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -94,22 +96,29 @@ class CheckpointWriter {
     Array<float> host = Array<float>::matrix(t.rows(), t.cols());
     const std::vector<float> values = t.to_vector();
     if (!values.empty()) std::memcpy(host.data(), values.data(), values.size() * sizeof(float));
-    const datasets::WrittenFile w =
-        out_.write_file(relative, [&](datasets::FileWriter& f) { datasets::write_npy(f, host); });
-    files_.push_back(json{{"path", relative},
-                          {"shape", {t.rows(), t.cols()}},
-                          {"bytes", w.bytes},
-                          {"crc32", datasets::crc32_hex(w.crc32)}});
+    write_array(relative, host, json{t.rows(), t.cols()});
+  }
+  void write(const std::string& relative, const Array<std::int64_t>& counts) {
+    write_array(relative, counts, json{counts.size()});
   }
   const json& files() const { return files_; }
 
  private:
+  template <class T>
+  void write_array(const std::string& relative, const Array<T>& array, const json& shape) {
+    const datasets::WrittenFile w =
+        out_.write_file(relative, [&](datasets::FileWriter& f) { datasets::write_npy(f, array); });
+    files_.push_back(json{{"path", relative}, {"shape", shape}, {"bytes", w.bytes}, {"crc32", datasets::crc32_hex(w.crc32)}});
+  }
+
   datasets::AtomicDirectory& out_;
   json files_ = json::array();
 };
 
-// Reads one listed tensor file into `target` after checking its listing, size and CRC-32.
-void read_tensor(const std::string& root, const json& files, const std::string& relative, kernels::Tensor& target) {
+// The path of a listed file of the checkpoint after checking its listing, its shape against
+// `expected`, its size and CRC-32.
+std::string checked_file(const std::string& root, const json& files, const std::string& relative,
+                         const std::vector<std::int64_t>& expected) {
   const std::string path = root + "/" + relative;
   const json* entry = nullptr;
   for (const json& f : files) {
@@ -117,9 +126,9 @@ void read_tensor(const std::string& root, const json& files, const std::string& 
   }
   if (entry == nullptr) throw IoError(root + "/manifest.json", "lists no file " + relative);
   const auto shape = entry->at("shape").get<std::vector<std::int64_t>>();
-  if (shape.size() != 2 || shape[0] != target.rows() || shape[1] != target.cols()) {
-    throw InvalidArgument(fmt::format("load_checkpoint: {} has shape ({}), the model's tensor is ({}, {})", path,
-                                      fmt::join(shape, ", "), target.rows(), target.cols()));
+  if (shape != expected) {
+    throw InvalidArgument(fmt::format("load_checkpoint: {} has shape ({}), the model's is ({})", path,
+                                      fmt::join(shape, ", "), fmt::join(expected, ", ")));
   }
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
@@ -131,23 +140,45 @@ void read_tensor(const std::string& root, const json& files, const std::string& 
   if (crc != entry->at("crc32").get<std::string>()) {
     throw IoError(path, "CRC-32 is " + crc + ", the manifest says " + entry->at("crc32").get<std::string>());
   }
+  return path;
+}
+
+// Reads one listed tensor file into `target` after checked_file's checks.
+void read_tensor(const std::string& root, const json& files, const std::string& relative, kernels::Tensor& target) {
+  const std::string path = checked_file(root, files, relative, {target.rows(), target.cols()});
   const Array<float> values = datasets::read_npy<float>(path, target.rows(), target.cols());
   target.copy_from(kernels::ConstTensorView(values.data(), target.rows(), target.cols(), target.cols(),
                                             kernels::Device::cpu()));
 }
 
-// Reads the tensors of one folder ("params", "buffers", "optimizer"), whose names the manifest
-// lists under the same key, into `group` after checking that the names agree.
+// Reads one listed counter file into `target` (same length) after checked_file's checks.
+void read_counter(const std::string& root, const json& files, const std::string& relative,
+                  Array<std::int64_t>& target) {
+  const std::string path = checked_file(root, files, relative, {target.size()});
+  const Array<std::int64_t> values = datasets::read_npy<std::int64_t>(path, target.size());
+  std::copy(values.begin(), values.end(), target.begin());
+}
+
+// Reads the arrays of one folder ("params", "buffers", "optimizer", "counters"), whose names the
+// manifest lists under the same key (a checkpoint without "counters" has none), into `group`
+// after checking that the names agree.
+template <class T>
 void read_group(const std::string& root, const json& manifest, const json& files, const std::string& folder,
-                const std::vector<std::pair<std::string, kernels::Tensor*>>& group) {
+                const std::vector<std::pair<std::string, T*>>& group) {
   std::vector<std::string> names;
   for (const auto& entry : group) names.push_back(entry.first);
-  const auto saved = manifest.at(folder).get<std::vector<std::string>>();
+  const auto saved = manifest.value(folder, json::array()).template get<std::vector<std::string>>();
   if (saved != names) {
     throw InvalidArgument(fmt::format("load_checkpoint: {} holds {} [{}], the model and optimizer have [{}]", root,
                                       folder, fmt::join(saved, ", "), fmt::join(names, ", ")));
   }
-  for (const auto& [name, tensor] : group) read_tensor(root, files, folder + "/" + name + ".npy", *tensor);
+  for (const auto& [name, array] : group) {
+    const std::string relative = folder + "/" + name + ".npy";
+    if constexpr (std::is_same_v<T, kernels::Tensor>)
+      read_tensor(root, files, relative, *array);
+    else
+      read_counter(root, files, relative, *array);
+  }
 }
 
 }  // namespace
@@ -164,11 +195,11 @@ void save_checkpoint(const std::string& dir, const CheckpointState& state, const
   const std::vector<Parameter*> parameters = model.parameters;
   datasets::AtomicDirectory out(checkpoint_path(dir, state.run), /*force=*/true);
   CheckpointWriter writer(out);
-  auto write_group = [&](const std::string& folder, const std::vector<std::pair<std::string, kernels::Tensor*>>& group) {
+  auto write_group = [&](const std::string& folder, const auto& group) {
     json names = json::array();
-    for (const auto& [name, tensor] : group) {
+    for (const auto& [name, array] : group) {
       check_file_name(name);
-      writer.write(folder + "/" + name + ".npy", *tensor);
+      writer.write(folder + "/" + name + ".npy", *array);
       names.push_back(name);
     }
     return names;
@@ -177,6 +208,7 @@ void save_checkpoint(const std::string& dir, const CheckpointState& state, const
   for (Parameter* p : parameters) values.emplace_back(p->name, &p->value);
   const json parameter_names = write_group("params", values);
   const json buffer_names = write_group("buffers", model.buffers);
+  const json counter_names = write_group("counters", model.counters);
   const json state_names = write_group("optimizer", optimizer.state(parameters));
   json records = json::array();
   for (const EpochRecord& r : state.records) records.push_back(record_to_json(r));
@@ -190,6 +222,7 @@ void save_checkpoint(const std::string& dir, const CheckpointState& state, const
                       {"config", json::parse(state.config)},
                       {"params", parameter_names},
                       {"buffers", buffer_names},
+                      {"counters", counter_names},
                       {"optimizer", state_names},
                       {"records", records},
                       {"files", writer.files()}};
@@ -230,6 +263,7 @@ CheckpointState load_checkpoint(const std::string& dir, int run, const std::stri
     const json& files = m.at("files");
     read_group(root, m, files, "params", values);
     read_group(root, m, files, "buffers", model.buffers);
+    read_group(root, m, files, "counters", model.counters);
     read_group(root, m, files, "optimizer", optimizer.state(parameters));
     optimizer.set_steps(m.at("optimizer_steps").get<std::int64_t>());
 

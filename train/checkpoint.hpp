@@ -8,7 +8,10 @@
 //                            configuration it belongs to, the epoch records, and every array
 //                            file with its shape, size and CRC-32
 //   params/<name>.npy        each parameter's value (float32, rows x cols)
-//   buffers/<name>.npy       each non-trainable model tensor (batch-norm running statistics)
+//   buffers/<name>.npy       each non-trainable model tensor (batch-norm running statistics,
+//                            embedding tables and their sparse Adam moments)
+//   counters/<name>.npy      each integer array of model state (int64, one dimension: an
+//                            embedding table's per-row step counts)
 //   optimizer/<name>.npy     each optimiser state tensor ("conv0.weight.adam_m", ...)
 #pragma once
 
@@ -17,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph/base/array.hpp"
 #include "kernels/tensor.hpp"
 #include "train/parameter.hpp"
 #include "train/optimizer.hpp"
@@ -45,19 +49,20 @@ std::string checkpoint_path(const std::string& dir, int run);
 bool checkpoint_exists(const std::string& dir, int run);
 
 // A model's tensors as a checkpoint sees them: its parameters (Model::parameters(),
-// Trainable::parameters()) and its other state (buffers()).
+// Trainable::parameters()), its other state (buffers()) and its integer state (counters()).
 struct CheckpointTensors {
   std::vector<Parameter*> parameters;
   std::vector<std::pair<std::string, kernels::Tensor*>> buffers;
+  std::vector<std::pair<std::string, Array<std::int64_t>*>> counters;
 };
 
 // Writes the run's checkpoint of a model's tensors and `optimizer`, replacing the previous one atomically
 // (AtomicDirectory with force: the old checkpoint stays until the new one is complete). Creates
 // `dir` if needed. Tensor names must be usable as file names ([A-Za-z0-9._-]). Cost: the bytes
-// of parameters, buffers and optimiser state, plus one fsync per file.
+// of parameters, buffers, counters and optimiser state, plus one fsync per file.
 void save_checkpoint(const std::string& dir, const CheckpointState& state, const CheckpointTensors& model, Optimizer& optimizer);
 
-// Reads DIR/run-NNNN back into `model` (parameters and buffers) and `optimizer` (its state,
+// Reads DIR/run-NNNN back into `model` (parameters, buffers, counters) and `optimizer` (its state,
 // created first where missing, and its step count). Throws IoError naming the file for a
 // missing, malformed or corrupted (size or CRC-32 mismatch) checkpoint, and InvalidArgument when
 // the checkpoint belongs to another configuration (`expected_config` differs: the message names

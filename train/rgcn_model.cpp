@@ -358,6 +358,13 @@ std::vector<std::pair<std::string, Tensor*>> RgcnModel::buffers() {
   return out;
 }
 
+std::vector<std::pair<std::string, Array<std::int64_t>*>> RgcnModel::counters() {
+  std::vector<std::pair<std::string, Array<std::int64_t>*>> out;
+  for (auto& table : impl_->tables)
+    if (table) out.emplace_back(table->parameter().name + ".steps", &table->row_steps());
+  return out;
+}
+
 void RgcnModel::zero_grad() {
   for (Parameter* p : impl_->parameters) p->grad.fill(0.0f);
   for (auto& table : impl_->tables)

@@ -102,9 +102,10 @@ class RgcnModel {
   std::vector<Parameter*> parameters();
   // Every tensor a checkpoint must keep apart from the dense parameters and their optimiser
   // state: per table (type order) its values "embedding.<type>" and its sparse Adam moments
-  // "embedding.<type>.exp_avg" and ".exp_avg_sq". Each table's per-row step counts, an int64
-  // array, come from embedding(type)->row_steps().
+  // "embedding.<type>.exp_avg" and ".exp_avg_sq".
   std::vector<std::pair<std::string, kernels::Tensor*>> buffers();
+  // Per table (type order) its per-row Adam step counts, "embedding.<type>.steps".
+  std::vector<std::pair<std::string, Array<std::int64_t>*>> counters();
   // Zeroes the dense gradients and drops the tables' pending gradients.
   void zero_grad();
   // One sparse Adam / AdamW step (config's kind, lr, betas, eps) of every table over its touched

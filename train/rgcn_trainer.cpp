@@ -31,6 +31,7 @@ class RgcnTrainable : public Trainable {
   void backward(kernels::Tensor grad_logits, const Step& step) override { model_.backward(std::move(grad_logits), step); }
   std::vector<Parameter*> parameters() override { return model_.parameters(); }
   std::vector<std::pair<std::string, kernels::Tensor*>> buffers() override { return model_.buffers(); }
+  std::vector<std::pair<std::string, Array<std::int64_t>*>> counters() override { return model_.counters(); }
   void zero_grad() override { model_.zero_grad(); }
   void after_step(const OptimizerConfig& optimizer) override { model_.sparse_step(optimizer); }
   const RgcnModel& model() const { return model_; }
@@ -110,9 +111,9 @@ TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfi
   check_memory_plan(summary.memory_plan, config.memory_limit, available);
   bool has_tables = false;
   for (const kernels::Tensor* x : problem.features) has_tables = has_tables || x == nullptr;
-  if (!config.checkpoint_dir.empty() && has_tables)
-    throw UnsupportedError("train_rgcn: checkpoints of R-GCN models with embedding tables are not supported yet (the "
-                           "tables' per-row Adam step counts are not saved)");
+  if (!config.checkpoint_dir.empty() && has_tables && problem.comm->size() > 1)
+    throw UnsupportedError("train_rgcn: checkpoints of distributed R-GCN models with embedding tables are not "
+                           "supported yet (each rank holds its own rows of the tables; rank 0 writes checkpoints)");
 
   LoopContext context{config, *problem.comm};
   context.labels = problem.labels;

@@ -16,9 +16,10 @@ namespace halo::train {
 // One process, CPU. Types with features feed them in; types without get embedding tables updated
 // sparsely after each optimiser step. Throws InvalidArgument for a homogeneous dataset, a task
 // other than multiclass, a target type without labels or an empty split; UnsupportedError for
-// another device, boundary sampling, feature budgets, and checkpoints of a model with embedding
-// tables (their per-row step counts are not kept yet). Before the first epoch the memory plan
+// another device, boundary sampling and feature budgets. Before the first epoch the memory plan
 // (parameters, gradients, optimiser state, activations, tables) is checked like train()'s.
+// Checkpoints keep the tables, their Adam moments and per-row step counts: a resumed run repeats
+// an uninterrupted one's losses bitwise.
 TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& model, const TrainConfig& config,
                         const EpochCallback& on_epoch = {});
 

@@ -25,6 +25,8 @@ class Trainable {
   virtual std::vector<Parameter*> parameters() = 0;
   // State a checkpoint keeps beyond the parameters and the optimiser's state.
   virtual std::vector<std::pair<std::string, kernels::Tensor*>> buffers() = 0;
+  // Integer state a checkpoint keeps (an embedding table's per-row step counts); none by default.
+  virtual std::vector<std::pair<std::string, Array<std::int64_t>*>> counters() { return {}; }
   virtual void zero_grad() = 0;
   // Updates the model makes itself after the optimiser's step (sparse embedding rows); none by
   // default.

@@ -1,5 +1,5 @@
 // Tests of train/checkpoint.*: a run interrupted after a checkpoint and resumed repeats an
-// uninterrupted run's losses bitwise; tensors round-trip exactly; checkpoints of another
+// uninterrupted run's losses bitwise; tensors and counters round-trip exactly; checkpoints of another
 // configuration and corrupted files are refused; finished runs are not trained again.
 #include "train/checkpoint.hpp"
 
@@ -114,12 +114,18 @@ TEST_CASE("save_checkpoint and load_checkpoint round-trip parameters, buffers an
   r.loss = 1.0 / 3.0;
   r.valid_acc = std::numeric_limits<double>::quiet_NaN();
   state.records = {r};
-  save_checkpoint(scratch.path(), state, {trained.parameters(), trained.buffers()}, *adam);
+  halo::Array<std::int64_t> steps = halo::Array<std::int64_t>::from_vector({3, 0, 7, (std::int64_t{1} << 40)});
+  save_checkpoint(scratch.path(), state, {trained.parameters(), trained.buffers(), {{"table.steps", &steps}}}, *adam);
   CHECK(std::filesystem::exists(scratch / "run-0002/buffers/bn0.running_mean.npy"));
+  CHECK(std::filesystem::exists(scratch / "run-0002/counters/table.steps.npy"));
 
   Model fresh(config, 12, 3, 99, ops);  // other seed: other weights
   const std::unique_ptr<Optimizer> restored = make_optimizer(OptimizerConfig{});
-  const CheckpointState back = load_checkpoint(scratch.path(), 2, state.config, {fresh.parameters(), fresh.buffers()}, *restored);
+  halo::Array<std::int64_t> fresh_steps = halo::Array<std::int64_t>::from_vector({-1, -1, -1, -1});
+  const CheckpointState back = load_checkpoint(scratch.path(), 2, state.config,
+                                               {fresh.parameters(), fresh.buffers(), {{"table.steps", &fresh_steps}}},
+                                               *restored);
+  CHECK(fresh_steps.to_vector() == steps.to_vector());
   CHECK(back.seed == 5);
   CHECK(back.epoch == 3);
   CHECK_FALSE(back.finished);
@@ -176,14 +182,14 @@ TEST_CASE("load_checkpoint refuses another configuration, another model and corr
     Model other(wide, 12, 3, 1, ops);
     const std::unique_ptr<Optimizer> adam = make_optimizer(OptimizerConfig{});
     const std::string fingerprint = training_fingerprint(ds, test::small_gcn(), test::short_training(3));
-    CHECK_THROWS_WITH(load_checkpoint(config.checkpoint_dir, 0, fingerprint, {other.parameters(), other.buffers()}, *adam),
+    CHECK_THROWS_WITH(load_checkpoint(config.checkpoint_dir, 0, fingerprint, {other.parameters(), other.buffers(), {}}, *adam),
                       Catch::Contains("holds params"));
   }
   SECTION("no checkpoint of that run") {
     GraphOperators ops = build_graph_operators(ds.graph, "gcn");
     Model m(test::small_gcn(), 12, 3, 1, ops);
     const std::unique_ptr<Optimizer> adam = make_optimizer(OptimizerConfig{});
-    CHECK_THROWS_AS(load_checkpoint(config.checkpoint_dir, 1, "{}", {m.parameters(), m.buffers()}, *adam), IoError);
+    CHECK_THROWS_AS(load_checkpoint(config.checkpoint_dir, 1, "{}", {m.parameters(), m.buffers(), {}}, *adam), IoError);
   }
 }
 

@@ -1,5 +1,6 @@
 // Tests of train/rgcn_trainer.*: R-GCN through the shared trainer loop learns a tiny hand-made
-// heterogeneous dataset deterministically, refuses what it cannot train, and (slow, when the
+// heterogeneous dataset deterministically, resumes from checkpoints bitwise (embedding tables
+// included), refuses what it cannot train, and (slow, when the
 // shared datasets are present) classifies ACM's papers well above chance.
 #include "train/rgcn_trainer.hpp"
 
@@ -43,15 +44,42 @@ TEST_CASE("train_rgcn fits the tiny heterogeneous dataset, the same way every ti
   CHECK(a.memory_plan.total_bytes() > 0);
 }
 
-TEST_CASE("train_rgcn refuses homogeneous data and checkpoints of embedding tables; train() points to rgcn",
-          "[train]") {
+TEST_CASE("train_rgcn refuses homogeneous data; train() points to rgcn", "[train]") {
   datasets::Dataset hetero = test::tiny_hetero();
   TrainConfig c = test::short_training(3);
   CHECK_THROWS_WITH(train_rgcn(test::tiny_homogeneous(), small_rgcn(), c), Catch::Contains("homogeneous"));
   CHECK_THROWS_WITH(halo::train::train(hetero, test::small_gcn(), c), Catch::Contains("--model rgcn"));
+}
+
+TEST_CASE("train_rgcn resumed from a checkpoint repeats an uninterrupted run's losses bitwise", "[train]") {
+  // Dropout, and embedding tables whose sparse Adam state (moments, per-row step counts) must
+  // come back exactly for the resumed steps to match.
+  datasets::Dataset ds = test::tiny_hetero();
+  ds.hetero.add_reverse_relations();
+  RgcnModelConfig m = small_rgcn();
+  m.dropout = 0.5f;
+  m.input_dropout = 0.3f;
+  TrainConfig c = test::short_training(9);
+  c.optimizer.lr = 0.05f;
+  const TrainSummary whole = train_rgcn(ds, m, c);
   test::ScratchDir scratch;
   c.checkpoint_dir = scratch / "ckpt";
-  CHECK_THROWS_AS(train_rgcn(hetero, small_rgcn(), c), UnsupportedError);
+  c.checkpoint_every = 4;
+  struct Interrupted {};
+  // Dies during epoch 6: the last checkpoint is epoch 4's.
+  CHECK_THROWS_AS(train_rgcn(ds, m, c,
+                             [](int, const EpochRecord& r) {
+                               if (r.epoch == 6) throw Interrupted();
+                             }),
+                  Interrupted);
+  c.resume = true;
+  int computed = 0;
+  const TrainSummary resumed = train_rgcn(ds, m, c, [&](int, const EpochRecord&) { ++computed; });
+  CHECK(computed == 5);
+  REQUIRE(resumed.runs.at(0).epochs.size() == whole.runs.at(0).epochs.size());
+  for (std::size_t i = 0; i < whole.runs[0].epochs.size(); ++i)
+    CHECK(resumed.runs[0].epochs[i].loss == whole.runs[0].epochs[i].loss);
+  CHECK(whole.runs[0].epochs.back().loss != whole.runs[0].epochs.front().loss);
 }
 
 TEST_CASE("R-GCN classifies ACM's papers well above chance", "[train][slow]") {

@@ -222,7 +222,8 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
   RunTracker tracker(cfg.early_stopping);
   int first_epoch = 1;
   if (cfg.resume && checkpoint_exists(cfg.checkpoint_dir, run)) {
-    const CheckpointState saved = load_checkpoint(cfg.checkpoint_dir, run, c.fingerprint, {model.parameters(), model.buffers()}, *optimizer);
+    const CheckpointState saved = load_checkpoint(cfg.checkpoint_dir, run, c.fingerprint,
+                                                  {model.parameters(), model.buffers(), model.counters()}, *optimizer);
     result.epochs = saved.records;
     result.resumed = true;
     for (const EpochRecord& r : saved.records) tracker.observe(r);
@@ -242,7 +243,7 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
     const Clock::time_point start = Clock::now();
     // Every rank holds the same weights and optimiser state: rank 0 writes them, and the barrier
     // keeps the others from reading a checkpoint before it is complete.
-    if (c.comm.rank() == 0) save_checkpoint(cfg.checkpoint_dir, state, {model.parameters(), model.buffers()}, *optimizer);
+    if (c.comm.rank() == 0) save_checkpoint(cfg.checkpoint_dir, state, {model.parameters(), model.buffers(), model.counters()}, *optimizer);
     c.comm.barrier();
     log_debug(fmt::format("run {}: checkpoint of epoch {} saved in {:.3f} s", run, epoch, seconds_since(start)));
   };

@@ -19,7 +19,8 @@ namespace halo::train::dist {
 
 // Collective: every rank calls it with the same arguments. Refuses a partition whose part count
 // differs from comm.size(), a part failing its size or CRC-32 check, a homogeneous or
-// non-multiclass dataset (InvalidArgument), and what train_rgcn refuses (UnsupportedError). Every
+// non-multiclass dataset (InvalidArgument), what train_rgcn refuses and checkpoints of a model
+// with embedding tables (their rows are spread over the ranks; UnsupportedError). Every
 // rank returns the same summary. Cost per epoch: the model's kernels on the part, per layer one
 // halo exchange forward and one backward per vertex type the layer reads (the features' halo
 // rows travel once, before training), one all-reduce of the dense weight gradients.
