@@ -19,6 +19,11 @@ if(HALO_WITH_METIS)
   find_package(METIS REQUIRED)
 endif()
 if(HALO_WITH_BLAS)
+  # OpenBLAS built for OpenMP runs its GEMMs on halo's OpenMP threads; the pthread build starts
+  # its own threads next to OpenMP's still-spinning ones, which on a small machine can double a
+  # GEMM's time. Debian installs the builds side by side (libopenblas-openmp-dev): look there
+  # first.
+  list(PREPEND CMAKE_LIBRARY_PATH "/usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp")
   set(BLA_VENDOR OpenBLAS)
   find_package(BLAS REQUIRED)
 endif()

@@ -193,4 +193,6 @@ void reset_tensor_peak_bytes(Device device) {
   c.peak.store(c.in_use.load());
 }
 
+void stop_keeping_freed_host_blocks() { cpu::stop_keeping_host_blocks(); }
+
 }  // namespace halo::kernels

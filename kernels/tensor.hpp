@@ -115,4 +115,11 @@ std::int64_t tensor_bytes_in_use(Device device);
 std::int64_t tensor_peak_bytes(Device device);
 void reset_tensor_peak_bytes(Device device);
 
+// The host blocks of freed CPU tensors of 1 MiB and more are kept for reuse, never beyond the
+// peak of what was live at once (kernels/cpu/host_block_cache.hpp), which spares each epoch its
+// page faults. After this call every freed block goes back to the system at once and the kept
+// ones are returned now: for a process whose resident memory must follow what is live, such as
+// a run under a memory limit it measures itself against. Irreversible; thread safe.
+void stop_keeping_freed_host_blocks();
+
 }  // namespace halo::kernels

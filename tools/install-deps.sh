@@ -9,6 +9,7 @@ packages=(
   catch2
   openmpi-bin libopenmpi-dev
   libopenblas-dev
+  libopenblas-openmp-dev
   zlib1g-dev libisal-dev
   nlohmann-json3-dev
   libcli11-dev

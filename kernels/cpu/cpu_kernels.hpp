@@ -10,6 +10,7 @@
 
 #include "graph/csr.hpp"
 #include "kernels/batch_norm.hpp"
+#include "kernels/cpu/host_block_cache.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/loss.hpp"
@@ -23,6 +24,15 @@ namespace halo::kernels::cpu {
 // memory.cpp: 64-byte aligned host memory, strided copies, fill.
 void* allocate(std::size_t bytes);
 void release(void* data) noexcept;
+// Blocks of 1 MiB and more are recycled through a process-wide HostBlockCache
+// (kernels/cpu/host_block_cache.hpp): released ones stay mapped, pages and all, for later
+// requests, within the peak of the bytes live at once. release_cached_host_memory() gives the
+// kept memory back to the system (a munmap per cached range; not for hot paths), e.g. when a
+// program is done with a large working set; host_block_stats() reads the cache's counters.
+void release_cached_host_memory() noexcept;
+HostBlockStats host_block_stats();
+// release_cached_host_memory(), and from now on every large block is unmapped when released.
+void stop_keeping_host_blocks() noexcept;
 void copy(ConstTensorView source, TensorView destination);
 void fill(TensorView x, float value);
 

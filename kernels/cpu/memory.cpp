@@ -1,30 +1,51 @@
-// Host memory of CPU tensors: 64-byte aligned blocks (one cache line, one AVX-512 vector), and
-// parallel strided copies and fills.
+// Host memory of CPU tensors: 64-byte aligned blocks (one cache line, one AVX-512 vector), the
+// large ones recycled through a HostBlockCache, and parallel strided copies and fills.
 #include <algorithm>
 #include <cstring>
-#include <new>
 
 #include "graph/base/parallel.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/host_block_cache.hpp"
 
 namespace halo::kernels::cpu {
 
 namespace {
-constexpr std::align_val_t host_alignment{64};
 // Rows per parallel chunk: about 256 KiB of floats, so small tensors are copied by one thread.
 std::int64_t rows_per_chunk(std::int64_t cols) {
   return std::max<std::int64_t>(1, (64 << 10) / std::max<std::int64_t>(cols, 1));
 }
+
+// Training allocates and frees the same large activations and gradients every epoch; from
+// operator new they are fresh mmaps each time, faulted in page by page and unmapped again. The
+// cache keeps them instead, within the peak of what was live at once.
+HostBlockCache& host_blocks() {
+  // Never destroyed, so that a tensor released during static destruction (in whatever order)
+  // still finds it; its cached blocks are freed at exit by `drain_at_exit` below.
+  static HostBlockCache* const cache = new HostBlockCache();
+  return *cache;
+}
+
+struct DrainAtExit {
+  ~DrainAtExit() { host_blocks().stop_caching(); }
+};
+const DrainAtExit drain_at_exit;
+
 }  // namespace
 
 void* allocate(std::size_t bytes) {
   if (bytes == 0) return nullptr;
-  return ::operator new(bytes, host_alignment);
+  return host_blocks().allocate(bytes);
 }
 
 void release(void* data) noexcept {
-  if (data != nullptr) ::operator delete(data, host_alignment);
+  if (data != nullptr) host_blocks().release(data);
 }
+
+void release_cached_host_memory() noexcept { host_blocks().release_cached(); }
+
+void stop_keeping_host_blocks() noexcept { host_blocks().stop_caching(); }
+
+HostBlockStats host_block_stats() { return host_blocks().stats(); }
 
 void copy(ConstTensorView source, TensorView destination) {
   if (source.rows == 0 || source.cols == 0) return;

@@ -1,10 +1,16 @@
 // Tests of kernels/dropout.*: the documented Philox mask, the keep rate, the scaling, and that the
 // mask depends only on (key, global vertex id, column): not on threads, row order or row subset.
+// The CPU kernel draws Philox for batches of blocks (kernels/cpu/dropout.cpp); a scalar reference
+// written from the documented definition checks it bit for bit over widths that cut the batches
+// and the blocks of 8 columns in every way.
 #include "kernels/dropout.hpp"
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "graph/base/error.hpp"
@@ -22,7 +28,53 @@ Tensor nonzero_tensor(RandomStream& rng, std::int64_t rows, std::int64_t cols) {
   return test::random_tensor(rng, rows, cols, 0.5, 1.5);
 }
 
+// y[i, j] from the definition in kernels/cpu/dropout.cpp's header comment, one value at a time.
+float reference_dropout(float x, float p, DropoutKey key, std::uint64_t global_id, std::int64_t column) {
+  const auto block = static_cast<std::uint64_t>(column / 8);
+  const std::array<std::uint32_t, 4> bits =
+      philox4x32({static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32),
+                  static_cast<std::uint32_t>(global_id), static_cast<std::uint32_t>(global_id >> 32)},
+                 stream_id(key.seed, key.epoch, key.layer));
+  const std::uint32_t word = bits[static_cast<std::size_t>((column % 8) / 2)];
+  const std::uint32_t u = column % 2 == 0 ? (word & 0xFFFFu) : (word >> 16);
+  const auto threshold = static_cast<std::uint32_t>(std::ceil(static_cast<double>(p) * 65536.0));
+  return u >= threshold ? x * (1.0f / (1.0f - p)) : 0.0f;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
 }  // namespace
+
+TEST_CASE("dropout equals the scalar reference of its documented mask bit for bit for every width and p",
+          "[kernels]") {
+  RandomStream rng(68, 0);
+  for (const std::int64_t cols : {1, 7, 8, 9, 64, 130}) {
+    // More than two parallel chunks of 8192 values, and a row count that leaves partial batches.
+    const std::int64_t rows = 2 * 8192 / cols + 37;
+    // Negative inputs too: a dropped value must be +0.0f, never -0.0f.
+    const Tensor x_dense = test::random_tensor(rng, rows, cols, -1.5, 1.5);
+    const test::Strided x = test::strided_copy(x_dense, 3);
+    std::vector<std::int64_t> ids(static_cast<std::size_t>(rows));
+    for (std::int64_t& id : ids) id = static_cast<std::int64_t>(rng.next_u64() >> 20);  // past 2^32
+    for (const float p : {0.1f, 0.5f, 0.9f})
+      for (const bool with_ids : {false, true}) {
+        const DropoutKey key{rng.next_u64(), 5, 1};
+        test::Strided y(rows, cols, 2, std::numeric_limits<float>::quiet_NaN());
+        test::with_threads(2, [&] { dropout_forward(x.view, y.view, p, key, with_ids ? view_of(ids) : IndexView{}); });
+        std::int64_t mismatches = 0, kept = 0;
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t j = 0; j < cols; ++j) {
+            const auto gid = static_cast<std::uint64_t>(with_ids ? ids[static_cast<std::size_t>(i)] : i);
+            const float expected = reference_dropout(x.view.row(i)[j], p, key, gid, j);
+            mismatches += same_bits(y.view.row(i)[j], expected) ? 0 : 1;
+            kept += expected != 0.0f ? 1 : 0;
+          }
+        CAPTURE(cols, p, with_ids, kept);
+        CHECK(mismatches == 0);
+        CHECK(y.padding_intact(std::numeric_limits<float>::quiet_NaN()));
+      }
+  }
+}
 
 TEST_CASE("dropout_forward keeps exactly the entries of the documented Philox mask, scaled by 1/(1-p)", "[kernels]") {
   RandomStream rng(61, 0);

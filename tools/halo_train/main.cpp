@@ -15,6 +15,7 @@
 #include "datasets/dataset_dir.hpp"
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
+#include "kernels/tensor.hpp"
 #include "partition/partition_dir.hpp"
 #include "tools/common/program.hpp"
 #include "tools/halo_train/options.hpp"
@@ -35,10 +36,13 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 // With a memory limit, freed tensors must leave the resident set, which the limit bounds: glibc
 // otherwise raises its mmap threshold after each large free (up to 32 MiB) and keeps later blocks
-// of that size on its heap once freed, holding several MiB the memory plan does not count. A fixed
-// threshold turns that off; the cost is a page fault per page of each block above 1 MiB.
+// of that size on its heap once freed, holding several MiB the memory plan does not count, and
+// halo keeps its large tensor blocks for reuse. A fixed threshold and no kept blocks turn that
+// off; the cost is a page fault per page of each block above 1 MiB.
 void bound_allocator_retention(const TrainOptions& options) {
-  if (options.train.memory_limit > 0) static_cast<void>(mallopt(M_MMAP_THRESHOLD, 1 << 20));
+  if (options.train.memory_limit <= 0) return;
+  static_cast<void>(mallopt(M_MMAP_THRESHOLD, 1 << 20));
+  kernels::stop_keeping_freed_host_blocks();
 }
 
 // The R-GCN settings from the shared model flags and the R-GCN ones.
