@@ -10,7 +10,10 @@
 #                                     shared library needs nothing but glibc 2.14).
 #   tools/device-check.sh             on the GPU machine (no network, no Debian packages; nvcc,
 #                                     CMake, ninja, PyTorch and PyG): configure with the prepared
-#                                     prefix and without METIS, MPI, NCCL and OpenBLAS, build the
+#                                     prefix and without METIS, MPI and OpenBLAS, with NCCL where
+#                                     one is found (the system's, else the nvidia-nccl wheel that
+#                                     PyTorch installed; without one the build leaves NCCL out and
+#                                     device-check.json says so), build the
 #                                     kernel and trainer tests and the programs, run `ctest -L gpu`
 #                                     with HALO_REQUIRE_GPU=1 (a missing GPU fails instead of
 #                                     skipping), time `halo-train --device cuda` (GCN on a
@@ -65,6 +68,8 @@ budget=${HALO_CHECK_BUDGET_S:-420}
 jobs=${HALO_CHECK_JOBS:-$(nproc)}
 start=$(date +%s)
 steps_file=$(mktemp)
+nccl_file=$(mktemp)
+echo "not configured" >"$nccl_file"
 build="$root/build-device"
 
 elapsed() { echo $(($(date +%s) - start)); }
@@ -100,10 +105,50 @@ describe_machine() {
   return 0
 }
 
+# The first libnccl.so* under DIR's library folders (the unversioned name sorts first).
+nccl_library() {
+  local pattern
+  for pattern in "$1"/lib/libnccl.so* "$1"/lib64/libnccl.so* "$1"/lib/*-linux-gnu/libnccl.so*; do
+    if [ -e "$pattern" ]; then
+      echo "$pattern"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# NCCL's folder (holding include/nccl.h and a libnccl.so*) on stdout: $NCCL_HOME, the CUDA
+# toolkit's or the system's, else the nvidia-nccl-cu* wheel PyTorch depends on (its library is
+# only libnccl.so.2). Nothing when there is none.
+find_nccl() {
+  local dir
+  for dir in "${NCCL_HOME:-}" /usr/local/cuda /usr /usr/local; do
+    if [ -n "$dir" ] && [ -f "$dir/include/nccl.h" ] && nccl_library "$dir" >/dev/null; then
+      echo "$dir"
+      return 0
+    fi
+  done
+  dir=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null) || return 0
+  if [ -f "$dir/include/nccl.h" ] && nccl_library "$dir" >/dev/null; then echo "$dir"; fi
+}
+
 configure() {
   local args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHALO_WITH_CUDA=ON
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DHALO_WITH_MPI=OFF -DHALO_WITH_NCCL=OFF -DHALO_WITH_METIS=OFF
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DHALO_WITH_MPI=OFF -DHALO_WITH_METIS=OFF
     -DHALO_WITH_BLAS=OFF -DHALO_FMT_HEADER_ONLY=ON -DHALO_BUILD_BENCHMARKS=OFF)
+  local nccl_dir library
+  nccl_dir=$(find_nccl)
+  if [ -n "$nccl_dir" ]; then
+    library=$(nccl_library "$nccl_dir")
+    args+=(-DHALO_WITH_NCCL=ON "-DNCCL_INCLUDE_DIR=$nccl_dir/include" "-DNCCL_LIBRARY=$library")
+    echo "$library" >"$nccl_file"
+    echo "device-check: NCCL from $nccl_dir ($library)"
+  else
+    args+=(-DHALO_WITH_NCCL=OFF)
+    echo "not found: built without NCCL (its GPU tests skip)" >"$nccl_file"
+    echo "device-check: no NCCL found (no nccl.h with a libnccl.so in NCCL_HOME, the CUDA toolkit, the system" \
+      "or PyTorch's nvidia-nccl wheel): building without it"
+  fi
   if [ -d "$prep/root/usr" ]; then
     args+=("-DCMAKE_PREFIX_PATH=$prep/root/usr")
     if [ -f "$prep/root/usr/lib/x86_64-linux-gnu/libz.a" ]; then
@@ -166,7 +211,7 @@ else
   skip_step gpu-tests "the build failed"
 fi
 
-python3 - "$steps_file" "$out/device-check.json" "$gpu" "$(elapsed)" <<'EOF'
+python3 - "$steps_file" "$out/device-check.json" "$gpu" "$(elapsed)" "$(cat "$nccl_file")" <<'EOF'
 import json, platform, subprocess, sys
 steps = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 def run(cmd):
@@ -180,6 +225,7 @@ summary = {
     "gpu": run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"]),
     "nvcc": run(["nvcc", "--version"]).splitlines()[-1:] ,
     "platform": platform.platform(),
+    "nccl": sys.argv[5],
     "steps": steps,
     "ok": all(s["status"] in (0, "skipped") for s in steps),
 }

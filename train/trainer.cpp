@@ -62,14 +62,15 @@ class FeatureModel : public Trainable {
   FeatureInput* input_;
 };
 
-// A partitioned run on GPUs needs device buffers carried between ranks, which only the NCCL
-// communicator (issue #6) would do; refused before the first epoch rather than staged via hosts.
+// A partitioned run on GPUs carries device buffers between ranks: its communicator must move them
+// on the run's GPU (NcclCommunicator). Refused before the first epoch rather than staged via hosts;
+// one rank with nothing to exchange needs no communicator.
 void check_gpu_problem(const TrainingProblem& problem, const TrainConfig& config) {
-  if (!config.device.is_cuda() || (problem.comm->size() == 1 && problem.exchange == nullptr)) return;
+  if (!config.device.is_cuda() || problem.comm->size() == 1 || problem.comm->device() == config.device) return;
   throw UnsupportedError(fmt::format(
-      "train: distributed training on {} ({} ranks) needs the NCCL communicator (issue #6), which is not "
-      "available yet; train the partitions on the cpu device, or the whole dataset (--dataset) on one GPU",
-      config.device.to_string(), problem.comm->size()));
+      "train: distributed training on {} ({} ranks) needs a communicator of GPU buffers on that device (the "
+      "NCCL communicator: halo-train under mpirun with --device cuda), got one of {} buffers",
+      config.device.to_string(), problem.comm->size(), problem.comm->device().to_string()));
 }
 
 DatasetShape dataset_shape(const datasets::Dataset& ds) {

@@ -154,7 +154,7 @@ using EpochCallback = std::function<void(int run, const EpochRecord& record)>;
 // Throws InvalidArgument for bad settings (a budget below two staging rows names the minimum) or
 // a dataset it cannot train on; UnsupportedError for a device this build or machine cannot use,
 // and on a GPU for feature streaming or a precomputed first aggregation (issue #7) and for a
-// distributed problem (the NCCL communicator, issue #6).
+// distributed problem whose communicator does not move buffers on that GPU (NcclCommunicator).
 TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config,
                    const EpochCallback& on_epoch = {});
 

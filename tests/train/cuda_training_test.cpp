@@ -3,8 +3,8 @@
 // GraphSAGE (dropout, batch norm) trained on the GPU give the CPU run's per-epoch losses to 1e-4
 // relative, on a generated SBM graph and on cora; a GPU run resumed from its checkpoint repeats
 // the uninterrupted losses bitwise. Those cases are tagged [gpu] and skip where no GPU is visible.
-// The refusals (a GPU that is not there, feature streaming and distributed runs on a GPU) and the
-// GPU's memory plan are checked on every machine.
+// The refusals (a GPU that is not there, feature streaming, distributed runs over host buffers)
+// and the GPU's memory plan are checked on every machine.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <stdexcept>
@@ -253,14 +253,15 @@ TEST_CASE("train refuses feature streaming and a precomputed first aggregation o
   CHECK_NOTHROW(train(ds, model, config));
 }
 
-TEST_CASE("train refuses a distributed problem on a GPU, naming the NCCL communicator", "[train]") {
+TEST_CASE("train refuses a distributed problem on a GPU over a communicator of host buffers, naming NCCL",
+          "[train]") {
   TwoRanks comm;
   SbmProblem p(comm);
   TrainConfig config = test::short_training(1);
   config.device = Device::cuda();
   CHECK_THROWS_AS(train(p.problem, test::small_gcn(), config), UnsupportedError);
   CHECK_THROWS_WITH(train(p.problem, test::small_gcn(), config),
-                    Catch::Contains("NCCL") && Catch::Contains("issue #6") && Catch::Contains("2 ranks"));
+                    Catch::Contains("NCCL") && Catch::Contains("cpu buffers") && Catch::Contains("2 ranks"));
 }
 
 TEST_CASE("the GPU's memory plan is the CPU plan less the stored CSR, checked against the GPU's memory", "[train]") {

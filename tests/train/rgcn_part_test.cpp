@@ -10,42 +10,20 @@
 #include <string>
 #include <vector>
 
-#include "datasets/checksum.hpp"
-#include "datasets/dataset_dir.hpp"
 #include "datasets/synth.hpp"
 #include "partition/partition_dir.hpp"
-#include "partition/partitioner.hpp"
 #include "tests/support/generated_hetero.hpp"
 #include "tests/support/test_paths.hpp"
+#include "tests/support/write_partition.hpp"
 
 using namespace halo;
 using namespace halo::train::dist;
-
-namespace {
-
-// Writes `ds` and its random partition into `parts` parts under `scratch`; returns the partition.
-std::string write_partition(const datasets::Dataset& ds, const test::ScratchDir& scratch, int parts) {
-  const std::string dataset = scratch / "dataset";
-  const std::string out = scratch / "parts";
-  datasets::write_dataset_dir(ds, dataset, false);
-  partition::PartitionOptions options;
-  options.method = partition::Method::random;
-  options.num_parts = parts;
-  options.seed = 3;
-  partition::PartitionDirWriter writer(out, false);
-  const partition::PartitionInput input = partition::build_partition_input(ds, options);
-  const partition::PartitionResult result = partition::partition_vertices(input, options);
-  writer.write(ds, {dataset, datasets::file_checksum(dataset + "/dataset.json")}, options, input.balance, result);
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("rgcn_part renumbers each type and gives back every relation row in global-id order", "[train]") {
   const datasets::Dataset ds = test::generated_hetero();
   test::ScratchDir scratch;
   const int parts = 3;
-  const std::string dir = write_partition(ds, scratch, parts);
+  const std::string dir = test::write_random_partition(ds, scratch, parts);
   const partition::PartitionDirInfo info = partition::read_partition_info(dir);
   std::vector<RgcnPart> views;
   for (int p = 0; p < parts; ++p) views.push_back(rgcn_part(partition::read_part(dir, p), info));
@@ -118,7 +96,7 @@ TEST_CASE("rgcn_part refuses the part of a homogeneous dataset", "[train]") {
   o.nodes = 60;
   o.features = 4;
   test::ScratchDir scratch;
-  const std::string dir = write_partition(datasets::generate_sbm(o), scratch, 2);
+  const std::string dir = test::write_random_partition(datasets::generate_sbm(o), scratch, 2);
   CHECK_THROWS_WITH(rgcn_part(partition::read_part(dir, 0), partition::read_partition_info(dir)),
                     Catch::Contains("not of a heterogeneous dataset"));
 }

@@ -3,7 +3,10 @@
 // (--dataset), or on a partition directory with one rank per part under mpirun (--partitions),
 // printing one line per epoch and a final summary (test accuracy at the best validation accuracy,
 // mean ± std over runs), and writing a JSON summary with --json. When one rank fails, it prints
-// its error and ends every rank (MPI_Abort), so no peer waits for it.
+// its error and ends every rank (MPI_Abort), so no peer waits for it; a failure every rank
+// agrees on before training (no NCCL, no usable GPU) ends each rank with its own line instead.
+// With --device cuda under mpirun, each rank drives one GPU (its local rank's, or the cuda:N
+// given) and the ranks talk over NCCL.
 #include <malloc.h>
 
 #include <chrono>
@@ -16,12 +19,15 @@
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
 #include "kernels/tensor.hpp"
+#include "kernels/device.hpp"
 #include "partition/partition_dir.hpp"
 #include "tools/common/program.hpp"
 #include "tools/halo_train/options.hpp"
 #include "tools/halo_train/report.hpp"
 #include "train/dist/distributed_trainer.hpp"
 #include "train/dist/mpi_communicator.hpp"
+#include "train/dist/nccl_communicator.hpp"
+#include "train/dist/rank_gpu.hpp"
 #include "train/dist/rgcn_distributed_trainer.hpp"
 #include "train/rgcn_trainer.hpp"
 #include "train/trainer.hpp"
@@ -95,6 +101,21 @@ int train_partitions(const TrainOptions& options, train::dist::Communicator& com
   return 0;
 }
 
+// The ranks of an MPI world training on GPUs: each picks its GPU (`--device cuda`: its local
+// rank's; `cuda:N`: N), every rank checks it can drive it over NCCL — a failure there is agreed
+// by every rank, which `agreed_failure` tells main — then they train over an NcclCommunicator.
+int train_partitions_on_gpus(TrainOptions& options, train::dist::Communicator& world, bool& agreed_failure) {
+  if (options.device.find(':') == std::string::npos) {
+    const int local = train::dist::local_rank(world);
+    options.train.device = kernels::Device::cuda(train::dist::gpu_of_local_rank(local, kernels::cuda_device_count()));
+  }
+  agreed_failure = true;
+  train::dist::require_nccl_device(world, options.train.device);
+  agreed_failure = false;
+  train::dist::NcclCommunicator comm(world, options.train.device);
+  return train_partitions(options, comm);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -113,6 +134,7 @@ int main(int argc, char** argv) {
   }
   configure_logging(options.quiet, options.verbose);
   std::unique_ptr<train::dist::MpiSession> mpi;
+  bool agreed_failure = false;
   const int code = run_program("halo-train", [&] {
     finish_train_options(options);
     bound_allocator_retention(options);
@@ -126,11 +148,14 @@ int main(int argc, char** argv) {
     mpi = std::make_unique<train::dist::MpiSession>();
     train::dist::MpiCommunicator comm(*mpi);
     try {
+      if (options.train.device.is_cuda()) return train_partitions_on_gpus(options, comm, agreed_failure);
       return train_partitions(options, comm);
     } catch (const std::exception& e) {
       throw Error("rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.size()) + ": " + e.what());
     }
   });
-  if (code != 0 && mpi && mpi->world_size() > 1) mpi->abort(code);
+  // Every rank has failed already when the failure was agreed: each ends on its own, printing one
+  // line, rather than the first ending them all before the others have said why.
+  if (code != 0 && mpi && mpi->world_size() > 1 && !agreed_failure) mpi->abort(code);
   return code;
 }

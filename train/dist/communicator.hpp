@@ -1,7 +1,7 @@
 // Communicator: the collectives a distributed run needs (all-reduce, all-to-all-v, broadcast,
 // barrier) behind one interface, so the halo exchange, the gradient all-reduce and the trainer are
 // written once. LocalCommunicator is the single-rank one (no MPI); MpiCommunicator moves host
-// buffers over MPI; the NCCL one (device buffers) arrives with the CUDA backend (issue #6).
+// buffers over MPI; NcclCommunicator (train/dist/nccl_communicator.hpp) moves GPU buffers.
 #pragma once
 
 #include <cstddef>

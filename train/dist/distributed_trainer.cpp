@@ -48,7 +48,7 @@ TrainSummary train_partitioned(const std::string& partition_dir, Communicator& c
   const partition::Part part = partition::read_part(partition_dir, comm.rank(), {true});
   const datasets::NodeType& target = target_rows(part, partition_dir);
   HaloExchange exchange(part.graph, comm);
-  GraphOperators operators = build_part_operators(part.graph, model.kind, exchange);
+  GraphOperators operators = build_part_operators(part.graph, model.kind, exchange, config.device);
   log_info(fmt::format("rank {} of {}: part of {} owned and {} halo vertices, {} edges, ready in {:.2f} s", comm.rank(),
                        comm.size(), part.graph.num_owned, part.graph.num_halo, part.graph.graph().num_edges(),
                        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));

@@ -18,34 +18,64 @@ namespace halo::train::dist {
 
 using kernels::Tensor;
 
-HaloAggregation::HaloAggregation(graph::CsrGraph a, HaloExchange& exchange)
-    : a_(std::move(a)), a_transposed_(graph::transpose(a_)), exchange_(&exchange) {
-  HALO_EXPECTS(a_.num_rows() == exchange.num_owned() && a_.num_cols() == exchange.num_local(),
-               "the operator is " + std::to_string(a_.num_rows()) + " x " + std::to_string(a_.num_cols()) +
+namespace {
+
+// y = A · x with a GPU copy of A, through the view of its own index type.
+void multiply(const kernels::cuda::DeviceCsr& a, const Tensor& x, Tensor& y) {
+  a.visit([&](const auto& view) { kernels::spmm(view, x.view(), y.view()); });
+}
+
+}  // namespace
+
+HaloAggregation::HaloAggregation(graph::CsrGraph a, HaloExchange& exchange, kernels::Device device)
+    : num_owned_(a.num_rows()), num_local_(a.num_cols()), device_(device), exchange_(&exchange) {
+  HALO_EXPECTS(num_owned_ == exchange.num_owned() && num_local_ == exchange.num_local(),
+               "the operator is " + std::to_string(num_owned_) + " x " + std::to_string(num_local_) +
                    ", the part has " + std::to_string(exchange.num_owned()) + " owned and " +
                    std::to_string(exchange.num_local()) + " local vertices");
+  if (!device_.is_cuda()) {
+    a_transposed_ = graph::transpose(a);
+    a_ = std::move(a);
+    return;
+  }
+  // The host matrices are only the uploads' sources: the GPU's products never read host memory.
+  gpu_a_ = kernels::cuda::DeviceCsr(a, device_);
+  gpu_a_transposed_ = kernels::cuda::DeviceCsr(graph::transpose(a), device_);
+}
+
+void HaloAggregation::check_device(const char* what, const Tensor& t) const {
+  HALO_EXPECTS(t.device() == device_, std::string("HaloAggregation: the ") + what + " is on " +
+                                          t.device().to_string() + ", the part's operator on " + device_.to_string() +
+                                          " (build the operators for the device the model trains on)");
 }
 
 Tensor HaloAggregation::forward(const Tensor& x) {
-  HALO_EXPECTS(x.rows() == a_.num_rows(), "input has " + std::to_string(x.rows()) + " rows, the part owns " +
-                                              std::to_string(a_.num_rows()) + " vertices");
-  Tensor extended = Tensor::empty(a_.num_cols(), x.cols(), x.device());
+  HALO_EXPECTS(x.rows() == num_owned_, "input has " + std::to_string(x.rows()) + " rows, the part owns " +
+                                           std::to_string(num_owned_) + " vertices");
+  check_device("input", x);
+  Tensor extended = Tensor::empty(num_local_, x.cols(), device_);
   kernels::copy(x.view(), extended.view().slice_rows(0, x.rows()));
   exchange_->forward(extended.view());
-  Tensor y = Tensor::empty(a_.num_rows(), x.cols(), x.device());
-  kernels::spmm(a_, extended.view(), y.view());
+  Tensor y = Tensor::empty(num_owned_, x.cols(), device_);
+  if (device_.is_cuda())
+    multiply(gpu_a_, extended, y);
+  else
+    kernels::spmm(a_, extended.view(), y.view());
   return y;
 }
 
 Tensor HaloAggregation::backward(const Tensor& grad_y) {
-  HALO_EXPECTS(grad_y.rows() == a_.num_rows(), "gradient has " + std::to_string(grad_y.rows()) +
-                                                   " rows, the part owns " + std::to_string(a_.num_rows()) +
-                                                   " vertices");
-  Tensor extended = Tensor::empty(a_.num_cols(), grad_y.cols(), grad_y.device());
-  kernels::spmm(a_transposed_, grad_y.view(), extended.view());
+  HALO_EXPECTS(grad_y.rows() == num_owned_, "gradient has " + std::to_string(grad_y.rows()) +
+                                                " rows, the part owns " + std::to_string(num_owned_) + " vertices");
+  check_device("gradient", grad_y);
+  Tensor extended = Tensor::empty(num_local_, grad_y.cols(), device_);
+  if (device_.is_cuda())
+    multiply(gpu_a_transposed_, grad_y, extended);
+  else
+    kernels::spmm(a_transposed_, grad_y.view(), extended.view());
   exchange_->backward(extended.view());
-  Tensor g = Tensor::empty(a_.num_rows(), grad_y.cols(), grad_y.device());
-  kernels::copy(extended.view().slice_rows(0, a_.num_rows()), g.view());
+  Tensor g = Tensor::empty(num_owned_, grad_y.cols(), device_);
+  kernels::copy(extended.view().slice_rows(0, num_owned_), g.view());
   return g;
 }
 
@@ -140,13 +170,13 @@ graph::CsrGraph part_mean_operator(const partition::LocalGraph& part) {
 }  // namespace
 
 GraphOperators build_part_operators(const partition::LocalGraph& part, const std::string& kind,
-                                    HaloExchange& exchange) {
+                                    HaloExchange& exchange, kernels::Device device) {
   GraphOperators operators;
   operators.communicator = &exchange.communicator();
   if (kind == "gcn")
-    operators.gcn = std::make_unique<HaloAggregation>(part_gcn_operator(part, exchange), exchange);
+    operators.gcn = std::make_unique<HaloAggregation>(part_gcn_operator(part, exchange), exchange, device);
   else if (kind == "sage")
-    operators.mean = std::make_unique<HaloAggregation>(part_mean_operator(part), exchange);
+    operators.mean = std::make_unique<HaloAggregation>(part_mean_operator(part), exchange, device);
   else
     throw InvalidArgument("build_part_operators: kind must be gcn or sage, got '" + kind + "'");
   return operators;

@@ -3,12 +3,16 @@
 // operator (num_owned x num_local) multiplies them. Backward: the local operator's transpose
 // gives gradients for owned and halo rows, and the halo rows' gradients go back to their owners
 // (HaloExchange::backward). Layers are written once against Aggregation and never see ranks.
+// On a GPU the operator and its transpose are copied there once (kernels::cuda::DeviceCsr, as
+// LocalAggregation does), so an epoch moves no graph data.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "graph/csr.hpp"
+#include "kernels/cuda/device_csr.hpp"
+#include "kernels/device.hpp"
 #include "kernels/tensor.hpp"
 #include "partition/local_graph.hpp"
 #include "train/aggregation.hpp"
@@ -20,17 +24,28 @@ namespace halo::train::dist {
 class HaloAggregation : public Aggregation {
  public:
   // `a`: num_owned x num_local weighted operator in the part's local numbering; `exchange` must
-  // outlive the aggregation. Builds the transpose once, O(E + V).
-  HaloAggregation(graph::CsrGraph a, HaloExchange& exchange);
-  std::int64_t num_vertices() const override { return a_.num_rows(); }
+  // outlive the aggregation. Builds the transpose once, O(E + V) on the host; on a GPU `device`
+  // also copies both there (O(E) host-to-device traffic; UnsupportedError when the GPU cannot be
+  // used) and keeps only their shapes on the host. The tensors given must live on `device`
+  // (InvalidArgument otherwise, naming both devices).
+  HaloAggregation(graph::CsrGraph a, HaloExchange& exchange, kernels::Device device = kernels::Device::cpu());
+  std::int64_t num_vertices() const override { return num_owned_; }
   // One halo exchange of x's width and one SpMM.
   kernels::Tensor forward(const kernels::Tensor& x) override;
   // One SpMM with the transpose and one reverse halo exchange of grad_y's width.
   kernels::Tensor backward(const kernels::Tensor& grad_y) override;
+  const kernels::Device& device() const { return device_; }
 
  private:
-  graph::CsrGraph a_;
+  void check_device(const char* what, const kernels::Tensor& t) const;
+
+  std::int64_t num_owned_;
+  std::int64_t num_local_;
+  kernels::Device device_;
+  graph::CsrGraph a_;             // on the CPU: A and Aᵀ on the host; empty on a GPU
   graph::CsrGraph a_transposed_;
+  kernels::cuda::DeviceCsr gpu_a_;  // on a GPU: A and Aᵀ there
+  kernels::cuda::DeviceCsr gpu_a_transposed_;
   HaloExchange* exchange_;
 };
 
@@ -38,8 +53,9 @@ class HaloAggregation : public Aggregation {
 // build_graph_operators' operators for the part's owned vertices, with the same weights to the
 // last bit (the GCN degrees of halo vertices come from their owners through `exchange`) and each
 // row's entries in ascending global column order, so the SpMM adds a row's terms in the order the
-// single-process run does. Collective: every rank must call it. O(part edges · log(degree)).
+// single-process run does. The products run on `device` (a GPU: the operators are uploaded
+// there once). Collective: every rank must call it. O(part edges · log(degree)).
 GraphOperators build_part_operators(const partition::LocalGraph& part, const std::string& kind,
-                                    HaloExchange& exchange);
+                                    HaloExchange& exchange, kernels::Device device = kernels::Device::cpu());
 
 }  // namespace halo::train::dist

@@ -112,15 +112,20 @@ void HaloExchange::check(kernels::ConstTensorView x, const char* what) const {
                std::string("HaloExchange: the ") + what + " has " + std::to_string(x.rows) + " rows" +
                    (x.contiguous() ? "" : " and is not contiguous") + ", expected " + std::to_string(num_local()) +
                    " contiguous rows");
+  const bool moves_rows = send_rows_.size() > 0 || num_halo_ > 0;
+  HALO_EXPECTS(x.device == comm_->device() || !moves_rows,
+               std::string("HaloExchange: the ") + what + " is on " + x.device.to_string() +
+                   ", but the communicator moves buffers on " + comm_->device().to_string() +
+                   " (a GPU run needs the NCCL communicator)");
 }
 
-float* HaloExchange::send_buffer(std::int64_t floats) {
-  if (send_.numel() < floats) send_ = kernels::Tensor::empty(1, floats, comm_->device());
+float* HaloExchange::send_buffer(std::int64_t floats, const kernels::Device& device) {
+  if (send_.numel() < floats || send_.device() != device) send_ = kernels::Tensor::empty(1, floats, device);
   return send_.data();
 }
 
-float* HaloExchange::recv_buffer(std::int64_t floats) {
-  if (recv_.numel() < floats) recv_ = kernels::Tensor::empty(1, floats, comm_->device());
+float* HaloExchange::recv_buffer(std::int64_t floats, const kernels::Device& device) {
+  if (recv_.numel() < floats || recv_.device() != device) recv_ = kernels::Tensor::empty(1, floats, device);
   return recv_.data();
 }
 
@@ -153,7 +158,7 @@ void HaloExchange::forward(kernels::TensorView x) {
   const std::int64_t w = x.cols;
   const kernels::IndexView rows = kernels::view_of(sampled_ ? kept_send_rows_ : send_rows_);
   const kernels::Device device = x.device;
-  kernels::TensorView packed{send_buffer(rows.size * w), rows.size, w, w, device};
+  kernels::TensorView packed{send_buffer(rows.size * w, device), rows.size, w, w, device};
   kernels::gather_rows(x.slice_rows(0, num_owned_), rows, packed);
   if (!sampled_) {
     comm_->all_to_all_v(packed.data, times(send_counts_, w), row_pointer(x, num_owned_), times(recv_counts_, w),
@@ -161,7 +166,7 @@ void HaloExchange::forward(kernels::TensorView x) {
   } else {
     kernels::axpby(scale_, packed, 0.0f, packed);
     const std::int64_t kept = kept_halo_rows_.size();
-    kernels::TensorView received{recv_buffer(kept * w), kept, w, w, device};
+    kernels::TensorView received{recv_buffer(kept * w, device), kept, w, w, device};
     comm_->all_to_all_v(packed.data, times(send_counts_, w), received.data, times(recv_counts_, w),
                         DataType::float32);
     kernels::fill(x.slice_rows(num_owned_, num_local()), 0.0f);
@@ -178,13 +183,13 @@ void HaloExchange::backward(kernels::TensorView grad) {
   const kernels::Device device = grad.device;
   // The messages run the other way: what the forward received is sent back.
   const std::int64_t returned = sampled_ ? kept_send_rows_.size() : send_rows_.size();
-  kernels::TensorView received{recv_buffer(returned * w), returned, w, w, device};
+  kernels::TensorView received{recv_buffer(returned * w, device), returned, w, w, device};
   if (!sampled_) {
     comm_->all_to_all_v(row_pointer(grad, num_owned_), times(recv_counts_, w), received.data, times(send_counts_, w),
                         DataType::float32);
   } else {
     const std::int64_t kept = kept_halo_rows_.size();
-    kernels::TensorView packed{send_buffer(kept * w), kept, w, w, device};
+    kernels::TensorView packed{send_buffer(kept * w, device), kept, w, w, device};
     kernels::gather_rows(grad, kernels::view_of(kept_halo_rows_), packed);
     kernels::axpby(scale_, packed, 0.0f, packed);
     comm_->all_to_all_v(packed.data, times(recv_counts_, w), received.data, times(send_counts_, w),

@@ -5,8 +5,12 @@
 // this epoch travel, scaled by 1 / rate; dropped halo rows read as zero.
 //
 // A tensor the exchange works on has one row per local vertex of the part (owned rows first, then
-// the halo rows grouped by owning rank: partition::LocalGraph's numbering) and is contiguous.
-// The send and receive buffers are allocated once and grow only to the widest row exchanged.
+// the halo rows grouped by owning rank: partition::LocalGraph's numbering) and is contiguous. It
+// lives where the communicator moves buffers (host memory for MpiCommunicator, the rank's GPU for
+// NcclCommunicator), and the packing and unpacking run there (kernels::gather_rows and
+// scatter_add_rows, whose row lists stay on the host and travel with the work); a part that
+// exchanges nothing (one part) may use any device. The send and receive buffers live on the
+// tensors' device, are allocated once and grow only to the widest row exchanged.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +36,7 @@ class HaloExchange {
  public:
   // Takes the part's send lists and halo ranges (copies them); `comm` must outlive the exchange
   // and have part.num_parts ranks, this one being part.rank (InvalidArgument otherwise).
+  // exchange_values's traffic is host memory, which every communicator takes.
   HaloExchange(const partition::LocalGraph& part, Communicator& comm);
 
   // From now on exchange only the halo rows `sampler` keeps in `epoch` (a null sampler or rate 1:
@@ -64,8 +69,8 @@ class HaloExchange {
 
  private:
   void check(kernels::ConstTensorView x, const char* what) const;
-  float* send_buffer(std::int64_t floats);
-  float* recv_buffer(std::int64_t floats);
+  float* send_buffer(std::int64_t floats, const kernels::Device& device);
+  float* recv_buffer(std::int64_t floats, const kernels::Device& device);
   void count_traffic(const std::vector<std::int64_t>& sent, const std::vector<std::int64_t>& received,
                      std::int64_t width);
 

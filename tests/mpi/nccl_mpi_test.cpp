@@ -1,0 +1,158 @@
+// NcclCommunicator between the ranks of the MPI world, one GPU each: its all-reduce, all-to-all-v
+// and broadcast give what the MpiCommunicator gives on the same data, on device and host buffers;
+// and GCN / GraphSAGE trained on the world's parts over NCCL give the single-GPU run's losses to
+// 1e-4. Tagged [gpu]; every rank skips alike unless the build has NCCL and the machine shows at
+// least one GPU per rank (NCCL refuses two ranks on one GPU).
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datasets/synth.hpp"
+#include "partition/partitioner.hpp"
+#include "graph/base/random.hpp"
+#include "kernels/tensor.hpp"
+#include "tests/mpi/mpi_world.hpp"
+#include "tests/support/gpu.hpp"
+#include "train/dist/distributed_trainer.hpp"
+#include "train/dist/nccl_communicator.hpp"
+#include "train/dist/rank_gpu.hpp"
+#include "train/trainer.hpp"
+
+using namespace halo;
+using namespace halo::train::dist;
+using kernels::Device;
+using kernels::Tensor;
+
+namespace {
+
+// The rank's GPU when every rank can have one over NCCL; otherwise warns and returns false (the
+// same answer on every rank of one machine, so the collectives stay in step).
+bool rank_gpu(Device& gpu) {
+  Communicator& world = test::mpi_world();
+  const int visible = kernels::cuda_device_count();
+  if (!nccl_available() || visible < world.size()) {
+    WARN("skipped: needs NCCL and one GPU per rank (" << visible << " visible, " << world.size() << " ranks)");
+    return false;
+  }
+  gpu = Device::cuda(gpu_of_local_rank(local_rank(world), visible));
+  return true;
+}
+
+std::vector<float> random_floats(std::uint64_t seed, std::size_t n) {
+  RandomStream rng(seed, 0);
+  std::vector<float> v(n);
+  for (float& x : v) x = static_cast<float>(rng.uniform() * 2.0 - 1.0);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("NcclCommunicator between GPUs gives the MPI communicator's results", "[gpu]") {
+  Communicator& world = test::mpi_world();
+  Device gpu;
+  if (!rank_gpu(gpu)) return;
+  NcclCommunicator nccl(world, gpu);
+  CHECK(nccl.rank() == world.rank());
+  CHECK(nccl.size() == world.size());
+  CHECK(nccl.device() == gpu);
+  const int r = world.rank();
+  const int p = world.size();
+
+  SECTION("all_reduce of device floats and host int64") {
+    const std::vector<float> mine = random_floats(static_cast<std::uint64_t>(r) + 1, 777);
+    std::vector<float> reference = mine;
+    all_reduce(world, reference);
+    Tensor device = Tensor::from_vector(1, 777, mine, gpu);
+    nccl.all_reduce(device.data(), 777, DataType::float32);
+    const std::vector<float> got = device.to_vector();
+    double worst = 0.0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const double want = reference[i];
+      worst = std::max(worst, std::abs(got[i] - want) / std::max(1.0, std::abs(want)));
+    }
+    // Two addends are added the same way in any order; more may be grouped differently.
+    CHECK(worst <= (p <= 2 ? 0.0 : 1e-6));
+    std::vector<std::int64_t> counts{r + 1, std::int64_t{1} << (40 + r), -r};
+    std::vector<std::int64_t> expected = counts;
+    all_reduce(world, expected);
+    nccl.all_reduce(counts.data(), 3, DataType::int64);
+    CHECK(counts == expected);
+  }
+  SECTION("all_to_all_v of messages of varied sizes, some empty, between device and host buffers") {
+    // Rank a sends rank b ((5a + 3b + 1) % 4) * 10 values a·10^4 + b·100 + i (exact in float):
+    // 10 to itself, none from 0 to 1.
+    auto count = [](int a, int b) { return static_cast<std::int64_t>(((5 * a + 3 * b + 1) % 4) * 10); };
+    std::vector<std::int64_t> send_counts, recv_counts;
+    std::vector<float> send;
+    for (int q = 0; q < p; ++q) {
+      send_counts.push_back(count(r, q));
+      recv_counts.push_back(count(q, r));
+      for (std::int64_t i = 0; i < count(r, q); ++i) send.push_back(static_cast<float>(r * 10000 + q * 100 + i));
+    }
+    std::int64_t total = 0;
+    for (const std::int64_t c : recv_counts) total += c;
+    std::vector<float> expected(static_cast<std::size_t>(total), -1.0f);
+    world.all_to_all_v(send.data(), send_counts, expected.data(), recv_counts, DataType::float32);
+    Tensor device_send = Tensor::from_vector(1, static_cast<std::int64_t>(send.size()), send, gpu);
+    Tensor device_recv = Tensor::full(1, total, std::nanf(""), gpu);
+    nccl.all_to_all_v(device_send.data(), send_counts, device_recv.data(), recv_counts, DataType::float32);
+    CHECK(device_recv.to_vector() == expected);
+    std::vector<float> host_recv(static_cast<std::size_t>(total), std::nanf(""));
+    nccl.all_to_all_v(send.data(), send_counts, host_recv.data(), recv_counts, DataType::float32);
+    CHECK(host_recv == expected);
+  }
+  SECTION("broadcast from the last rank; barrier") {
+    std::vector<float> mine = random_floats(static_cast<std::uint64_t>(r) + 50, 300);
+    std::vector<float> expected = mine;
+    world.broadcast(expected.data(), 300, DataType::float32, p - 1);
+    Tensor device = Tensor::from_vector(1, 300, mine, gpu);
+    nccl.broadcast(device.data(), 300, DataType::float32, p - 1);
+    CHECK(device.to_vector() == expected);
+    CHECK_NOTHROW(nccl.barrier());
+  }
+}
+
+TEST_CASE("GCN and GraphSAGE trained on the world's parts over NCCL give the single-GPU run's losses", "[gpu]") {
+  Communicator& world = test::mpi_world();
+  Device gpu;
+  if (!rank_gpu(gpu)) return;
+  datasets::SbmOptions o;
+  o.nodes = 2000;
+  o.avg_degree = 8;
+  o.features = 32;
+  o.classes = 4;
+  o.seed = 9;
+  const datasets::Dataset ds = datasets::generate_sbm(o);
+  const std::string parts = test::partition_for_world(ds, "nccl-training", partition::Method::random);
+  NcclCommunicator nccl(world, gpu);
+  for (const std::string kind : {"gcn", "sage"}) {
+    INFO(kind << " on " << world.size() << " GPUs");
+    train::ModelConfig m;
+    m.kind = kind;
+    m.hidden = 16;
+    m.dropout = 0.5f;
+    m.input_dropout = 0.5f;
+    m.batch_norm = true;
+    m.weight_decay = 5e-4f;
+    train::TrainConfig c;
+    c.epochs = 20;
+    c.optimizer.lr = 0.01f;
+    c.seed = 3;
+    c.device = gpu;
+    const train::TrainSummary one = train::train(ds, m, c);
+    const train::TrainSummary many = train::dist::train_partitioned(parts, nccl, m, c);
+    CHECK(many.runs.at(0).epochs.size() == one.runs.at(0).epochs.size());
+    double worst = 0.0;
+    const std::size_t epochs = std::min(one.runs[0].epochs.size(), many.runs[0].epochs.size());
+    for (std::size_t e = 0; e < epochs; ++e) {
+      const double a = one.runs[0].epochs[e].loss;
+      worst = std::max(worst, std::abs(many.runs[0].epochs[e].loss - a) / std::abs(a));
+    }
+    CAPTURE(worst);
+    CHECK(worst < 1e-4);
+    CHECK(many.device == gpu);
+  }
+}
