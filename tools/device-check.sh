@@ -17,13 +17,17 @@
 #                                     kernel and trainer tests and the programs, run `ctest -L gpu`
 #                                     with HALO_REQUIRE_GPU=1 (a missing GPU fails instead of
 #                                     skipping), time `halo-train --device cuda` (GCN on a
-#                                     generated graph), then bench/gpu_spmm.py and bench/gpu_gcn.py.
+#                                     generated graph), `halo-bench gpu-feature-streaming` (features
+#                                     streamed past a GPU budget against a pinned cudaMemcpy, and
+#                                     a streamed GCN epoch against the in-memory one, issue #7),
+#                                     then bench/gpu_spmm.py and bench/gpu_gcn.py.
 #                                     Without a GPU (e.g. here) the same steps run, the GPU tests
 #                                     skip, the timing is skipped and the benchmarks say so.
 #
 # Results in $OUT (default ./device-check-out): device-check.json (every step with its status and
 # time, the machine), device-check.log, gpu-tests.xml (JUnit), gpu_train.json (halo-train's
-# summary; its epoch_time_median_s is the time of one epoch), gpu_spmm.json, gpu_gcn.json.
+# summary; its epoch_time_median_s is the time of one epoch), gpu_feature_streaming.json,
+# gpu_spmm.json, gpu_gcn.json.
 # Environment: HALO_CHECK_BUDGET_S (default 420) is the time after which the benchmarks are not
 # started; HALO_CHECK_JOBS the build's parallelism (default: all cores).
 set -uo pipefail
@@ -176,6 +180,14 @@ gpu_train_timing() {
   python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print("halo-train --device cuda: one epoch", j["epoch_time_median_s"], "s, test accuracy", j["test_acc_mean"])' "$out/gpu_train.json"
 }
 
+# halo-bench gpu-feature-streaming: 2 GiB of features streamed through a budget of 1/8 of them
+# (page-locked and pageable), against a pinned host->device cudaMemcpy timed in the same call
+# (goal: >= 80 %), then a GCN epoch streamed at a 25 % budget against the same epoch in memory.
+gpu_feature_streaming() {
+  "$build/bin/halo-bench" gpu-feature-streaming --json "$out/gpu_feature_streaming.json" || return 1
+  python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); p = j["page_locked"]; t = j["train"]; print("gpu-feature-streaming: %.1f %% of the pinned copy rate (page-locked, copies only), %.1f %% with X.W; streamed epoch %.2fx the in-memory one" % (100 * p["copies_only_vs_pinned_memcpy"], 100 * p["forward_vs_pinned_memcpy"], t["epoch_ratio"]))' "$out/gpu_feature_streaming.json"
+}
+
 gpu_tests() {
   HALO_REQUIRE_GPU=$([ "$gpu" = 1 ] && echo 1 || echo 0) \
     ctest --test-dir "$build" -L gpu --no-tests=error --output-on-failure --timeout 300 -j 2 \
@@ -194,6 +206,13 @@ if step build build_targets; then
     step gpu-train-timing gpu_train_timing
   else
     skip_step gpu-train-timing "no GPU visible"
+  fi
+  if [ "$gpu" = 1 ] && [ "$(elapsed)" -lt "$((budget - 60))" ]; then
+    step gpu-feature-streaming gpu_feature_streaming
+  elif [ "$gpu" = 1 ]; then
+    skip_step gpu-feature-streaming "less than 60 s of the ${budget} s budget left"
+  else
+    skip_step gpu-feature-streaming "no GPU visible"
   fi
   if [ "$(elapsed)" -lt "$budget" ]; then
     step gpu-spmm-bench python3 bench/gpu_spmm.py --bin "$build/bin" --out "$out/gpu_spmm.json"

@@ -19,7 +19,7 @@ constexpr std::int64_t release_block_bytes = 4 << 20;
 }  // namespace
 
 FeatureCache FeatureCache::build(const FeatureSource& source, const std::vector<double>& scores,
-                                 std::int64_t budget_bytes) {
+                                 std::int64_t budget_bytes, kernels::Device device) {
   const std::int64_t n = source.rows();
   HALO_EXPECTS(static_cast<std::int64_t>(scores.size()) == n,
                "scores has " + std::to_string(scores.size()) + " values for " + std::to_string(n) + " rows");
@@ -62,6 +62,7 @@ FeatureCache FeatureCache::build(const FeatureSource& source, const std::vector<
     }
   }
   source.release(released, n);
+  if (device.is_cuda()) cache.values_ = cache.values_.to(device);
   return cache;
 }
 
@@ -70,6 +71,9 @@ std::int64_t FeatureCache::assemble(const FeatureSource& source, std::int64_t be
   HALO_EXPECTS(out.rows == end - begin && out.cols == source.cols(),
                "out must be " + std::to_string(end - begin) + " x " + std::to_string(source.cols()) + ", got " +
                    std::to_string(out.rows) + " x " + std::to_string(out.cols));
+  HALO_EXPECTS(!values_.device().is_cuda(),
+               "FeatureCache::assemble copies into host memory, but the cache is on " + values_.device().to_string() +
+                   "; a GPU chunk is assembled from runs()");
   HALO_EXPECTS(rows_.empty() || values_.cols() == source.cols(),
                "the cache holds rows of " + std::to_string(values_.cols()) + " columns, the source has " +
                    std::to_string(source.cols()));
@@ -90,6 +94,32 @@ std::int64_t FeatureCache::assemble(const FeatureSource& source, std::int64_t be
     r = stop;
   }
   return hits;
+}
+
+std::vector<CacheRun> FeatureCache::runs(std::int64_t begin, std::int64_t end) const {
+  HALO_EXPECTS(0 <= begin && begin <= end, "FeatureCache::runs: rows [" + std::to_string(begin) + ", " +
+                                               std::to_string(end) + ") are not a range");
+  std::vector<CacheRun> out;
+  const auto first = std::lower_bound(rows_.begin(), rows_.end(), begin);
+  std::int64_t k = first - rows_.begin();
+  const std::int64_t size = static_cast<std::int64_t>(rows_.size());
+  const auto id = [&](std::int64_t i) { return rows_[static_cast<std::size_t>(i)]; };
+  std::int64_t r = begin;
+  while (r < end) {
+    if (k < size && id(k) == r) {
+      // Consecutive row ids are consecutive in the cache too (its rows are ascending and distinct).
+      CacheRun run{r, r + 1, k};
+      while (run.end < end && k + run.rows() < size && id(k + run.rows()) == run.end) ++run.end;
+      k += run.rows();
+      r = run.end;
+      out.push_back(run);
+      continue;
+    }
+    const std::int64_t stop = k < size ? std::min(end, id(k)) : end;
+    out.push_back({r, stop, -1});
+    r = stop;
+  }
+  return out;
 }
 
 std::vector<double> degree_scores(const graph::CsrGraph& a) {

@@ -12,6 +12,18 @@
 
 namespace halo::train {
 
+// A run of consecutive rows of a chunk that come from one place: the cache (cache_index is the
+// position of row `begin` in FeatureCache::values(), the run's rows following it there) or the
+// source (cache_index -1).
+struct CacheRun {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::int64_t cache_index = -1;
+
+  bool cached() const { return cache_index >= 0; }
+  std::int64_t rows() const { return end - begin; }
+};
+
 class FeatureCache {
  public:
   // The empty cache: every row comes from the source.
@@ -21,10 +33,11 @@ class FeatureCache {
   // lower row id, so the choice is deterministic), read once from `source` in increasing row
   // order by the calling thread; a mapped source's pages are released as the reads go (at most a
   // few MiB of them mapped at once). `scores` has one value per row of the source. The cache is
-  // a CPU tensor (the "device" of the CPU backend).
+  // a tensor on `device`: host memory for the CPU backend (its "device"), GPU memory otherwise
+  // (read into host memory first, then copied over once).
   // Cost: O(rows log rows) to choose, plus reading the chosen rows.
   static FeatureCache build(const FeatureSource& source, const std::vector<double>& scores,
-                            std::int64_t budget_bytes);
+                            std::int64_t budget_bytes, kernels::Device device = kernels::Device::cpu());
 
   // Rows held, their width, and the bytes they take.
   std::int64_t size() const { return static_cast<std::int64_t>(rows_.size()); }
@@ -40,6 +53,11 @@ class FeatureCache {
   // would copy that source's rows: the caller pairs them. O(end - begin) plus the copies.
   std::int64_t assemble(const FeatureSource& source, std::int64_t begin, std::int64_t end,
                         kernels::TensorView out) const;
+
+  // Rows [begin, end) as maximal runs alternating between the source and the cache, in row
+  // order, covering the range exactly (empty when begin == end): what a GPU chunk is assembled
+  // from, one copy per run. O(end - begin + log size()).
+  std::vector<CacheRun> runs(std::int64_t begin, std::int64_t end) const;
 
  private:
   std::vector<std::int64_t> rows_;

@@ -52,11 +52,12 @@ void FeatureInput::open_stream(Stream& s, std::int64_t budget_bytes, const std::
   const FeatureBudgetSplit split =
       split_feature_budget(budget_bytes, s.source.rows(), s.source.cols(), options_.staging_buffers);
   s.cache = FeatureCache::build(s.source, scores.empty() ? std::vector<double>(s.source.rows(), 0.0) : scores,
-                                split.cache_bytes);
+                                split.cache_bytes, options_.device);
   FeaturePipelineOptions o;
   o.budget_bytes = budget_bytes;
   o.staging_buffers = options_.staging_buffers;
   o.chunk_rows = split.chunk_rows;
+  o.device = options_.device;
   s.pipeline.emplace(s.source, o, &s.cache);
 }
 
@@ -69,6 +70,10 @@ void FeatureInput::set_up_streamed(Aggregation* aggregation, const std::vector<d
     input_ = LayerInput(InputMatrix(*x_stream_.pipeline, std::move(normalize)), InputMatrix());
     return;
   }
+  if (options_.device.is_cuda())
+    throw UnsupportedError("FeatureInput: precomputing the first aggregation of streamed features runs on the cpu "
+                           "only; on " + options_.device.to_string() +
+                           " it is issue #7's next step. Stream the features without precompute_first_aggregation");
   if (options_.normalize_rows)
     throw UnsupportedError("FeatureInput: precomputing the first aggregation of streamed features cannot normalise "
                            "their rows (the row sums would take a pass of their own); train without "

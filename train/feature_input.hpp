@@ -23,7 +23,7 @@ namespace halo::train {
 
 struct FeatureInputOptions {
   bool streamed = false;               // stream through a FeaturePipeline instead of a resident tensor
-  std::int64_t budget_bytes = 0;       // streamed: "device" bytes of the staging buffers and the cache
+  std::int64_t budget_bytes = 0;       // streamed: device bytes of the staging buffers and the cache
   int staging_buffers = 2;
   bool normalize_rows = false;         // divide each row by its sum (TrainConfig::normalize_features)
   bool precompute_aggregation = false; // Â·X once, in place of the first layer's SpMM
@@ -45,7 +45,9 @@ class FeatureInput {
   // precompute, Â·X is computed by FeaturePipeline::aggregate within the budget and kept in host
   // memory; that needs the operator as one in-memory CSR (a LocalAggregation), so a rank of a
   // partitioned run refuses it (UnsupportedError), as it refuses normalisation with precompute
-  // (the row sums would need a pass of their own). Throws InvalidArgument, naming the minimum,
+  // (the row sums would need a pass of their own), as it refuses it on a GPU (the column panels'
+  // SpMM runs on the CPU only). On a GPU the cache and the staging buffers are GPU memory, the
+  // source stays in host memory. Throws InvalidArgument, naming the minimum,
   // when the budget cannot hold two staging buffers of one row (or one column panel for Â·X).
   FeatureInput(const Array<float>& features, const FeatureInputOptions& options, Aggregation* aggregation,
                const std::vector<double>& scores);

@@ -1,6 +1,6 @@
 // The streaming passes of the feature pipeline: the budget checks, the worker's fills (cache plus
-// source, with read-ahead and release of a mapped file) and the compute side (transform, GEMM or
-// SpMM) on the calling thread.
+// source, with read-ahead and release of a mapped file; on a GPU, the chunk's copies to the
+// device) and the compute side (transform, GEMM or SpMM) on the calling thread.
 #include "train/feature_pipeline.hpp"
 
 #include <algorithm>
@@ -26,6 +26,10 @@ constexpr std::int64_t float_bytes = static_cast<std::int64_t>(sizeof(float));
 // Rows an aggregate() panel read covers between two page releases of a mapped source: large
 // enough that the madvise calls cost nothing, small enough that the resident set stays small.
 constexpr std::int64_t aggregate_block_bytes = 4 << 20;
+// Bytes of source rows a GPU fill reads into its pinned buffer before queuing their copy: the
+// copy of one block overlaps the read of the next, and each copy is large enough to run at the
+// bus's rate.
+constexpr std::int64_t upload_block_bytes = 4 << 20;
 
 std::string bytes_text(std::int64_t bytes) { return std::to_string(bytes) + " bytes"; }
 
@@ -36,10 +40,10 @@ void check_staging_count(int staging_buffers) {
     throw InvalidArgument("feature pipeline: staging_buffers must be 2 or 3, got " + std::to_string(staging_buffers));
 }
 
-void check_host(const char* op, const char* name, const ConstTensorView& v) {
-  if (v.device.is_cuda())
-    throw UnsupportedError(std::string("FeaturePipeline::") + op + ": " + name + " is on " + v.device.to_string() +
-                           "; the pipeline runs on the CPU backend (the CUDA path is issue #7's next step)");
+void check_device(const char* op, const char* name, const ConstTensorView& v, const kernels::Device& device) {
+  if (v.device != device)
+    throw InvalidArgument(std::string("FeaturePipeline::") + op + ": " + name + " is on " + v.device.to_string() +
+                          ", the pipeline streams to " + device.to_string());
 }
 
 }  // namespace
@@ -109,6 +113,10 @@ FeaturePipeline::FeaturePipeline(const FeatureSource& source, const FeaturePipel
                  "the cache holds rows up to " + std::to_string(cache->rows().back()) + " of " +
                      std::to_string(cache->cols()) + " columns; the source has " + std::to_string(n) + " rows of " +
                      std::to_string(source.cols()));
+  if (cache != nullptr && cache->size() > 0)
+    HALO_EXPECTS(cache->values().device == options.device, "the cache is on " + cache->values().device.to_string() +
+                                                               ", the pipeline streams to " +
+                                                               options.device.to_string());
   const std::int64_t max_rows = std::max<std::int64_t>(n, 1);
   const std::int64_t row_bytes = source.row_bytes();
   const std::int64_t wanted = std::min(std::max<std::int64_t>(options.chunk_rows, 1), max_rows);
@@ -137,27 +145,89 @@ void FeaturePipeline::record(const FeaturePassStats& pass) {
   total_ += pass;
 }
 
+TensorView FeaturePipeline::slot_rows(int slot, std::int64_t rows) {
+  if (!options_.device.is_cuda()) return stages_[static_cast<std::size_t>(slot)].view().slice_rows(0, rows);
+  return {static_cast<float*>(copies_->device_buffer(slot)), rows, source_.cols(), source_.cols(), options_.device};
+}
+
+void FeaturePipeline::allocate_staging() {
+  const std::int64_t slot_rows = std::min(chunk_rows_, source_.rows());
+  if (options_.device.is_cuda()) {
+    if (!copies_) {
+      copies_ = std::make_unique<kernels::cuda::StagingCopies>(
+          options_.device.index, options_.staging_buffers, static_cast<std::size_t>(slot_rows * source_.row_bytes()));
+      // Checked once: page-locked memory stays so while the source (kept alive) holds it.
+      pinned_source_ = source_.rows() > 0 && !source_.is_mapped() &&
+                       kernels::cuda::is_pinned_host(source_.host_row(0));
+    }
+    return;
+  }
+  if (stages_.empty())
+    for (int s = 0; s < options_.staging_buffers; ++s) stages_.push_back(Tensor::empty(slot_rows, source_.cols()));
+}
+
 void FeaturePipeline::stream(const RowTransform& transform, const ChunkConsumer& consume) {
   const std::int64_t n = source_.rows();
+  const std::int64_t cols = source_.cols();
   const std::int64_t chunks = num_chunks();
-  if (stages_.empty())
-    for (int s = 0; s < options_.staging_buffers; ++s)
-      stages_.push_back(Tensor::empty(std::min(chunk_rows_, n), source_.cols()));
+  const bool gpu = options_.device.is_cuda();
+  allocate_staging();
 
   const auto chunk_end = [&](std::int64_t job) { return std::min(n, (job + 1) * chunk_rows_); };
   std::int64_t hits = 0;  // written by the worker only, read after it was joined
-  const auto fill = [&](std::int64_t job, int slot) {
-    const std::int64_t begin = job * chunk_rows_;
-    const std::int64_t end = chunk_end(job);
-    // The read-ahead of the next chunk runs in the kernel while this one is copied.
-    if (job + 1 < chunks) source_.prefetch(end, chunk_end(job + 1));
-    const TensorView out = stages_[static_cast<std::size_t>(slot)].view().slice_rows(0, end - begin);
+  const auto fill_host = [&](std::int64_t begin, std::int64_t end, int slot) {
+    const TensorView out = slot_rows(slot, end - begin);
     if (cache_ != nullptr)
       hits += cache_->assemble(source_, begin, end, out);
     else
       source_.read_rows(begin, end, out);
     source_.release(begin, end);
     if (transform) transform(out, begin);
+  };
+  const std::int64_t row_bytes = source_.row_bytes();
+  const std::int64_t block_rows = std::max<std::int64_t>(1, upload_block_bytes / std::max<std::int64_t>(row_bytes, 1));
+  const auto fill_device = [&](std::int64_t begin, std::int64_t end, int slot) {
+    float* host = static_cast<float*>(copies_->host(slot));
+    const auto offset = [&](std::int64_t row) { return static_cast<std::size_t>((row - begin) * row_bytes); };
+    const auto from_source = [&](std::int64_t first, std::int64_t last) {
+      if (pinned_source_) {
+        // Page-locked source rows: the copy engine reads them where they are, one copy per run.
+        copies_->upload_from(slot, offset(first), source_.host_row(first),
+                             static_cast<std::size_t>((last - first) * row_bytes));
+        return;
+      }
+      for (std::int64_t b = first; b < last; b += block_rows) {
+        const std::int64_t e = std::min(last, b + block_rows);
+        source_.read_rows(b, e, TensorView{host + (b - begin) * cols, e - b, cols, cols, kernels::Device::cpu()});
+        copies_->upload(slot, offset(b), static_cast<std::size_t>((e - b) * row_bytes));
+      }
+    };
+    copies_->begin_fill(slot);
+    if (cache_ == nullptr) {
+      from_source(begin, end);
+    } else {
+      for (const CacheRun& run : cache_->runs(begin, end)) {
+        if (!run.cached()) {
+          from_source(run.begin, run.end);
+          continue;
+        }
+        copies_->copy_from_device(slot, offset(run.begin), cache_->values().data + run.cache_index * cols,
+                                  static_cast<std::size_t>(run.rows() * row_bytes));
+        hits += run.rows();
+      }
+    }
+    source_.release(begin, end);
+    copies_->end_fill(slot);
+  };
+  const auto fill = [&](std::int64_t job, int slot) {
+    const std::int64_t begin = job * chunk_rows_;
+    const std::int64_t end = chunk_end(job);
+    // The read-ahead of the next chunk runs in the kernel while this one is copied.
+    if (job + 1 < chunks) source_.prefetch(end, chunk_end(job + 1));
+    if (gpu)
+      fill_device(begin, end, slot);
+    else
+      fill_host(begin, end, slot);
   };
 
   FeaturePassStats pass;
@@ -169,8 +239,13 @@ void FeaturePipeline::stream(const RowTransform& transform, const ChunkConsumer&
     const int slot = ring.acquire(job);
     const auto start = std::chrono::steady_clock::now();
     const std::int64_t begin = job * chunk_rows_;
-    const TensorView rows = stages_[static_cast<std::size_t>(slot)].view().slice_rows(0, chunk_end(job) - begin);
+    const TensorView rows = slot_rows(slot, chunk_end(job) - begin);
+    if (gpu) {
+      copies_->use(slot);
+      if (transform) transform(rows, begin);
+    }
     consume(rows, begin);
+    if (gpu) copies_->released(slot);
     pass.compute_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ring.release(job);
   }
@@ -184,11 +259,11 @@ void FeaturePipeline::stream(const RowTransform& transform, const ChunkConsumer&
 }
 
 Tensor FeaturePipeline::forward(ConstTensorView weight, const RowTransform& transform) {
-  check_host("forward", "weight", weight);
+  check_device("forward", "weight", weight, options_.device);
   HALO_EXPECTS(weight.rows == source_.cols(), "weight has " + std::to_string(weight.rows) +
                                                   " rows, expected one per feature column (" +
                                                   std::to_string(source_.cols()) + ")");
-  Tensor y = Tensor::empty(source_.rows(), weight.cols);
+  Tensor y = Tensor::empty(source_.rows(), weight.cols, options_.device);
   const TensorView out = y.view();
   stream(transform, [&](TensorView rows, std::int64_t first_row) {
     kernels::gemm(rows, kernels::Transpose::no, weight, kernels::Transpose::no,
@@ -198,8 +273,8 @@ Tensor FeaturePipeline::forward(ConstTensorView weight, const RowTransform& tran
 }
 
 void FeaturePipeline::backward_weight(ConstTensorView grad, TensorView grad_weight, const RowTransform& transform) {
-  check_host("backward_weight", "grad", grad);
-  check_host("backward_weight", "grad_weight", grad_weight);
+  check_device("backward_weight", "grad", grad, options_.device);
+  check_device("backward_weight", "grad_weight", grad_weight, options_.device);
   HALO_EXPECTS(grad.rows == source_.rows(), "grad has " + std::to_string(grad.rows) + " rows, expected " +
                                                 std::to_string(source_.rows()) + " (one per feature row)");
   HALO_EXPECTS(grad_weight.rows == source_.cols() && grad_weight.cols == grad.cols,
@@ -212,6 +287,10 @@ void FeaturePipeline::backward_weight(ConstTensorView grad, TensorView grad_weig
 }
 
 Array<float> FeaturePipeline::aggregate(const graph::CsrGraph& a) {
+  if (options_.device.is_cuda())
+    throw UnsupportedError("FeaturePipeline::aggregate: precomputing the first aggregation by column panels runs on "
+                           "the cpu only; on " + options_.device.to_string() +
+                           " it is issue #7's next step. Stream the features without precompute_first_aggregation");
   const std::int64_t n = source_.rows();
   const std::int64_t cols = source_.cols();
   HALO_EXPECTS(a.num_cols() == n, "the graph has " + std::to_string(a.num_cols()) +

@@ -3,15 +3,22 @@
 // FeatureCache, fit a byte budget; a worker thread fills chunk i + 1 while chunk i is multiplied,
 // and only the narrow results stay resident. On the CPU backend the "device" is the budgeted set
 // of host tensors (staging, cache) and the worker stands for the copy engine, so the budget, the
-// chunking and the overlap are exercised without a GPU.
+// chunking and the overlap are exercised without a GPU. On a GPU the same worker assembles each
+// chunk in a pinned host buffer (or, when the source's rows are page-locked themselves, reads
+// them where they are) and queues its copy on a copy stream of its own
+// (kernels/cuda/staging_copies.hpp) into a device staging buffer, the cached rows coming from the
+// device cache, while halo's stream multiplies the chunk before.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "graph/base/array.hpp"
 #include "graph/csr.hpp"
+#include "kernels/cuda/staging_copies.hpp"
+#include "kernels/device.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/tensor.hpp"
 #include "train/feature_cache.hpp"
@@ -27,6 +34,9 @@ struct FeaturePipelineOptions {
   int staging_buffers = 2;
   // Rows per chunk; 0 = as many as the budget left by the cache allows (at most all rows).
   std::int64_t chunk_rows = 0;
+  // Where the staging buffers live and the products run: the CPU, or a GPU (then the cache, when
+  // given, must be on it too, and the weights and gradients passed in).
+  kernels::Device device;
 };
 
 // How a budget is split when the cache fills the memory the staging buffers leave.
@@ -61,8 +71,10 @@ struct FeaturePassStats {
 // A per-chunk transform applied in place to the staged rows before they are multiplied:
 // fn(rows, first_row) where `rows` holds the rows [first_row, first_row + rows.rows) of X. It must
 // be a pure function of the values and of the row numbers (so backward_weight can recompute
-// it), and must not keep the view. It runs on the pipeline's worker, right after the chunk is
-// staged, with OpenMP loops in it serial on that thread (see FeaturePipeline::stream).
+// it), and must not keep the view. On the CPU it runs on the pipeline's worker, right after the
+// chunk is staged, with OpenMP loops in it serial on that thread (see FeaturePipeline::stream); on
+// a GPU it runs on the calling thread with `rows` in device memory, queued on halo's stream
+// before the chunk's products (the cached rows reach the chunk on the device only).
 using RowTransform = std::function<void(kernels::TensorView rows, std::int64_t first_row)>;
 
 // The input dropout of a first layer as a RowTransform: kernels::dropout_forward with `key`, row
@@ -90,16 +102,17 @@ class FeaturePipeline {
   // Bytes of the staging buffers (allocated or not).
   std::int64_t staging_bytes() const;
 
-  // Y = f(X) · W: `weight` is cols x out (CPU); returns rows x out. No sum crosses chunks: a row
-  // of Y is a row of its chunk's GEMM. OpenBLAS picks its kernel by the product's shape (small
-  // products and single rows take other paths), so values may differ from one in-memory GEMM by
-  // float32 rounding (measured: under 1e-6 of the result's scale; tests hold 1e-5). For a fixed
-  // chunk size and thread count the result is bit for bit the same with or without a cache and
-  // from memory or a map. Cost: one streaming pass over X (X's bytes less the cached rows') and
-  // 2 · rows · cols · out flops.
+  // Y = f(X) · W: `weight` is cols x out (on the pipeline's device); returns rows x out there.
+  // No sum crosses chunks: a row of Y is a row of its chunk's GEMM. OpenBLAS (and cuBLAS) pick
+  // their kernel by the product's shape (small products and single rows take other paths), so
+  // values may differ from one in-memory GEMM by float32 rounding (measured: under 1e-6 of the
+  // result's scale; tests hold 1e-5). For a fixed chunk size and thread count the result is bit
+  // for bit the same with or without a cache and from memory or a map. Cost: one streaming pass
+  // over X (X's bytes less the cached rows') and 2 · rows · cols · out flops.
   kernels::Tensor forward(kernels::ConstTensorView weight, const RowTransform& transform = {});
 
-  // grad_weight += f(X)ᵀ · G: `grad` is rows x out, grad_weight cols x out (CPU); f is recomputed
+  // grad_weight += f(X)ᵀ · G: `grad` is rows x out, grad_weight cols x out (on the pipeline's
+  // device); f is recomputed
   // chunk by chunk, nothing of the forward is kept. The sum over rows is taken chunk by chunk in
   // row order (one more float32 rounding per chunk), so it differs from one in-memory GEMM by
   // rounding only: tests hold it within 1e-5 of the result's scale, down to one-row chunks. For a
@@ -119,7 +132,8 @@ class FeaturePipeline {
   // InvalidArgument names the minimum (w = 1) when even that does not fit. Releases the staging
   // buffers first. Z (a.num_rows() x cols) is host memory as large as X; wrap it in
   // FeatureSource::from_array to stream later epochs from it. Cost: cols / w passes over the pages
-  // of X (each value copied once), O(nnz · cols) flops.
+  // of X (each value copied once), O(nnz · cols) flops. CPU only: on a GPU it throws
+  // UnsupportedError (the panels' SpMM on the device is not written yet, issue #7).
   Array<float> aggregate(const graph::CsrGraph& a);
 
   // One streaming pass over X in row order, the primitive forward and backward_weight are written
@@ -131,7 +145,11 @@ class FeaturePipeline {
   // OpenMP region (the transform's kernel) with an OpenBLAS call (the GEMM) for every chunk, and
   // each thread pool spins while the other runs: on 2 cores that took a third more time than
   // the whole in-memory epoch's first layer. Records one pass in last_pass() and total(). An
-  // exception from either side ends the pass and reaches the caller, the worker stopped.
+  // exception from either side ends the pass and reaches the caller, the worker stopped. On a GPU
+  // the worker's fill is the chunk's copies (source rows through a pinned buffer, cached rows
+  // device to device) and ends when they have landed; `rows` is then device memory, and consume
+  // queues its work on halo's stream (which the slot's next fill waits for through an event, so
+  // consume need not wait for its kernels).
   using ChunkConsumer = std::function<void(kernels::TensorView rows, std::int64_t first_row)>;
   void stream(const RowTransform& transform, const ChunkConsumer& consume);
 
@@ -141,12 +159,17 @@ class FeaturePipeline {
 
  private:
   void record(const FeaturePassStats& pass);
+  // The staging slot's first `rows` rows (host tensor, or the GPU slot's device buffer).
+  kernels::TensorView slot_rows(int slot, std::int64_t rows);
+  void allocate_staging();
 
   const FeatureSource& source_;
   const FeatureCache* cache_;
   FeaturePipelineOptions options_;
   std::int64_t chunk_rows_ = 0;
-  std::vector<kernels::Tensor> stages_;
+  std::vector<kernels::Tensor> stages_;                   // CPU staging
+  std::unique_ptr<kernels::cuda::StagingCopies> copies_;  // GPU staging
+  bool pinned_source_ = false;                            // GPU: the source's rows are page-locked
   FeaturePassStats last_;
   FeaturePassStats total_;
 };

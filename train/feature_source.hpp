@@ -54,6 +54,10 @@ class FeatureSource {
   std::int64_t bytes() const { return rows_ * row_bytes(); }
   // True when the values are a file map, so prefetch() and release() act.
   bool is_mapped() const { return mapped_; }
+  // The address of row `row` (row-major, rows() x cols()) when the values are in this process's
+  // address space (an array or a map), nullptr for a Reader source: a GPU pipeline copies from it
+  // directly when that memory is page-locked. O(1).
+  const float* host_row(std::int64_t row) const { return data_ != nullptr ? data_ + row * cols_ : nullptr; }
 
   // Copies `block` into `out` (host, block.rows() x block.cols(), any row stride). Single-threaded
   // memcpy per row (the pipeline calls it from its worker, which stands for a copy engine and

@@ -117,12 +117,12 @@ TrainSummary train(TrainingProblem& problem, const ModelConfig& model_config, co
   std::optional<Model> first(std::in_place, model_config, shape.feature_dim, shape.num_classes, config.seed,
                              *problem.operators, config.device);
   TrainSummary summary;
-  // On a GPU the plan is of the GPU's memory, and the features are always resident there.
+  // On a GPU the plan is of the GPU's memory: the features are resident there, or streamed to it.
   const bool gpu = config.device.is_cuda();
   const std::int64_t available = gpu ? detail::gpu_memory_bytes(config.device) : machine_available_bytes();
   FeaturePlacement placement;
   if (gpu)
-    summary.memory_plan = detail::gpu_memory_plan(problem.plan_memory(*first));
+    placement = detail::plan_gpu_memory(problem, *first, config, available, summary.memory_plan);
   else
     placement = detail::plan_memory(problem, *first, config, process_bytes, available, summary.memory_plan);
   log_info(fmt::format("memory plan{}: {} needed (limit {}, {} {})", gpu ? " on " + config.device.to_string() : "",

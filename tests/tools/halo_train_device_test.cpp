@@ -1,6 +1,7 @@
 // Tests of halo-train's --device flag end to end: --device cuda trains on the GPU where one is
 // usable and otherwise fails in one line naming the device; a GPU the machine does not have fails
-// in one line everywhere; feature streaming on a GPU is refused in one line naming issue #7.
+// in one line everywhere; a precomputed first aggregation on a GPU is refused in one line naming
+// issue #7.
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -79,13 +80,16 @@ TEST_CASE("halo-train --device cuda trains on the GPU, or fails in one line nami
   }
 }
 
-TEST_CASE("halo-train refuses a GPU the machine does not have, and feature streaming on a GPU, in one line",
-          "[tools]") {
+TEST_CASE(
+    "halo-train refuses a GPU the machine does not have, and a precomputed first aggregation on a GPU, in one line",
+    "[tools]") {
   ScratchDir scratch;
   const std::string data = make_dataset(scratch);
   check_one_line_error(run("halo-train", "--dataset " + data + " --device cuda:64 --epochs 1 -q", scratch),
                        {"cuda:64"});
-  check_one_line_error(
-      run("halo-train", "--dataset " + data + " --device cuda --feature-memory-budget 64K --epochs 1 -q", scratch),
-      {"cuda:0", "issue #7"});
+  check_one_line_error(run("halo-train",
+                           "--dataset " + data +
+                               " --device cuda --precompute-first-aggregation --input-dropout 0 --epochs 1 -q",
+                           scratch),
+                       {"cuda:0", "issue #7"});
 }

@@ -1,7 +1,8 @@
 // Tests of train/feature_cache.*: which rows a budget keeps, that assembled chunks equal the
-// source's rows whatever is cached, and the degree scores.
+// source's rows whatever is cached, the runs a GPU chunk is copied by, and the degree scores.
 #include "train/feature_cache.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <vector>
@@ -96,6 +97,48 @@ TEST_CASE("FeatureCache::assemble reads each run of uncached rows with one sourc
   CHECK(cache.assemble(s, 0, 8, TensorView{out.data(), 8, 1, 1, kernels::Device::cpu()}) == 2);
   CHECK(reads == std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 2}, {3, 5}, {6, 8}});
   CHECK(out == std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8});
+}
+
+TEST_CASE("FeatureCache::runs splits a chunk into alternating source and cache runs covering it exactly", "[train]") {
+  //   row:    0 1 2 3 4 5 6 7 8 9
+  //   cached:   x x   x       x x    (cache positions 0..4 hold rows 1 2 4 8 9)
+  const FeatureSource s = FeatureSource::from_array(random_features(4, 10, 3));
+  const std::vector<double> scores{0, 1, 1, 0, 1, 0, 0, 0, 1, 1};
+  const FeatureCache cache = FeatureCache::build(s, scores, 5 * 12);
+  REQUIRE(cache.rows() == std::vector<std::int64_t>{1, 2, 4, 8, 9});
+  const auto as_tuples = [](const std::vector<CacheRun>& runs) {
+    std::vector<std::vector<std::int64_t>> out;
+    for (const CacheRun& r : runs) out.push_back({r.begin, r.end, r.cache_index});
+    return out;
+  };
+  using Runs = std::vector<std::vector<std::int64_t>>;
+  CHECK(as_tuples(cache.runs(0, 10)) ==
+        Runs{{0, 1, -1}, {1, 3, 0}, {3, 4, -1}, {4, 5, 2}, {5, 8, -1}, {8, 10, 3}});
+  // A chunk boundary inside a cached run and inside a source run.
+  CHECK(as_tuples(cache.runs(2, 7)) == Runs{{2, 3, 1}, {3, 4, -1}, {4, 5, 2}, {5, 7, -1}});
+  CHECK(as_tuples(cache.runs(9, 10)) == Runs{{9, 10, 4}});
+  CHECK(as_tuples(cache.runs(6, 8)) == Runs{{6, 8, -1}});
+  CHECK(cache.runs(5, 5).empty());
+  CHECK(as_tuples(FeatureCache().runs(0, 4)) == Runs{{0, 4, -1}});
+  CHECK_THROWS_AS(cache.runs(5, 4), InvalidArgument);
+
+  // Against a row-by-row reference: every row of every chunk is covered once, from the right place.
+  for (std::int64_t chunk = 1; chunk <= 10; ++chunk)
+    for (std::int64_t begin = 0; begin < 10; begin += chunk) {
+      const std::int64_t end = std::min<std::int64_t>(10, begin + chunk);
+      std::int64_t next = begin;
+      for (const CacheRun& r : cache.runs(begin, end)) {
+        CHECK(r.begin == next);
+        CHECK(r.end > r.begin);
+        for (std::int64_t row = r.begin; row < r.end; ++row) {
+          const auto at = std::find(cache.rows().begin(), cache.rows().end(), row);
+          const std::int64_t position = at == cache.rows().end() ? -1 : at - cache.rows().begin();
+          CHECK((r.cached() ? r.cache_index + row - r.begin : -1) == position);
+        }
+        next = r.end;
+      }
+      CHECK(next == end);
+    }
 }
 
 TEST_CASE("degree_scores counts the entries of each row", "[train]") {

@@ -1,10 +1,12 @@
 // halo-bench: kernel benchmarks with JSON output. `spmm` times the aggregation kernel on a
 // dataset's graph at several feature widths, next to a STREAM-style copy measured in the same run
 // (the memory-bandwidth ceiling of this machine); `gpu-spmm` and `gpu-gcn` do the same on a GPU
-// (halo's SpMM against cuSPARSE) and time a GCN training epoch there.
+// (halo's SpMM against cuSPARSE) and time a GCN training epoch there; `gpu-feature-streaming`
+// times feature streaming on a GPU against a pinned copy and against in-memory training.
 #include <CLI/CLI.hpp>
 
 #include "tools/common/program.hpp"
+#include "tools/halo_bench/feature_stream_bench.hpp"
 #include "tools/halo_bench/gpu_bench.hpp"
 #include "tools/halo_bench/spmm_bench.hpp"
 
@@ -42,6 +44,21 @@ int main(int argc, char** argv) {
   csub->add_option("--epochs", gpu_gcn.epochs, "Epochs (the first is not timed)")->capture_default_str();
   csub->add_option("--json", gpu_gcn.json, "Write the results as JSON to FILE ('-' = stdout)");
 
+  GpuFeatureStreamingBench streaming;
+  CLI::App* fsub = app.add_subcommand("gpu-feature-streaming",
+                                      "Stream features past a GPU budget against a pinned copy and in-memory training");
+  fsub->add_option("--rows", streaming.rows, "Rows of the streamed features")->capture_default_str();
+  fsub->add_option("--cols", streaming.cols, "Columns of the streamed features")->capture_default_str();
+  fsub->add_option("--budget-fraction", streaming.budget_fraction, "Budget as a fraction of the features")
+      ->capture_default_str();
+  fsub->add_option("--staging-buffers", streaming.staging_buffers, "2 or 3")->capture_default_str();
+  fsub->add_option("--repeat", streaming.repeat, "Timed passes (the median is reported)")->capture_default_str();
+  fsub->add_option("--train-nodes", streaming.train_nodes, "Vertices of the training graph")->capture_default_str();
+  fsub->add_option("--train-features", streaming.train_features, "Features of the training graph")
+      ->capture_default_str();
+  fsub->add_option("--epochs", streaming.epochs, "Training epochs per run")->capture_default_str();
+  fsub->add_option("--json", streaming.json, "Write the results as JSON to FILE ('-' = stdout)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -51,6 +68,7 @@ int main(int argc, char** argv) {
   return run_program("halo-bench", [&] {
     if (gsub->parsed()) return run_gpu_spmm_bench(gpu_spmm);
     if (csub->parsed()) return run_gpu_gcn_bench(gpu_gcn);
+    if (fsub->parsed()) return run_gpu_feature_streaming_bench(streaming);
     return run_spmm_bench(spmm);
   });
 }

@@ -119,8 +119,8 @@ int train_partitions_on_gpus(TrainOptions& options, train::dist::Communicator& w
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"halo-train: full-graph training of GCN and GraphSAGE models on a halo dataset directory, or on a "
-               "partition directory with one MPI rank per part"};
+  CLI::App app{"halo-train: full-graph training of GCN, GraphSAGE and R-GCN models on a halo dataset directory, or "
+               "on a partition directory with one MPI rank per part (on the CPU, or one GPU per rank over NCCL)"};
   // One line on stderr for every bad command line, as for every other failure.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return std::string("halo-train: error: ") + e.what() + " (see --help)\n";

@@ -1,5 +1,5 @@
-// The trainer's set-up of the first layer's input: the plan with the features placed (or, on a
-// GPU, resident), the refusals, the options and the report.
+// The trainer's set-up of the first layer's input: the plan with the features placed (in host
+// memory or on a GPU), the refusals, the options and the report.
 #include "train/detail/feature_setup.hpp"
 
 #include <utility>
@@ -46,14 +46,27 @@ FeaturePlacement plan_memory(TrainingProblem& problem, const Model& model, const
   return placement;
 }
 
+FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const Model& model, const TrainConfig& config,
+                                 std::int64_t gpu_bytes, MemoryPlan& plan) {
+  const Array<float>& x = *problem.features;
+  MemoryPlan resident = problem.plan_memory(model);
+  const std::int64_t input_bytes = model.input_activation_bytes(x.rows());
+  // The source stays in host memory: no file pages are mapped on the GPU (mapped = false).
+  const FeaturePlacement placement =
+      place_features(gpu_memory_plan(plan_feature_input(resident, input_bytes, {}, 0)).total_bytes(),
+                     gpu_memory_plan(plan_feature_input(resident, input_bytes, {true, 0, 0}, 0)).total_bytes(),
+                     x.rows(), x.cols(), false, config.feature_memory_budget, config.memory_limit, gpu_bytes);
+  plan = gpu_memory_plan(plan_feature_input(std::move(resident), input_bytes, placement, 0));
+  return placement;
+}
+
 void check_gpu_feature_settings(const TrainConfig& config) {
   if (!config.device.is_cuda()) return;
-  if (config.feature_memory_budget > 0 || config.precompute_first_aggregation)
+  if (config.precompute_first_aggregation)
     throw UnsupportedError(fmt::format(
-        "train: feature streaming (feature_memory_budget {}, precompute_first_aggregation {}) runs on the cpu only; "
-        "on {} it is issue #7. Train on {} with the features resident, or stream them on the cpu",
-        config.feature_memory_budget, config.precompute_first_aggregation, config.device.to_string(),
-        config.device.to_string()));
+        "train: precompute_first_aggregation runs on the cpu only; on {} it is issue #7 (streamed features on {} "
+        "are multiplied chunk by chunk without it). Train on {} without it, or precompute on the cpu",
+        config.device.to_string(), config.device.to_string(), config.device.to_string()));
 }
 
 MemoryPlan gpu_memory_plan(MemoryPlan plan) {

@@ -1,5 +1,5 @@
 // The trainer's set-up of the first layer's input (issue #7): the memory plan with the features
-// placed (on the CPU) or resident (on a GPU), the refusals of what cannot run, the FeatureInput
+// placed (resident or streamed, in host memory or on a GPU), the refusals of what cannot run, the FeatureInput
 // options, and what is reported about it. Internal to train/trainer.cpp, kept apart so the
 // trainer loop stays readable.
 #pragma once
@@ -29,12 +29,20 @@ FeaturePassStats passes_since(const FeaturePassStats& before, const FeaturePassS
 FeaturePlacement plan_memory(TrainingProblem& problem, const Model& model, const TrainConfig& config,
                              std::int64_t process_bytes, std::int64_t available, MemoryPlan& plan);
 
+// Sets `plan` to the plan of what a run on a GPU keeps there (gpu_memory_plan of the problem's
+// plan for `model`) with the features as place_features places them in `gpu_bytes` of GPU memory
+// (and config.memory_limit): resident when they fit, else streamed from host memory with the
+// forced budget or the spare GPU memory as the budget of the device staging buffers and cache.
+// Returns that placement. O(items).
+FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const Model& model, const TrainConfig& config,
+                                 std::int64_t gpu_bytes, MemoryPlan& plan);
+
 // Refuses (UnsupportedError, naming issue #7) what a run on a GPU cannot do with its features:
-// stream them (a forced budget) or precompute their first aggregation. Nothing on the CPU.
+// precompute their first aggregation. Nothing on the CPU.
 void check_gpu_feature_settings(const TrainConfig& config);
 
 // The plan of what a run on a GPU keeps there, from the problem's plan for the model (features
-// resident, as on a GPU they always are): every item but the stored CSR, which stays on the host
+// resident, or their staging and cache when streamed): every item but the stored CSR, which stays on the host
 // (the GPU holds the operators built from it). The labels and splits stay on the host too, but
 // their item stands for the rows and labels the loss kernels copy to the GPU per call (at most 16
 // bytes a vertex, as much as the item). O(items).
