@@ -25,6 +25,53 @@ void batch_norm_sums(ConstTensorView x, TensorView sums) {
   cpu::batch_norm_sums(x, sums);
 }
 
+void batch_norm_statistics(ConstTensorView sums, double n, float eps, float momentum, TensorView stats,
+                           TensorView running_mean, TensorView running_var) {
+  detail::check_view("batch_norm_statistics", "sums", sums);
+  HALO_EXPECTS(sums.rows == 2, "batch_norm_statistics: sums must have 2 rows, got " + std::to_string(sums.rows));
+  detail::check_shape("batch_norm_statistics", "stats", stats, 2, sums.cols);
+  detail::check_shape("batch_norm_statistics", "running_mean", running_mean, 1, sums.cols);
+  detail::check_shape("batch_norm_statistics", "running_var", running_var, 1, sums.cols);
+  for (const ConstTensorView& v : {ConstTensorView(stats), ConstTensorView(running_mean), ConstTensorView(running_var)})
+    detail::check_device("batch_norm_statistics", "every operand", v, sums.device);
+  HALO_EXPECTS(n > 1, "batch_norm_statistics: needs more than one row, got n = " + std::to_string(n));
+  HALO_EXPECTS(eps > 0 && momentum >= 0 && momentum <= 1,
+               "batch_norm_statistics: needs eps > 0 and momentum in [0, 1], got eps " + std::to_string(eps) +
+                   ", momentum " + std::to_string(momentum));
+  HALO_EXPECTS(!detail::overlaps(stats, sums) && !detail::overlaps(stats, running_mean) &&
+                   !detail::overlaps(stats, running_var) && !detail::overlaps(running_mean, running_var) &&
+                   !detail::overlaps(running_mean, sums) && !detail::overlaps(running_var, sums),
+               "batch_norm_statistics: the operands may not overlap");
+  ScopedKernelTimer timer(KernelFamily::other);
+  if (sums.device.is_cuda()) {
+    require_device(sums.device);
+    cuda::batch_norm_statistics(sums, n, eps, momentum, stats, running_mean, running_var);
+    return;
+  }
+  cpu::batch_norm_statistics(sums, n, eps, momentum, stats, running_mean, running_var);
+}
+
+void batch_norm_running_statistics(ConstTensorView running_mean, ConstTensorView running_var, float eps,
+                                   TensorView stats) {
+  detail::check_view("batch_norm_running_statistics", "running_mean", running_mean);
+  HALO_EXPECTS(running_mean.rows == 1, "batch_norm_running_statistics: running_mean must have 1 row, got " +
+                                           std::to_string(running_mean.rows));
+  detail::check_shape("batch_norm_running_statistics", "running_var", running_var, 1, running_mean.cols);
+  detail::check_shape("batch_norm_running_statistics", "stats", stats, 2, running_mean.cols);
+  for (const ConstTensorView& v : {running_var, ConstTensorView(stats)})
+    detail::check_device("batch_norm_running_statistics", "every operand", v, running_mean.device);
+  HALO_EXPECTS(eps > 0, "batch_norm_running_statistics: needs eps > 0, got " + std::to_string(eps));
+  HALO_EXPECTS(!detail::overlaps(stats, running_mean) && !detail::overlaps(stats, running_var),
+               "batch_norm_running_statistics: stats may not overlap the running statistics");
+  ScopedKernelTimer timer(KernelFamily::other);
+  if (running_mean.device.is_cuda()) {
+    require_device(running_mean.device);
+    cuda::batch_norm_running_statistics(running_mean, running_var, eps, stats);
+    return;
+  }
+  cpu::batch_norm_running_statistics(running_mean, running_var, eps, stats);
+}
+
 void batch_norm_forward(ConstTensorView x, ConstTensorView stats, ConstTensorView gamma, ConstTensorView beta,
                         TensorView y) {
   detail::check_view("batch_norm_forward", "x", x);

@@ -1,9 +1,8 @@
-// BatchNorm: sums, statistics and normalisation as separate steps, so that a distributed version
-// only has to reduce the sums between them.
+// BatchNorm: sums, statistics and normalisation as separate kernels on the tensors' device, so that
+// a distributed version only has to reduce the sums between them (on the device when the
+// communicator moves buffers there).
 #include "train/batch_norm.hpp"
 
-#include <algorithm>
-#include <cmath>
 #include <vector>
 
 #include "graph/base/error.hpp"
@@ -33,39 +32,19 @@ Tensor BatchNorm::forward(const Tensor& x, const Step& step) {
   const std::int64_t features = gamma_.value.cols();
   HALO_EXPECTS(x.cols() == features, "BatchNorm " + name_ + ": input has " + std::to_string(x.cols()) +
                                          " columns, expected " + std::to_string(features));
-  const auto f = static_cast<std::size_t>(features);
-  std::vector<float> stats(2 * f);
+  stats_ = Tensor::empty(2, features, x.device());
   if (step.training) {
     Tensor sums = Tensor::empty(2, features, x.device());
     kernels::batch_norm_sums(x.view(), sums.view());
     all_reduce_sums(sums);
-    const double n = static_cast<double>(comm_ != nullptr ? dist::all_reduce_value(*comm_, x.rows()) : x.rows());
+    const double n = static_cast<double>(distributed() ? dist::all_reduce_value(*comm_, x.rows()) : x.rows());
     HALO_EXPECTS(n > 1, "BatchNorm " + name_ + ": training needs more than one row, got " + std::to_string(n));
-    const std::vector<float> s = sums.to_vector();
-    std::vector<float> running_mean = running_mean_.to_vector();
-    std::vector<float> running_var = running_var_.to_vector();
-    for (std::size_t j = 0; j < f; ++j) {
-      const double mean = s[j] / n;
-      // E[x²] - E[x]² can come out slightly negative from rounding when the variance is tiny.
-      const double var = std::max(s[f + j] / n - mean * mean, 0.0);
-      stats[j] = static_cast<float>(mean);
-      stats[f + j] = static_cast<float>(1.0 / std::sqrt(var + eps_));
-      // PyTorch tracks the unbiased variance but normalises with the biased one.
-      running_mean[j] = static_cast<float>((1.0 - momentum_) * running_mean[j] + momentum_ * mean);
-      running_var[j] = static_cast<float>((1.0 - momentum_) * running_var[j] + momentum_ * var * n / (n - 1));
-    }
-    running_mean_.copy_from(Tensor::from_vector(1, features, running_mean).view());
-    running_var_.copy_from(Tensor::from_vector(1, features, running_var).view());
+    kernels::batch_norm_statistics(sums.view(), n, eps_, momentum_, stats_.view(), running_mean_.view(),
+                                   running_var_.view());
     rows_ = n;
   } else {
-    const std::vector<float> mean = running_mean_.to_vector();
-    const std::vector<float> var = running_var_.to_vector();
-    for (std::size_t j = 0; j < f; ++j) {
-      stats[j] = mean[j];
-      stats[f + j] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(var[j]) + eps_));
-    }
+    kernels::batch_norm_running_statistics(running_mean_.view(), running_var_.view(), eps_, stats_.view());
   }
-  stats_ = Tensor::from_vector(2, features, stats, x.device());
   Tensor y = Tensor::empty(x.rows(), features, x.device());
   kernels::batch_norm_forward(x.view(), stats_.view(), gamma_.value.view(), beta_.value.view(), y.view());
   saved_ = step.training;
@@ -109,12 +88,18 @@ std::vector<std::pair<std::string, Tensor*>> BatchNorm::buffers() {
   return {{name_ + ".running_mean", &running_mean_}, {name_ + ".running_var", &running_var_}};
 }
 
+bool BatchNorm::distributed() const { return comm_ != nullptr && comm_->size() > 1; }
+
 void BatchNorm::all_reduce_sums(Tensor& sums) {
-  if (comm_ == nullptr) return;
-  // Host round trip of 2 x features floats: the communicator's buffers live on its device.
+  if (!distributed()) return;
+  if (comm_->device() == sums.device()) {
+    comm_->all_reduce(sums.data(), sums.rows() * sums.cols(), dist::DataType::float32);
+    return;
+  }
+  // A host communicator with the tensors on a GPU: the 2 x features sums travel through the host.
   std::vector<float> host = sums.to_vector();
   dist::all_reduce(*comm_, host);
-  sums.copy_from(Tensor::from_vector(sums.rows(), sums.cols(), host).view());
+  sums.copy_from(Tensor::from_vector(sums.rows(), sums.cols(), host, sums.device()).view());
 }
 
 }  // namespace halo::train

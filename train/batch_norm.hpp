@@ -27,8 +27,11 @@ class BatchNorm : public Layer {
             dist::Communicator* comm = nullptr, float eps = 1e-5f, float momentum = 0.1f);
 
   // Training: column sums of x and x² (one pass), all-reduced, then mean and biased variance in
-  // double on the host, the running statistics updated, and a second pass to normalise; keeps a
-  // view of x. Evaluation: one pass with the running statistics. Deterministic.
+  // double and the running statistics updated (kernels::batch_norm_statistics), and a second pass
+  // to normalise; keeps a view of x. Evaluation: one pass with the running statistics. Everything
+  // stays on x's device: with more than one rank the sums are all-reduced in place when the
+  // communicator moves buffers on that device (NCCL for GPU tensors, MPI for CPU ones), through the
+  // host otherwise; only the row count (a host integer) is all-reduced apart. Deterministic.
   kernels::Tensor forward(const kernels::Tensor& x, const Step& step) override;
   // Two passes (Σ g and Σ g · x_hat, all-reduced, then grad_x); dgamma += Σ g · x_hat and
   // dbeta += Σ g over this rank's rows (the gradient all-reduce completes them).
@@ -43,6 +46,8 @@ class BatchNorm : public Layer {
   Parameter& beta() { return beta_; }
 
  private:
+  // True with a communicator of more than one rank.
+  bool distributed() const;
   // Sums (2 x features) over every rank holding part of the graph, in place.
   void all_reduce_sums(kernels::Tensor& sums);
 

@@ -1,6 +1,8 @@
 // CPU batch normalisation over all rows: column statistics through reduce_rows (double,
-// independent of the thread count), elementwise passes in parallel over rows.
+// independent of the thread count), mean and inverse deviation per column in double, elementwise
+// passes in parallel over rows.
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "graph/base/parallel.hpp"
@@ -37,6 +39,26 @@ void batch_norm_sums(ConstTensorView x, TensorView sums) {
                            }
                          }),
              cols, sums);
+}
+
+void batch_norm_statistics(ConstTensorView sums, double n, float eps, float momentum, TensorView stats,
+                           TensorView running_mean, TensorView running_var) {
+  for (std::int64_t j = 0; j < sums.cols; ++j) {
+    const double mean = sums.row(0)[j] / n;
+    const double var = std::max(sums.row(1)[j] / n - mean * mean, 0.0);
+    stats.row(0)[j] = static_cast<float>(mean);
+    stats.row(1)[j] = static_cast<float>(1.0 / std::sqrt(var + eps));
+    running_mean.data[j] = static_cast<float>((1.0 - momentum) * running_mean.data[j] + momentum * mean);
+    running_var.data[j] = static_cast<float>((1.0 - momentum) * running_var.data[j] + momentum * var * n / (n - 1));
+  }
+}
+
+void batch_norm_running_statistics(ConstTensorView running_mean, ConstTensorView running_var, float eps,
+                                   TensorView stats) {
+  for (std::int64_t j = 0; j < running_mean.cols; ++j) {
+    stats.row(0)[j] = running_mean.data[j];
+    stats.row(1)[j] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(running_var.data[j]) + eps));
+  }
 }
 
 void batch_norm_forward(ConstTensorView x, ConstTensorView stats, ConstTensorView gamma, ConstTensorView beta,

@@ -71,6 +71,10 @@ std::int64_t count_correct(ConstTensorView logits, const std::int64_t* labels, I
 
 // batch_norm.cpp
 void batch_norm_sums(ConstTensorView x, TensorView sums);
+void batch_norm_statistics(ConstTensorView sums, double n, float eps, float momentum, TensorView stats,
+                           TensorView running_mean, TensorView running_var);
+void batch_norm_running_statistics(ConstTensorView running_mean, ConstTensorView running_var, float eps,
+                                   TensorView stats);
 void batch_norm_forward(ConstTensorView x, ConstTensorView stats, ConstTensorView gamma, ConstTensorView beta,
                         TensorView y);
 void batch_norm_backward_sums(ConstTensorView x, ConstTensorView stats, ConstTensorView grad_y, TensorView reduce);

@@ -1,6 +1,6 @@
 // CUDA batch normalisation over all rows, twin of kernels/cpu/batch_norm.cpp: column statistics
-// through the deterministic column sums of kernel_util.cuh (double), elementwise passes over the
-// window.
+// through the deterministic column sums of kernel_util.cuh (double), the mean and inverse
+// deviation per column in double (the CPU's bits), elementwise passes over the window.
 #include <cstdint>
 
 #include "kernels/cuda/cuda_kernels.hpp"
@@ -40,6 +40,33 @@ __global__ void store_pair(const double* total, std::int64_t cols, float* out, s
   if (j >= cols) return;
   out[j] = static_cast<float>(total[j]);
   out[out_stride + j] = static_cast<float>(total[cols + j]);
+}
+
+// The twin of cpu::batch_norm_statistics, one thread per column. The operations are spelled as
+// round-to-nearest intrinsics so that nvcc does not fuse them into FMAs: the statistics then have
+// the CPU's bits.
+__global__ void statistics(const float* sums, std::int64_t sums_stride, double n, double eps, double momentum,
+                           std::int64_t cols, float* stats, std::int64_t stats_stride, float* running_mean,
+                           float* running_var) {
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= cols) return;
+  const double mean = __ddiv_rn(sums[j], n);
+  const double var = fmax(__dsub_rn(__ddiv_rn(sums[sums_stride + j], n), __dmul_rn(mean, mean)), 0.0);
+  stats[j] = static_cast<float>(mean);
+  stats[stats_stride + j] = static_cast<float>(__ddiv_rn(1.0, __dsqrt_rn(__dadd_rn(var, eps))));
+  const double keep = __dsub_rn(1.0, momentum);
+  running_mean[j] = static_cast<float>(__dadd_rn(__dmul_rn(keep, running_mean[j]), __dmul_rn(momentum, mean)));
+  const double unbiased = __ddiv_rn(__dmul_rn(__dmul_rn(momentum, var), n), __dsub_rn(n, 1.0));
+  running_var[j] = static_cast<float>(__dadd_rn(__dmul_rn(keep, running_var[j]), unbiased));
+}
+
+__global__ void running_statistics(const float* running_mean, const float* running_var, double eps, std::int64_t cols,
+                                   float* stats, std::int64_t stats_stride) {
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= cols) return;
+  stats[j] = running_mean[j];
+  stats[stats_stride + j] =
+      static_cast<float>(__ddiv_rn(1.0, __dsqrt_rn(__dadd_rn(static_cast<double>(running_var[j]), eps))));
 }
 
 struct Forward {
@@ -99,6 +126,27 @@ void batch_norm_sums(ConstTensorView x, TensorView sums) {
   if (x.cols == 0) return;
   const DeviceBuffer<double> total = column_totals<2>(d, x.rows, x.cols, SumAndSquareTerm{x.data, x.stride});
   store_pair<<<blocks_for(x.cols), threads_per_block, 0, stream_of(d)>>>(total.data(), x.cols, sums.data, sums.stride);
+  HALO_CUDA_CHECK_LAUNCH();
+}
+
+void batch_norm_statistics(ConstTensorView sums, double n, float eps, float momentum, TensorView stats,
+                           TensorView running_mean, TensorView running_var) {
+  const int d = sums.device.index;
+  ScopedDevice scoped(d);
+  if (sums.cols == 0) return;
+  statistics<<<blocks_for(sums.cols), threads_per_block, 0, stream_of(d)>>>(
+      sums.data, second_row(sums), n, eps, momentum, sums.cols, stats.data, stats.stride, running_mean.data,
+      running_var.data);
+  HALO_CUDA_CHECK_LAUNCH();
+}
+
+void batch_norm_running_statistics(ConstTensorView running_mean, ConstTensorView running_var, float eps,
+                                   TensorView stats) {
+  const int d = running_mean.device.index;
+  ScopedDevice scoped(d);
+  if (running_mean.cols == 0) return;
+  running_statistics<<<blocks_for(running_mean.cols), threads_per_block, 0, stream_of(d)>>>(
+      running_mean.data, running_var.data, eps, running_mean.cols, stats.data, stats.stride);
   HALO_CUDA_CHECK_LAUNCH();
 }
 

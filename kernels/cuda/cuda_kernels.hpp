@@ -9,7 +9,8 @@
 //   on the GPU (loss, accuracy, sums), which waits for it.
 // - Index arrays (IndexView, labels, steps) are host memory, as for the CPU twins: they are
 //   checked on the host, then copied to the GPU with the work (no round trip). A device pointer
-//   passed as one is refused with InvalidArgument.
+//   passed as one is refused with InvalidArgument. The exception: the *_prepared loss functions,
+//   which take the device arrays of a kernels::LossRows (checked when it was made).
 // - Results do not depend on timing: no floating-point atomics; sums run in fixed orders.
 #pragma once
 
@@ -71,9 +72,19 @@ void dropout(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView
 LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, IndexView mask, float grad_scale,
                         TensorView grad);
 std::int64_t count_correct(ConstTensorView logits, const std::int64_t* labels, IndexView mask);
+// The same over masked rows and their labels already in device memory (n each, made by
+// LossRows, which checked them); nothing but the results comes back to the host.
+LossSum log_softmax_nll_prepared(ConstTensorView logits, const std::int64_t* rows, const std::int64_t* labels,
+                                 std::int64_t n, float grad_scale, TensorView grad);
+std::int64_t count_correct_prepared(ConstTensorView logits, const std::int64_t* rows, const std::int64_t* labels,
+                                    std::int64_t n);
 
 // batch_norm.cu
 void batch_norm_sums(ConstTensorView x, TensorView sums);
+void batch_norm_statistics(ConstTensorView sums, double n, float eps, float momentum, TensorView stats,
+                           TensorView running_mean, TensorView running_var);
+void batch_norm_running_statistics(ConstTensorView running_mean, ConstTensorView running_var, float eps,
+                                   TensorView stats);
 void batch_norm_forward(ConstTensorView x, ConstTensorView stats, ConstTensorView gamma, ConstTensorView beta,
                         TensorView y);
 void batch_norm_backward_sums(ConstTensorView x, ConstTensorView stats, ConstTensorView grad_y, TensorView reduce);

@@ -1,6 +1,7 @@
 // CUDA log-softmax + NLL and accuracy over a row subset, twins of kernels/cpu/loss.cpp. The mask
 // and labels are checked on the host exactly as the CPU twin checks them; then only the masked
-// rows' ids and labels travel to the GPU. One warp per masked row; per-row losses are summed in a
+// rows' ids and labels travel to the GPU (every call, or once for a LossRows: the _prepared
+// entry points). One warp per masked row; per-row losses are summed in a
 // fixed order (kernel_util.cuh), so the total does not depend on timing.
 #include <cmath>
 #include <cstdint>
@@ -90,25 +91,50 @@ __global__ void correct_kernel(const float* logits, std::int64_t stride, std::in
 
 }  // namespace
 
+LossSum log_softmax_nll_prepared(ConstTensorView logits, const std::int64_t* rows, const std::int64_t* labels,
+                                 std::int64_t n, float grad_scale, TensorView grad) {
+  const int d = logits.device.index;
+  ScopedDevice scoped(d);
+  const bool with_grad = grad.data != nullptr;
+  if (with_grad) fill(d, grad.data, grad.rows, grad.cols, grad.stride, 0.0f);
+  if (n == 0) return LossSum{0.0, 0};
+  DeviceBuffer<double> losses(d, n);
+  nll_kernel<<<blocks_for(n * 32), threads_per_block, 0, stream_of(d)>>>(logits.data, logits.stride, logits.cols,
+                                                                         rows, labels, n, grad_scale,
+                                                                         with_grad ? grad.data : nullptr, grad.stride,
+                                                                         losses.data());
+  HALO_CUDA_CHECK_LAUNCH();
+  return LossSum{sum_in_order(d, losses.data(), n), n};
+}
+
+std::int64_t count_correct_prepared(ConstTensorView logits, const std::int64_t* rows, const std::int64_t* labels,
+                                    std::int64_t n) {
+  const int d = logits.device.index;
+  ScopedDevice scoped(d);
+  if (n == 0) return 0;
+  DeviceBuffer<unsigned long long> correct(d, 1);
+  const cudaStream_t stream = stream_of(d);
+  HALO_CUDA_TRY(cudaMemsetAsync(correct.data(), 0, sizeof(unsigned long long), stream));
+  correct_kernel<<<blocks_for(n * 32), threads_per_block, 0, stream>>>(logits.data, logits.stride, logits.cols, rows,
+                                                                       labels, n, correct.data());
+  HALO_CUDA_CHECK_LAUNCH();
+  unsigned long long host = 0;
+  download(d, correct.data(), &host, 1);
+  return static_cast<std::int64_t>(host);
+}
+
 LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, IndexView mask, float grad_scale,
                         TensorView grad) {
   const int d = logits.device.index;
   ScopedDevice scoped(d);
   require_host_memory("log_softmax_nll", "labels", labels, d);
   require_host_memory("log_softmax_nll", "mask", mask.data, d);
-  const bool with_grad = grad.data != nullptr;
-  const std::vector<std::int64_t> packed =
-      checked_rows_and_labels("log_softmax_nll", logits.rows, logits.cols, labels, mask, with_grad);
-  if (with_grad) fill(d, grad.data, grad.rows, grad.cols, grad.stride, 0.0f);
+  const std::vector<std::int64_t> packed = checked_rows_and_labels("log_softmax_nll", logits.rows, logits.cols, labels,
+                                                                   mask, grad.data != nullptr);
   const std::int64_t n = mask.size;
-  if (n == 0) return LossSum{0.0, 0};
+  if (n == 0) return log_softmax_nll_prepared(logits, nullptr, nullptr, 0, grad_scale, grad);
   const DeviceBuffer<std::int64_t> device_packed = upload(d, packed.data(), 2 * n);
-  DeviceBuffer<double> losses(d, n);
-  nll_kernel<<<blocks_for(n * 32), threads_per_block, 0, stream_of(d)>>>(
-      logits.data, logits.stride, logits.cols, device_packed.data(), device_packed.data() + n, n, grad_scale,
-      with_grad ? grad.data : nullptr, grad.stride, losses.data());
-  HALO_CUDA_CHECK_LAUNCH();
-  return LossSum{sum_in_order(d, losses.data(), n), n};
+  return log_softmax_nll_prepared(logits, device_packed.data(), device_packed.data() + n, n, grad_scale, grad);
 }
 
 std::int64_t count_correct(ConstTensorView logits, const std::int64_t* labels, IndexView mask) {
@@ -121,15 +147,7 @@ std::int64_t count_correct(ConstTensorView logits, const std::int64_t* labels, I
   const std::int64_t n = mask.size;
   if (n == 0) return 0;
   const DeviceBuffer<std::int64_t> device_packed = upload(d, packed.data(), 2 * n);
-  DeviceBuffer<unsigned long long> correct(d, 1);
-  const cudaStream_t stream = stream_of(d);
-  HALO_CUDA_TRY(cudaMemsetAsync(correct.data(), 0, sizeof(unsigned long long), stream));
-  correct_kernel<<<blocks_for(n * 32), threads_per_block, 0, stream>>>(
-      logits.data, logits.stride, logits.cols, device_packed.data(), device_packed.data() + n, n, correct.data());
-  HALO_CUDA_CHECK_LAUNCH();
-  unsigned long long host = 0;
-  download(d, correct.data(), &host, 1);
-  return static_cast<std::int64_t>(host);
+  return count_correct_prepared(logits, device_packed.data(), device_packed.data() + n, n);
 }
 
 }  // namespace halo::kernels::cuda

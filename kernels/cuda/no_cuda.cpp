@@ -36,7 +36,20 @@ LossSum log_softmax_nll(ConstTensorView, const std::int64_t*, IndexView, float, 
   missing("log_softmax_nll");
 }
 std::int64_t count_correct(ConstTensorView, const std::int64_t*, IndexView) { missing("count_correct"); }
+LossSum log_softmax_nll_prepared(ConstTensorView, const std::int64_t*, const std::int64_t*, std::int64_t, float,
+                                 TensorView) {
+  missing("log_softmax_nll_prepared");
+}
+std::int64_t count_correct_prepared(ConstTensorView, const std::int64_t*, const std::int64_t*, std::int64_t) {
+  missing("count_correct_prepared");
+}
 void batch_norm_sums(ConstTensorView, TensorView) { missing("batch_norm_sums"); }
+void batch_norm_statistics(ConstTensorView, double, float, float, TensorView, TensorView, TensorView) {
+  missing("batch_norm_statistics");
+}
+void batch_norm_running_statistics(ConstTensorView, ConstTensorView, float, TensorView) {
+  missing("batch_norm_running_statistics");
+}
 void batch_norm_forward(ConstTensorView, ConstTensorView, ConstTensorView, ConstTensorView, TensorView) {
   missing("batch_norm_forward");
 }

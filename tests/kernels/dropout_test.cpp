@@ -21,8 +21,6 @@ using namespace halo::kernels;
 
 namespace {
 
-IndexView view_of(const std::vector<std::int64_t>& v) { return {v.data(), static_cast<std::int64_t>(v.size())}; }
-
 // x with no zero entries, so a zero in the output always means "dropped".
 Tensor nonzero_tensor(RandomStream& rng, std::int64_t rows, std::int64_t cols) {
   return test::random_tensor(rng, rows, cols, 0.5, 1.5);
@@ -60,7 +58,7 @@ TEST_CASE("dropout equals the scalar reference of its documented mask bit for bi
       for (const bool with_ids : {false, true}) {
         const DropoutKey key{rng.next_u64(), 5, 1};
         test::Strided y(rows, cols, 2, std::numeric_limits<float>::quiet_NaN());
-        test::with_threads(2, [&] { dropout_forward(x.view, y.view, p, key, with_ids ? view_of(ids) : IndexView{}); });
+        test::with_threads(2, [&] { dropout_forward(x.view, y.view, p, key, with_ids ? test::index_view(ids) : IndexView{}); });
         std::int64_t mismatches = 0, kept = 0;
         for (std::int64_t i = 0; i < rows; ++i)
           for (std::int64_t j = 0; j < cols; ++j) {
@@ -85,7 +83,7 @@ TEST_CASE("dropout_forward keeps exactly the entries of the documented Philox ma
   for (const bool with_ids : {false, true}) {
     const std::int64_t rows = with_ids ? 4 : 40;
     Tensor y = test::poisoned(rows, 19);
-    dropout_forward(x.view().slice_rows(0, rows), y.view(), p, key, with_ids ? view_of(ids) : IndexView{});
+    dropout_forward(x.view().slice_rows(0, rows), y.view(), p, key, with_ids ? test::index_view(ids) : IndexView{});
     for (std::int64_t i = 0; i < rows; ++i)
       for (std::int64_t j = 0; j < 19; ++j) {
         const auto gid = static_cast<std::uint64_t>(with_ids ? ids[static_cast<std::size_t>(i)] : i);
@@ -141,7 +139,7 @@ TEST_CASE("a permuted subset of rows with their global ids sees the same mask va
   for (std::size_t i = 0; i < ids.size(); ++i)
     std::copy(x.view().row(ids[i]), x.view().row(ids[i]) + cols, local_x.view().row(static_cast<std::int64_t>(i)));
   Tensor local_y = test::poisoned(120, cols);
-  dropout_forward(local_x.view(), local_y.view(), 0.5f, key, view_of(ids));
+  dropout_forward(local_x.view(), local_y.view(), 0.5f, key, test::index_view(ids));
   bool same = true;
   for (std::size_t i = 0; i < ids.size(); ++i)
     for (std::int64_t j = 0; j < cols; ++j)
@@ -194,6 +192,6 @@ TEST_CASE("dropout with p = 0 is the identity and p outside 0 <= p < 1 is refuse
                     Catch::Contains("dropout_forward: p must be in [0, 1)"));
   CHECK_THROWS_AS(dropout_backward(x.view(), y.view(), -0.1f, {}, {}), InvalidArgument);
   const std::vector<std::int64_t> too_few{1, 2};
-  CHECK_THROWS_WITH(dropout_forward(x.view(), y.view(), 0.5f, {}, view_of(too_few)),
+  CHECK_THROWS_WITH(dropout_forward(x.view(), y.view(), 0.5f, {}, test::index_view(too_few)),
                     Catch::Contains("one id per row (10), got 2"));
 }

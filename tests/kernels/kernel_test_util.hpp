@@ -106,4 +106,16 @@ void with_threads(int threads, F&& fn) {
   omp_set_num_threads(previous);
 }
 
+// A view of a vector of row ids.
+inline kernels::IndexView index_view(const std::vector<std::int64_t>& v) {
+  return {v.data(), static_cast<std::int64_t>(v.size())};
+}
+
+// `rows` labels drawn uniformly from [0, classes).
+inline std::vector<std::int64_t> random_labels(RandomStream& rng, std::int64_t rows, std::int64_t classes) {
+  std::vector<std::int64_t> labels(static_cast<std::size_t>(rows));
+  for (auto& l : labels) l = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(classes)));
+  return labels;
+}
+
 }  // namespace halo::test

@@ -17,14 +17,6 @@ using namespace halo::kernels;
 
 namespace {
 
-IndexView view_of(const std::vector<std::int64_t>& v) { return {v.data(), static_cast<std::int64_t>(v.size())}; }
-
-std::vector<std::int64_t> random_labels(RandomStream& rng, std::int64_t rows, std::int64_t classes) {
-  std::vector<std::int64_t> labels(static_cast<std::size_t>(rows));
-  for (auto& l : labels) l = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(classes)));
-  return labels;
-}
-
 // Every third row, in descending order (masks need not be sorted).
 std::vector<std::int64_t> every_third_row(std::int64_t rows) {
   std::vector<std::int64_t> mask;
@@ -37,9 +29,9 @@ std::vector<std::int64_t> every_third_row(std::int64_t rows) {
 TEST_CASE("log_softmax_nll sums the NLL of the masked rows like the double reference", "[kernels]") {
   RandomStream rng(71, 0);
   const Tensor logits = test::random_tensor(rng, 90, 7, -4.0, 4.0);
-  const std::vector<std::int64_t> labels = random_labels(rng, 90, 7);
+  const std::vector<std::int64_t> labels = test::random_labels(rng, 90, 7);
   const std::vector<std::int64_t> mask = every_third_row(90);
-  const LossSum sum = log_softmax_nll(logits.view(), labels.data(), view_of(mask), 1.0f, {});
+  const LossSum sum = log_softmax_nll(logits.view(), labels.data(), test::index_view(mask), 1.0f, {});
   CHECK(sum.count == 30);
   CHECK(sum.loss_sum == Approx(test::naive_nll(test::to_dense(logits.view()), labels, mask)).epsilon(1e-12));
 }
@@ -50,7 +42,7 @@ TEST_CASE("log_softmax_nll is stable for large logits", "[kernels]") {
   const std::vector<std::int64_t> labels{0, 0};
   const std::vector<std::int64_t> mask{0, 1};
   Tensor grad = test::poisoned(2, 2);
-  const LossSum sum = log_softmax_nll(logits.view(), labels.data(), view_of(mask), 1.0f, grad.view());
+  const LossSum sum = log_softmax_nll(logits.view(), labels.data(), test::index_view(mask), 1.0f, grad.view());
   CHECK(sum.loss_sum == Approx(2000.0));
   CHECK(grad.to_vector() == std::vector<float>{0.0f, 0.0f, -1.0f, 1.0f});
 }
@@ -59,11 +51,11 @@ TEST_CASE("log_softmax_nll's gradient matches finite differences and is 0 outsid
   RandomStream rng(72, 0);
   const std::int64_t rows = 25, classes = 6;
   const Tensor logits = test::random_tensor(rng, rows, classes, -3.0, 3.0);
-  const std::vector<std::int64_t> labels = random_labels(rng, rows, classes);
+  const std::vector<std::int64_t> labels = test::random_labels(rng, rows, classes);
   const std::vector<std::int64_t> mask = every_third_row(rows);
   const float scale = 1.0f / static_cast<float>(mask.size());
   Tensor grad = test::poisoned(rows, classes);
-  log_softmax_nll(logits.view(), labels.data(), view_of(mask), scale, grad.view());
+  log_softmax_nll(logits.view(), labels.data(), test::index_view(mask), scale, grad.view());
   test::Dense z = test::to_dense(logits.view());
   test::Dense numeric(rows, classes);
   const double h = 1e-5;
@@ -86,14 +78,14 @@ TEST_CASE("log_softmax_nll's gradient matches finite differences and is 0 outsid
 TEST_CASE("log_softmax_nll gives the same sum on 1, 2 and 3 threads", "[kernels]") {
   RandomStream rng(73, 0);
   const Tensor logits = test::random_tensor(rng, 20000, 5, -3.0, 3.0);
-  const std::vector<std::int64_t> labels = random_labels(rng, 20000, 5);
+  const std::vector<std::int64_t> labels = test::random_labels(rng, 20000, 5);
   const std::vector<std::int64_t> mask = every_third_row(20000);
   double one = 0.0;
-  test::with_threads(1, [&] { one = log_softmax_nll(logits.view(), labels.data(), view_of(mask), 1.0f, {}).loss_sum; });
+  test::with_threads(1, [&] { one = log_softmax_nll(logits.view(), labels.data(), test::index_view(mask), 1.0f, {}).loss_sum; });
   for (const int threads : {2, 3}) {
     double other = 0.0;
     test::with_threads(
-        threads, [&] { other = log_softmax_nll(logits.view(), labels.data(), view_of(mask), 1.0f, {}).loss_sum; });
+        threads, [&] { other = log_softmax_nll(logits.view(), labels.data(), test::index_view(mask), 1.0f, {}).loss_sum; });
     CHECK(other == one);
   }
 }
@@ -103,26 +95,26 @@ TEST_CASE("log_softmax_nll gives the same sum on 1, 2 and 3 threads", "[kernels]
 TEST_CASE("count_correct counts arg-max hits, resolving ties to the lowest index", "[kernels]") {
   const Tensor logits = Tensor::from_vector(3, 3, {1, 3, 3, 5, 1, 0, 0, 0, 9});
   const std::vector<std::int64_t> labels{1, 2, 2};
-  CHECK(count_correct(logits.view(), labels.data(), view_of(std::vector<std::int64_t>{0, 1})) == 1);
-  CHECK(count_correct(logits.view(), labels.data(), view_of(std::vector<std::int64_t>{0, 1, 2})) == 2);
+  CHECK(count_correct(logits.view(), labels.data(), test::index_view(std::vector<std::int64_t>{0, 1})) == 1);
+  CHECK(count_correct(logits.view(), labels.data(), test::index_view(std::vector<std::int64_t>{0, 1, 2})) == 2);
   const std::vector<std::int64_t> tie_high{2, 2, 2};
-  CHECK(count_correct(logits.view(), tie_high.data(), view_of(std::vector<std::int64_t>{0})) == 0);
+  CHECK(count_correct(logits.view(), tie_high.data(), test::index_view(std::vector<std::int64_t>{0})) == 0);
 }
 
 TEST_CASE("log_softmax_nll names bad labels, out-of-range rows and repeated rows", "[kernels]") {
   const Tensor logits = Tensor::zeros(3, 2);
   Tensor grad = Tensor::zeros(3, 2);
   const std::vector<std::int64_t> labels{0, 2, 1};
-  CHECK_THROWS_WITH(log_softmax_nll(logits.view(), labels.data(), view_of(std::vector<std::int64_t>{0, 1}), 1.0f, {}),
+  CHECK_THROWS_WITH(log_softmax_nll(logits.view(), labels.data(), test::index_view(std::vector<std::int64_t>{0, 1}), 1.0f, {}),
                     Catch::Contains("labels[1] = 2 is outside [0, 2)"));
   const std::vector<std::int64_t> good{0, 1, 1};
-  CHECK_THROWS_WITH(count_correct(logits.view(), good.data(), view_of(std::vector<std::int64_t>{3})),
+  CHECK_THROWS_WITH(count_correct(logits.view(), good.data(), test::index_view(std::vector<std::int64_t>{3})),
                     Catch::Contains("mask[0] = 3 is outside [0, 3)"));
   CHECK_THROWS_WITH(
-      log_softmax_nll(logits.view(), good.data(), view_of(std::vector<std::int64_t>{2, 0, 2}), 1.0f, grad.view()),
+      log_softmax_nll(logits.view(), good.data(), test::index_view(std::vector<std::int64_t>{2, 0, 2}), 1.0f, grad.view()),
       Catch::Contains("row 2 is listed twice"));
   Tensor small = Tensor::zeros(2, 2);
   CHECK_THROWS_WITH(
-      log_softmax_nll(logits.view(), good.data(), view_of(std::vector<std::int64_t>{0}), 1.0f, small.view()),
+      log_softmax_nll(logits.view(), good.data(), test::index_view(std::vector<std::int64_t>{0}), 1.0f, small.view()),
       Catch::Contains("grad must be 3 x 2, got 2 x 2"));
 }

@@ -43,25 +43,18 @@ void wait_for_device(const kernels::Device& device) {
 #endif
 }
 
-// Σ over every parameter's gradient across ranks, in one message.
-void all_reduce_gradients(LoopContext& c, Trainable& model) {
-  std::vector<Parameter*> parameters = model.parameters();
-  std::int64_t total = 0;
-  for (const Parameter* p : parameters) total += p->grad.numel();
-  std::vector<float> flat(static_cast<std::size_t>(total));
-  std::int64_t offset = 0;
-  for (const Parameter* p : parameters) {
-    const std::vector<float> g = p->grad.to_vector();
-    std::copy(g.begin(), g.end(), flat.begin() + offset);
-    offset += p->grad.numel();
-  }
-  dist::all_reduce(c.comm, flat);
-  offset = 0;
-  for (Parameter* p : parameters) {
-    const std::vector<float> g(flat.begin() + offset, flat.begin() + offset + p->grad.numel());
-    p->grad.copy_from(kernels::Tensor::from_vector(p->grad.rows(), p->grad.cols(), g).view());
-    offset += p->grad.numel();
-  }
+// A parameter's gradient as one row of numel() values (tensors are contiguous).
+kernels::TensorView flat_view(Parameter& p) {
+  return {p.grad.data(), 1, p.grad.numel(), p.grad.numel(), p.grad.device()};
+}
+
+// True when every gradient is on a GPU whose buffers the communicator moves itself (NCCL).
+bool reduce_on_device(const dist::Communicator& comm, const std::vector<Parameter*>& parameters) {
+  const kernels::Device device = comm.device();
+  if (!device.is_cuda()) return false;
+  for (const Parameter* p : parameters)
+    if (!(p->grad.device() == device)) return false;
+  return true;
 }
 
 kernels::LossSum all_reduce_loss(LoopContext& c, kernels::LossSum loss) {
@@ -80,11 +73,32 @@ double l2_term(Trainable& model) {
   return sum;
 }
 
+enum Split { train_split = 0, valid_split = 1, test_split = 2 };
+
+// The split's rows and labels for `logits`, prepared on its device once (on a GPU the loss and
+// accuracy then bring back only their results) and made again only if the logits' shape or
+// device, the labels or the split change.
+const kernels::LossRows& split_rows(LoopContext& c, Split split, const kernels::Tensor& logits) {
+  const kernels::IndexView mask = split == train_split ? c.train : split == valid_split ? c.valid : c.test;
+  LoopContext::PreparedSplit& p = c.prepared[static_cast<std::size_t>(split)];
+  const kernels::LossRows& rows = p.rows;
+  const bool current = p.labels == c.labels && p.mask.data == mask.data && p.mask.size == mask.size &&
+                       rows.size() == mask.size && rows.logits_rows() == logits.rows() &&
+                       rows.classes() == logits.cols() && rows.device() == logits.device();
+  if (!current) {
+    // Only the training loss writes a gradient, which needs each row once.
+    p.rows = kernels::LossRows(c.labels, mask, logits.rows(), logits.cols(), logits.device(), split == train_split);
+    p.labels = c.labels;
+    p.mask = mask;
+  }
+  return p.rows;
+}
+
 // Correct predictions on this process's rows of the three splits, summed over ranks, as fractions.
 std::array<double, 3> accuracies(LoopContext& c, const kernels::Tensor& logits) {
-  std::vector<std::int64_t> correct{kernels::count_correct(logits.view(), c.labels, c.train),
-                                    kernels::count_correct(logits.view(), c.labels, c.valid),
-                                    kernels::count_correct(logits.view(), c.labels, c.test)};
+  std::vector<std::int64_t> correct{kernels::count_correct(logits.view(), split_rows(c, train_split, logits)),
+                                    kernels::count_correct(logits.view(), split_rows(c, valid_split, logits)),
+                                    kernels::count_correct(logits.view(), split_rows(c, test_split, logits))};
   if ((c.comm.size() > 1)) dist::all_reduce(c.comm, correct);
   return {static_cast<double>(correct[0]) / static_cast<double>(c.train_total),
           static_cast<double>(correct[1]) / static_cast<double>(c.valid_total),
@@ -115,14 +129,14 @@ void train_step(LoopContext& c, Trainable& model, Optimizer& optimizer, std::uin
   model.zero_grad();
   kernels::Tensor logits = model.forward(step);
   kernels::Tensor grad = kernels::Tensor::empty(logits.rows(), logits.cols(), logits.device());
-  kernels::LossSum loss = kernels::log_softmax_nll(logits.view(), c.labels, c.train,
+  kernels::LossSum loss = kernels::log_softmax_nll(logits.view(), split_rows(c, train_split, logits),
                                                    1.0f / static_cast<float>(c.train_total), grad.view());
   logits = kernels::Tensor();
   model.backward(std::move(grad), step);
   double all_reduce_s = 0.0;
   if ((c.comm.size() > 1)) {
     const Clock::time_point reduce_start = Clock::now();
-    all_reduce_gradients(c, model);
+    all_reduce_gradients(c.comm, model.parameters());
     loss = all_reduce_loss(c, loss);
     all_reduce_s = seconds_since(reduce_start);
   }
@@ -168,7 +182,7 @@ void evaluate(LoopContext& c, Trainable& model, std::uint64_t seed, int epoch, E
   r.valid_acc = acc[1];
   r.test_acc = acc[2];
   const kernels::LossSum v = all_reduce_loss(
-      c, kernels::log_softmax_nll(logits.view(), c.labels, c.valid, 0.0f, kernels::TensorView{}));
+      c, kernels::log_softmax_nll(logits.view(), split_rows(c, valid_split, logits), 0.0f, kernels::TensorView{}));
   r.valid_loss = v.loss_sum / static_cast<double>(v.count) + l2_term(model);
   r.eval_time_s = seconds_since(start);
 }
@@ -272,6 +286,46 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
 
 
 }  // namespace
+
+void all_reduce_gradients(dist::Communicator& comm, const std::vector<Parameter*>& parameters) {
+  std::int64_t total = 0;
+  for (const Parameter* p : parameters) total += p->grad.numel();
+  if (total == 0) return;
+  if (reduce_on_device(comm, parameters)) {
+    const kernels::Device device = comm.device();
+    kernels::Tensor flat = kernels::Tensor::empty(1, total, device);
+    std::int64_t at = 0;
+    for (Parameter* p : parameters) {
+      const std::int64_t n = p->grad.numel();
+      if (n == 0) continue;
+      kernels::copy(flat_view(*p), {flat.data() + at, 1, n, n, device});
+      at += n;
+    }
+    comm.all_reduce(flat.data(), total, dist::DataType::float32);
+    at = 0;
+    for (Parameter* p : parameters) {
+      const std::int64_t n = p->grad.numel();
+      if (n == 0) continue;
+      kernels::copy(kernels::ConstTensorView{flat.data() + at, 1, n, n, device}, flat_view(*p));
+      at += n;
+    }
+    return;
+  }
+  std::vector<float> flat(static_cast<std::size_t>(total));
+  std::int64_t offset = 0;
+  for (const Parameter* p : parameters) {
+    const std::vector<float> g = p->grad.to_vector();
+    std::copy(g.begin(), g.end(), flat.begin() + offset);
+    offset += p->grad.numel();
+  }
+  dist::all_reduce(comm, flat);
+  offset = 0;
+  for (Parameter* p : parameters) {
+    const std::vector<float> g(flat.begin() + offset, flat.begin() + offset + p->grad.numel());
+    p->grad.copy_from(kernels::Tensor::from_vector(p->grad.rows(), p->grad.cols(), g).view());
+    offset += p->grad.numel();
+  }
+}
 
 void check_train_config(const TrainConfig& c) {
   HALO_EXPECTS(c.epochs >= 1, "epochs must be >= 1, got " + std::to_string(c.epochs));

@@ -4,19 +4,23 @@
 // LoopContext and a model factory, then call run_all().
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/loss.hpp"
 #include "kernels/tensor.hpp"
 #include "sampling/boundary_sampler.hpp"
 #include "train/dist/communicator.hpp"
 #include "train/dist/halo_exchange.hpp"
 #include "train/feature_input.hpp"
+#include "train/parameter.hpp"
 #include "train/trainable.hpp"
 #include "train/trainer.hpp"
 
@@ -36,7 +40,22 @@ struct LoopContext {
   FeatureInput* input = nullptr;            // the streamed first-layer input, for its statistics; or null
   std::optional<sampling::BoundarySampler> sampler;  // set by run_all when boundary_sample_rate < 1
   FeaturePassStats streamed;                // the training steps' streaming passes, all runs
+  // The splits' rows and labels prepared on the logits' device at their first loss or accuracy
+  // (train, valid, test), kept for every later epoch and run; with the labels and mask they were
+  // made from, so that a change of either remakes them.
+  struct PreparedSplit {
+    const std::int64_t* labels = nullptr;
+    kernels::IndexView mask;
+    kernels::LossRows rows;
+  };
+  std::array<PreparedSplit, 3> prepared;
 };
+
+// Σ over the ranks of every parameter's gradient, in place, in one message. When the
+// communicator moves buffers of the GPU that holds every gradient (NCCL), the gradients are
+// packed into one buffer there, reduced in place and unpacked on the GPU; otherwise (host
+// communicators) through one host vector. Collective; deterministic as comm.all_reduce is.
+void all_reduce_gradients(dist::Communicator& comm, const std::vector<Parameter*>& parameters);
 
 // Refuses settings no model can train with (InvalidArgument naming the setting).
 void check_train_config(const TrainConfig& config);
