@@ -51,11 +51,6 @@ struct LoopContext {
   std::array<PreparedSplit, 3> prepared;
 };
 
-// Σ over the ranks of every parameter's gradient, in place, in one message. When the
-// communicator moves buffers of the GPU that holds every gradient (NCCL), the gradients are
-// packed into one buffer there, reduced in place and unpacked on the GPU; otherwise (host
-// communicators) through one host vector. Collective; deterministic as comm.all_reduce is.
-void all_reduce_gradients(dist::Communicator& comm, const std::vector<Parameter*>& parameters);
 
 // Refuses settings no model can train with (InvalidArgument naming the setting).
 void check_train_config(const TrainConfig& config);

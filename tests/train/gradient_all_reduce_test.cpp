@@ -1,7 +1,7 @@
-// Tests of train/detail/run_loop.* all_reduce_gradients: every parameter's gradient summed over
+// Tests of train/detail/gradient_all_reduce.*: every parameter's gradient summed over
 // the ranks and written back in place, through a host vector for a host communicator and, on a
 // GPU with a communicator that moves GPU buffers, through one device buffer (no host copy).
-#include "train/detail/run_loop.hpp"
+#include "train/detail/gradient_all_reduce.hpp"
 
 #include <catch2/catch.hpp>
 #include <cstdint>
