@@ -14,43 +14,22 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/test_paths.hpp"
+#include "tests/tools/run_program.hpp"
 
 namespace fs = std::filesystem;
 using halo::test::ScratchDir;
+using Result = halo::test::ProgramResult;
+using halo::test::slurp;
 
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs `prefix` build/bin/PROGRAM `args`, capturing stdout and stderr.
-Result run(const std::string& program, const std::string& args, const ScratchDir& scratch,
-           const std::string& prefix = "") {
-  const std::string out = scratch / "stdout.txt";
-  const std::string err = scratch / "stderr.txt";
-  const std::string command =
-      prefix + halo::test::binary_dir() + "/bin/" + program + " " + args + " >" + out + " 2>" + err;
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
-
 Result run_partition(const std::string& args, const ScratchDir& scratch, const std::string& prefix = "") {
-  return run("halo-partition", args, scratch, prefix);
+  return halo::test::run_program("halo-partition", args, scratch, prefix);
 }
 
 // A generated SBM dataset at scratch/name.
 std::string make_sbm(const ScratchDir& scratch, const std::string& name, int nodes, int avg_degree = 8) {
-  const Result r = run("halo-convert",
+  const Result r = halo::test::run_program("halo-convert",
                        "synth sbm " + (scratch / name) + " --nodes " + std::to_string(nodes) + " --avg-degree " +
                            std::to_string(avg_degree) + " --features 4 --classes 4 -q",
                        scratch);
@@ -145,7 +124,7 @@ TEST_CASE("halo-partition partitions cora and acm converted from ../shared/datas
   for (const char* name : {"cora", "acm"}) {
     INFO(name);
     const std::string ds = scratch / name;
-    REQUIRE(run("halo-convert", "ogb " + halo::test::shared_datasets_dir() + "/" + name + " " + ds + " -q", scratch)
+    REQUIRE(halo::test::run_program("halo-convert", "ogb " + halo::test::shared_datasets_dir() + "/" + name + " " + ds + " -q", scratch)
                 .exit_code == 0);
     const Result r = run_partition(ds + " --parts 4 -q -o " + ds + "-parts", scratch);
     INFO(r.err);
@@ -167,7 +146,7 @@ TEST_CASE("halo-partition metis-graph writes the graph METIS partitions, for gpm
   std::int64_t n = 0, m = 0;
   in >> n >> m;
   CHECK(n == 500);
-  const nlohmann::json info = nlohmann::json::parse(run("halo-convert", "info " + ds + " --json -", scratch).out);
+  const nlohmann::json info = nlohmann::json::parse(halo::test::run_program("halo-convert", "info " + ds + " --json -", scratch).out);
   CHECK(2 * m == info["num_edges"].get<std::int64_t>());
 }
 

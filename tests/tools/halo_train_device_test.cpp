@@ -15,37 +15,17 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/test_paths.hpp"
+#include "tests/tools/run_program.hpp"
 
 using halo::test::ScratchDir;
+using Result = halo::test::ProgramResult;
 
 namespace {
-
-struct Result {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs build/bin/PROGRAM with `args`, capturing stdout and stderr.
-Result run(const std::string& program, const std::string& args, const ScratchDir& scratch) {
-  const std::string out = scratch / "stdout.txt";
-  const std::string err = scratch / "stderr.txt";
-  const std::string command = halo::test::binary_dir() + "/bin/" + program + " " + args + " >" + out + " 2>" + err;
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
 
 // A 300-vertex, 3-class SBM dataset directory in the scratch directory.
 std::string make_dataset(const ScratchDir& scratch) {
   const std::string dir = scratch / "sbm";
-  const Result r = run("halo-convert",
+  const Result r = halo::test::run_program("halo-convert",
                        "synth sbm " + dir + " --nodes 300 --avg-degree 6 --features 24 --classes 3 --homophily 0.9 -q",
                        scratch);
   INFO(r.err);
@@ -70,7 +50,7 @@ TEST_CASE("halo-train --device cuda trains on the GPU, or fails in one line nami
           "[tools]") {
   ScratchDir scratch;
   const std::string data = make_dataset(scratch);
-  const Result r = run("halo-train", "--dataset " + data + " --device cuda --epochs 3 -q --json -", scratch);
+  const Result r = halo::test::run_program("halo-train", "--dataset " + data + " --device cuda --epochs 3 -q --json -", scratch);
   if (r.exit_code == 0) {
     const nlohmann::json j = nlohmann::json::parse(r.out);
     CHECK(j["device"] == "cuda:0");
@@ -85,9 +65,9 @@ TEST_CASE(
     "[tools]") {
   ScratchDir scratch;
   const std::string data = make_dataset(scratch);
-  check_one_line_error(run("halo-train", "--dataset " + data + " --device cuda:64 --epochs 1 -q", scratch),
+  check_one_line_error(halo::test::run_program("halo-train", "--dataset " + data + " --device cuda:64 --epochs 1 -q", scratch),
                        {"cuda:64"});
-  check_one_line_error(run("halo-train",
+  check_one_line_error(halo::test::run_program("halo-train",
                            "--dataset " + data +
                                " --device cuda --precompute-first-aggregation --input-dropout 0 --epochs 1 -q",
                            scratch),

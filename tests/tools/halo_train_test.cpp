@@ -14,37 +14,18 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/test_paths.hpp"
+#include "tests/tools/run_program.hpp"
 
 using halo::test::ScratchDir;
+using Result = halo::test::ProgramResult;
+using halo::test::slurp;
 
 namespace {
-
-struct Result {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs build/bin/PROGRAM with `args`, capturing stdout and stderr.
-Result run(const std::string& program, const std::string& args, const ScratchDir& scratch) {
-  const std::string out = scratch / "stdout.txt";
-  const std::string err = scratch / "stderr.txt";
-  const std::string command = halo::test::binary_dir() + "/bin/" + program + " " + args + " >" + out + " 2>" + err;
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
 
 // A 500-vertex, 3-class SBM dataset directory in the scratch directory.
 std::string make_dataset(const ScratchDir& scratch) {
   const std::string dir = scratch / "sbm";
-  const Result r = run("halo-convert",
+  const Result r = halo::test::run_program("halo-convert",
                        "synth sbm " + dir + " --nodes 500 --avg-degree 8 --features 16 --classes 3 --homophily 0.9 -q",
                        scratch);
   INFO(r.err);
@@ -70,7 +51,7 @@ void check_one_line_error(const Result& r, const std::string& needle) {
 TEST_CASE("halo-train prints one line per epoch and a summary, and writes the JSON contract keys", "[tools]") {
   ScratchDir scratch;
   const std::string data = make_dataset(scratch);
-  const Result r = run("halo-train", "--dataset " + data + " --epochs 12 --runs 2 --hidden 8 --json -", scratch);
+  const Result r = halo::test::run_program("halo-train", "--dataset " + data + " --epochs 12 --runs 2 --hidden 8 --json -", scratch);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("run 1 epoch 12 | loss ") != std::string::npos);
@@ -107,7 +88,7 @@ TEST_CASE("halo-train reads --config and lets command-line flags override it", "
   std::ofstream(scratch / "config.json")
       << R"({"model": "sage", "hidden": 8, "epochs": 9, "batch-norm": true, "bias": false, "lr": 0.02,
              "normalize-features": true, "early-stopping-metric": "valid_acc", "patience": 50})";
-  const Result r = run("halo-train", "--dataset " + data + " --config " + (scratch / "config.json") +
+  const Result r = halo::test::run_program("halo-train", "--dataset " + data + " --config " + (scratch / "config.json") +
                                          " --epochs 4 --json " + (scratch / "out.json") + " -q",
                        scratch);
   INFO(r.err);
@@ -131,38 +112,38 @@ TEST_CASE("halo-train reads --config and lets command-line flags override it", "
 TEST_CASE("halo-train rejects bad input with one line on stderr", "[tools]") {
   ScratchDir scratch;
   SECTION("a missing dataset directory") {
-    check_one_line_error(run("halo-train", "--dataset " + (scratch / "nope"), scratch), "nope");
+    check_one_line_error(halo::test::run_program("halo-train", "--dataset " + (scratch / "nope"), scratch), "nope");
   }
-  SECTION("no dataset") { check_one_line_error(run("halo-train", "--epochs 3", scratch), "--dataset"); }
+  SECTION("no dataset") { check_one_line_error(halo::test::run_program("halo-train", "--epochs 3", scratch), "--dataset"); }
   SECTION("an unknown model") {
-    check_one_line_error(run("halo-train", "--dataset " + scratch.path() + " --model gat", scratch), "gat");
+    check_one_line_error(halo::test::run_program("halo-train", "--dataset " + scratch.path() + " --model gat", scratch), "gat");
   }
   SECTION("a folder without partition.json") {
-    check_one_line_error(run("halo-train", "--partitions " + scratch.path(), scratch), "partition.json");
+    check_one_line_error(halo::test::run_program("halo-train", "--partitions " + scratch.path(), scratch), "partition.json");
   }
   SECTION("both --dataset and --partitions") {
-    check_one_line_error(run("halo-train", "--dataset x --partitions y", scratch), "exactly one");
+    check_one_line_error(halo::test::run_program("halo-train", "--dataset x --partitions y", scratch), "exactly one");
   }
   SECTION("boundary sampling without partitions") {
-    check_one_line_error(run("halo-train", "--dataset x --boundary-sample-rate 0.5", scratch), "--partitions");
+    check_one_line_error(halo::test::run_program("halo-train", "--dataset x --boundary-sample-rate 0.5", scratch), "--partitions");
   }
   SECTION("an unknown key in --config") {
     std::ofstream(scratch / "bad.json") << R"({"hiden": 16})";
-    check_one_line_error(run("halo-train", "--dataset x --config " + (scratch / "bad.json"), scratch), "'hiden'");
+    check_one_line_error(halo::test::run_program("halo-train", "--dataset x --config " + (scratch / "bad.json"), scratch), "'hiden'");
   }
   SECTION("a malformed --config") {
     std::ofstream(scratch / "bad.json") << R"({"hidden": )";
-    check_one_line_error(run("halo-train", "--dataset x --config " + (scratch / "bad.json"), scratch), "not valid JSON");
+    check_one_line_error(halo::test::run_program("halo-train", "--dataset x --config " + (scratch / "bad.json"), scratch), "not valid JSON");
   }
   SECTION("a bad memory limit") {
-    check_one_line_error(run("halo-train", "--dataset x --memory-limit 12X", scratch), "12X");
+    check_one_line_error(halo::test::run_program("halo-train", "--dataset x --memory-limit 12X", scratch), "12X");
   }
 }
 
 TEST_CASE("halo-train refuses a run over --memory-limit with the memory plan's numbers", "[tools]") {
   ScratchDir scratch;
   const std::string data = make_dataset(scratch);
-  const Result r = run("halo-train", "--dataset " + data + " --memory-limit 16K -q", scratch);
+  const Result r = halo::test::run_program("halo-train", "--dataset " + data + " --memory-limit 16K -q", scratch);
   check_one_line_error(r, "memory limit is 16.0 KiB");
   CHECK(r.err.find("activations") != std::string::npos);
 }
@@ -171,9 +152,9 @@ TEST_CASE("halo-train --resume takes finished runs from --checkpoint without tra
   ScratchDir scratch;
   const std::string data = make_dataset(scratch);
   const std::string common = "--dataset " + data + " --epochs 8 --checkpoint " + (scratch / "ckpt") + " -q --json ";
-  const Result first = run("halo-train", common + "-", scratch);
+  const Result first = halo::test::run_program("halo-train", common + "-", scratch);
   REQUIRE(first.exit_code == 0);
-  const Result again = run("halo-train", common + "- --resume", scratch);
+  const Result again = halo::test::run_program("halo-train", common + "- --resume", scratch);
   REQUIRE(again.exit_code == 0);
   const nlohmann::json a = nlohmann::json::parse(first.out);
   const nlohmann::json b = nlohmann::json::parse(again.out);
@@ -188,9 +169,9 @@ TEST_CASE("halo-train with tools/configs/gcn-kipf.json reaches Kipf & Welling's 
     return;
   }
   ScratchDir scratch;
-  const Result convert = run("halo-convert", "ogb " + shared + "/cora " + (scratch / "cora") + " -q", scratch);
+  const Result convert = halo::test::run_program("halo-convert", "ogb " + shared + "/cora " + (scratch / "cora") + " -q", scratch);
   REQUIRE(convert.exit_code == 0);
-  const Result r = run("halo-train", "--dataset " + (scratch / "cora") + " --config " + halo::test::source_dir() +
+  const Result r = halo::test::run_program("halo-train", "--dataset " + (scratch / "cora") + " --config " + halo::test::source_dir() +
                                          "/tools/configs/gcn-kipf.json --runs 3 -q --json -",
                        scratch);
   INFO(r.err);
@@ -205,12 +186,12 @@ TEST_CASE("halo-train on a one-part partition trains without mpirun as on the da
   ScratchDir scratch;
   const std::string data = make_dataset(scratch);
   for (const char* parts : {"1", "2"}) {
-    const Result p = run("halo-partition", data + " --parts " + parts + " -q -o " + (scratch / ("p" + std::string(parts))), scratch);
+    const Result p = halo::test::run_program("halo-partition", data + " --parts " + parts + " -q -o " + (scratch / ("p" + std::string(parts))), scratch);
     REQUIRE(p.exit_code == 0);
   }
   const std::string common = " --epochs 5 --batch-norm -q --json -";
-  const Result whole = run("halo-train", "--dataset " + data + common, scratch);
-  const Result part = run("halo-train", "--partitions " + (scratch / "p1") + common, scratch);
+  const Result whole = halo::test::run_program("halo-train", "--dataset " + data + common, scratch);
+  const Result part = halo::test::run_program("halo-train", "--partitions " + (scratch / "p1") + common, scratch);
   INFO(whole.err << part.err);
   REQUIRE(whole.exit_code == 0);
   REQUIRE(part.exit_code == 0);
@@ -222,7 +203,7 @@ TEST_CASE("halo-train on a one-part partition trains without mpirun as on the da
   CHECK(b["ranks"].size() == 1);
   CHECK(b["ranks"][0]["owned"] == 500);
   CHECK(b["ranks"][0]["bytes_sent_per_epoch"] == 0.0);
-  check_one_line_error(run("halo-train", "--partitions " + (scratch / "p2") + common, scratch), "mpirun -np 2");
+  check_one_line_error(halo::test::run_program("halo-train", "--partitions " + (scratch / "p2") + common, scratch), "mpirun -np 2");
 }
 
 namespace {
@@ -250,8 +231,8 @@ TEST_CASE("halo-train --feature-memory-budget streams the features and reports w
   const std::string data = make_dataset(scratch);
   // 500 rows of 16 floats (64 bytes): 8K holds two staging buffers of 16 rows and 96 cached rows.
   const std::string common = " --epochs 4 --hidden 8 -q --json -";
-  const Result memory = run("halo-train", "--dataset " + data + common, scratch);
-  const Result streamed = run("halo-train", "--dataset " + data + common + " --feature-memory-budget 8K", scratch);
+  const Result memory = halo::test::run_program("halo-train", "--dataset " + data + common, scratch);
+  const Result streamed = halo::test::run_program("halo-train", "--dataset " + data + common + " --feature-memory-budget 8K", scratch);
   INFO(memory.err << streamed.err);
   REQUIRE(memory.exit_code == 0);
   REQUIRE(streamed.exit_code == 0);
@@ -276,15 +257,15 @@ TEST_CASE("halo-train --feature-memory-budget streams the features and reports w
 
   // Without -q, each epoch's line says what was streamed.
   const Result verbose =
-      run("halo-train", "--dataset " + data + " --epochs 1 --hidden 8 --feature-memory-budget 8K", scratch);
+      halo::test::run_program("halo-train", "--dataset " + data + " --epochs 1 --hidden 8 --feature-memory-budget 8K", scratch);
   CHECK(verbose.err.find("| features 50.5 KiB streamed, 19 % cached") != std::string::npos);
 
   // A layer that aggregates first (16 inputs, 32 hidden) streams only its precomputed Â·X.
   const std::string wide = " --epochs 3 --hidden 32 --input-dropout 0 -q --json -";
-  check_one_line_error(run("halo-train", "--dataset " + data + wide + " --feature-memory-budget 8K", scratch),
+  check_one_line_error(halo::test::run_program("halo-train", "--dataset " + data + wide + " --feature-memory-budget 8K", scratch),
                        "precompute_first_aggregation");
-  const Result wide_memory = run("halo-train", "--dataset " + data + wide, scratch);
-  const Result precomputed = run(
+  const Result wide_memory = halo::test::run_program("halo-train", "--dataset " + data + wide, scratch);
+  const Result precomputed = halo::test::run_program(
       "halo-train", "--dataset " + data + wide + " --feature-memory-budget 64K --precompute-first-aggregation", scratch);
   INFO(precomputed.err);
   REQUIRE(wide_memory.exit_code == 0);
@@ -293,20 +274,20 @@ TEST_CASE("halo-train --feature-memory-budget streams the features and reports w
   CHECK(p["feature_streaming"]["precomputed_aggregation"] == true);
   check_same_losses(p, nlohmann::json::parse(wide_memory.out));
 
-  check_one_line_error(run("halo-train", "--dataset " + data + " --feature-memory-budget 12X", scratch), "12X");
-  check_one_line_error(run("halo-train", "--dataset " + data + " --precompute-first-aggregation", scratch),
+  check_one_line_error(halo::test::run_program("halo-train", "--dataset " + data + " --feature-memory-budget 12X", scratch), "12X");
+  check_one_line_error(halo::test::run_program("halo-train", "--dataset " + data + " --precompute-first-aggregation", scratch),
                        "--input-dropout 0");
-  check_one_line_error(run("halo-train", "--dataset " + data + " --feature-memory-budget 100 -q", scratch),
+  check_one_line_error(halo::test::run_program("halo-train", "--dataset " + data + " --feature-memory-budget 100 -q", scratch),
                        "the minimum is 128 bytes");
 }
 
 TEST_CASE("halo-train streams each rank's rows of a partition as it streams the dataset", "[tools]") {
   ScratchDir scratch;
   const std::string data = make_dataset(scratch);
-  REQUIRE(run("halo-partition", data + " --parts 1 -q -o " + (scratch / "p1"), scratch).exit_code == 0);
+  REQUIRE(halo::test::run_program("halo-partition", data + " --parts 1 -q -o " + (scratch / "p1"), scratch).exit_code == 0);
   const std::string common = " --epochs 4 --hidden 8 --feature-memory-budget 8K -q --json -";
-  const Result whole = run("halo-train", "--dataset " + data + common, scratch);
-  const Result part = run("halo-train", "--partitions " + (scratch / "p1") + common, scratch);
+  const Result whole = halo::test::run_program("halo-train", "--dataset " + data + common, scratch);
+  const Result part = halo::test::run_program("halo-train", "--partitions " + (scratch / "p1") + common, scratch);
   INFO(whole.err << part.err);
   REQUIRE(whole.exit_code == 0);
   REQUIRE(part.exit_code == 0);
@@ -322,15 +303,15 @@ TEST_CASE("halo-train trains out of core: features larger than --memory-limit gi
   const std::string data = scratch / "wide";
   // 32768 vertices x 512 features: a 64 MiB features file, trained under a 48 MiB limit.
   const Result convert =
-      run("halo-convert", "synth sbm " + data + " --nodes 32768 --avg-degree 8 --features 512 --classes 4 -q",
+      halo::test::run_program("halo-convert", "synth sbm " + data + " --nodes 32768 --avg-degree 8 --features 512 --classes 4 -q",
           scratch);
   REQUIRE(convert.exit_code == 0);
   std::ifstream features(data + "/node_feat.npy", std::ios::binary | std::ios::ate);
   const std::int64_t limit = 48LL << 20;
   REQUIRE(static_cast<std::int64_t>(features.tellg()) > limit);
   const std::string common = " --epochs 3 --hidden 16 --eval-every 3 -q --json -";
-  const Result memory = run("halo-train", "--dataset " + data + common, scratch);
-  const Result limited = run("halo-train", "--dataset " + data + common + " --memory-limit 48M", scratch);
+  const Result memory = halo::test::run_program("halo-train", "--dataset " + data + common, scratch);
+  const Result limited = halo::test::run_program("halo-train", "--dataset " + data + common + " --memory-limit 48M", scratch);
   INFO(memory.err << limited.err);
   REQUIRE(memory.exit_code == 0);
   REQUIRE(limited.exit_code == 0);
