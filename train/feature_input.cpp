@@ -70,10 +70,6 @@ void FeatureInput::set_up_streamed(Aggregation* aggregation, const std::vector<d
     input_ = LayerInput(InputMatrix(*x_stream_.pipeline, std::move(normalize)), InputMatrix());
     return;
   }
-  if (options_.device.is_cuda())
-    throw UnsupportedError("FeatureInput: precomputing the first aggregation of streamed features runs on the cpu "
-                           "only; on " + options_.device.to_string() +
-                           " it is issue #7's next step. Stream the features without precompute_first_aggregation");
   if (options_.normalize_rows)
     throw UnsupportedError("FeatureInput: precomputing the first aggregation of streamed features cannot normalise "
                            "their rows (the row sums would take a pass of their own); train without "
@@ -84,7 +80,10 @@ void FeatureInput::set_up_streamed(Aggregation* aggregation, const std::vector<d
                            "as one CSR in this process; a rank of a partitioned run aggregates through halo "
                            "exchanges. Train without precompute_first_aggregation, or with the features in memory");
   {
-    // Every panel of the budget goes to Â·X's computation; the caches come after it.
+    // Â·X is computed once, on the host's cores with the host CSR, by column panels through the
+    // budget (in host memory: the features do not fit where the epochs run); every panel of the
+    // budget goes to it, the caches come after it. On a GPU the epochs then stream Â·X there
+    // exactly as they would stream X.
     FeaturePipelineOptions o;
     o.budget_bytes = options_.budget_bytes;
     o.staging_buffers = options_.staging_buffers;

@@ -288,9 +288,9 @@ void FeaturePipeline::backward_weight(ConstTensorView grad, TensorView grad_weig
 
 Array<float> FeaturePipeline::aggregate(const graph::CsrGraph& a) {
   if (options_.device.is_cuda())
-    throw UnsupportedError("FeaturePipeline::aggregate: precomputing the first aggregation by column panels runs on "
-                           "the cpu only; on " + options_.device.to_string() +
-                           " it is issue #7's next step. Stream the features without precompute_first_aggregation");
+    throw InvalidArgument("FeaturePipeline::aggregate: the column panels are multiplied on the host with a host "
+                          "CSR; build this pipeline for the cpu, not " + options_.device.to_string() +
+                          " (FeatureInput does, then streams the result to the GPU)");
   const std::int64_t n = source_.rows();
   const std::int64_t cols = source_.cols();
   HALO_EXPECTS(a.num_cols() == n, "the graph has " + std::to_string(a.num_cols()) +

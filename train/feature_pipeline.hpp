@@ -132,8 +132,8 @@ class FeaturePipeline {
   // InvalidArgument names the minimum (w = 1) when even that does not fit. Releases the staging
   // buffers first. Z (a.num_rows() x cols) is host memory as large as X; wrap it in
   // FeatureSource::from_array to stream later epochs from it. Cost: cols / w passes over the pages
-  // of X (each value copied once), O(nnz · cols) flops. CPU only: on a GPU it throws
-  // UnsupportedError (the panels' SpMM on the device is not written yet, issue #7).
+  // of X (each value copied once), O(nnz · cols) flops. On the host only (a pipeline for a GPU
+  // throws InvalidArgument): Z is computed once, then a GPU run streams it like X.
   Array<float> aggregate(const graph::CsrGraph& a);
 
   // One streaming pass over X in row order, the primitive forward and backward_weight are written

@@ -98,8 +98,6 @@ std::string training_fingerprint(const datasets::Dataset& ds, const ModelConfig&
 TrainSummary train(TrainingProblem& problem, const ModelConfig& model_config, const TrainConfig& config,
                    const EpochCallback& on_epoch) {
   detail::check_train_config(config);
-  // What a GPU run cannot do is refused whether or not this machine has one.
-  detail::check_gpu_feature_settings(config);
   HALO_EXPECTS(problem.features != nullptr && problem.labels != nullptr && problem.operators != nullptr &&
                    problem.comm != nullptr && problem.plan_memory,
                "the training problem is incomplete");
@@ -183,7 +181,6 @@ TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model_config,
                    const EpochCallback& on_epoch) {
   detail::check_train_config(config);
   // Before the operators, which a GPU run builds on the GPU.
-  detail::check_gpu_feature_settings(config);
   kernels::require_device(config.device);
   check_trainable(ds);
   // Measured before the operators exist, which the plan counts as items of their own.

@@ -3,8 +3,8 @@
 // GraphSAGE (dropout, batch norm) trained on the GPU give the CPU run's per-epoch losses to 1e-4
 // relative, on a generated SBM graph and on cora; a GPU run resumed from its checkpoint repeats
 // the uninterrupted losses bitwise. Those cases are tagged [gpu] and skip where no GPU is visible.
-// The refusals (a GPU that is not there, a precomputed first aggregation, distributed runs over host buffers)
-// and the GPU's memory plan are checked on every machine.
+// The refusals (a GPU that is not there, distributed runs over host buffers) and the GPU's memory
+// plan are checked on every machine.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <stdexcept>
@@ -234,21 +234,6 @@ TEST_CASE("train refuses a GPU that is not visible with one line naming it", "[t
   }
 }
 
-TEST_CASE("train refuses a precomputed first aggregation on a GPU, naming issue #7", "[train]") {
-  // 40 features > 16 hidden: the first layer transforms first, so the CPU streams it.
-  const datasets::Dataset ds = test::wide_sbm(40);
-  ModelConfig model = test::small_gcn();
-  TrainConfig config = test::short_training(1);
-  config.device = Device::cuda();
-  model.input_dropout = 0.0f;
-  config.precompute_first_aggregation = true;
-  CHECK_THROWS_AS(train(ds, model, config), UnsupportedError);
-  CHECK_THROWS_WITH(train(ds, model, config), Catch::Contains("issue #7") && Catch::Contains("cuda:0"));
-  // The same settings train on the CPU.
-  config.device = Device::cpu();
-  CHECK_NOTHROW(train(ds, model, config));
-}
-
 TEST_CASE("train refuses a distributed problem on a GPU over a communicator of host buffers, naming NCCL",
           "[train]") {
   TwoRanks comm;
@@ -258,6 +243,31 @@ TEST_CASE("train refuses a distributed problem on a GPU over a communicator of h
   CHECK_THROWS_AS(train(p.problem, test::small_gcn(), config), UnsupportedError);
   CHECK_THROWS_WITH(train(p.problem, test::small_gcn(), config),
                     Catch::Contains("NCCL") && Catch::Contains("cpu buffers") && Catch::Contains("2 ranks"));
+}
+
+TEST_CASE("the GPU's memory plan counts a precomputed first aggregation beside resident features, not streamed ones",
+          "[train]") {
+  halo::train::dist::LocalCommunicator comm;
+  SbmProblem p(comm);
+  const Model model(test::small_gcn(), p.ds.target().features.cols(), p.ds.meta.num_classes, 1, p.operators);
+  const std::int64_t aggregated = 4 * p.ds.target().features.rows() * p.ds.target().features.cols();
+  TrainConfig config = test::short_training(1);
+  config.device = Device::cuda();
+  MemoryPlan without;
+  REQUIRE_FALSE(detail::plan_gpu_memory(p.problem, model, config, std::int64_t{1} << 40, without).streamed);
+  config.precompute_first_aggregation = true;
+  MemoryPlan resident;
+  REQUIRE_FALSE(detail::plan_gpu_memory(p.problem, model, config, std::int64_t{1} << 40, resident).streamed);
+  CHECK(has_item(resident, "first aggregation (precomputed)"));
+  // Â·X replaces the first layer's input activation (it is the input now).
+  CHECK(resident.total_bytes() ==
+        without.total_bytes() - model.input_activation_bytes(p.ds.graph.num_rows()) + aggregated);
+  // A forced budget streams: Â·X is then computed into host memory and crosses the bus like X.
+  config.feature_memory_budget = 4096;
+  MemoryPlan streamed;
+  REQUIRE(detail::plan_gpu_memory(p.problem, model, config, std::int64_t{1} << 40, streamed).streamed);
+  CHECK_FALSE(has_item(streamed, "first aggregation (precomputed)"));
+  CHECK(has_item(streamed, "features: staging and cache (streamed)"));
 }
 
 TEST_CASE("the GPU's memory plan is the CPU plan less the stored CSR, checked against the GPU's memory", "[train]") {

@@ -51,22 +51,17 @@ FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const Model& model, c
   const Array<float>& x = *problem.features;
   MemoryPlan resident = problem.plan_memory(model);
   const std::int64_t input_bytes = model.input_activation_bytes(x.rows());
+  // A precomputed Â·X lives on the GPU beside resident features; streamed, it is computed and
+  // kept in host memory and crosses the bus through the same staging buffers and cache as X would.
+  const std::int64_t precomputed = config.precompute_first_aggregation ? 4 * x.rows() * x.cols() : 0;
   // The source stays in host memory: no file pages are mapped on the GPU (mapped = false).
   const FeaturePlacement placement =
-      place_features(gpu_memory_plan(plan_feature_input(resident, input_bytes, {}, 0)).total_bytes(),
+      place_features(gpu_memory_plan(plan_feature_input(resident, input_bytes, {}, precomputed)).total_bytes(),
                      gpu_memory_plan(plan_feature_input(resident, input_bytes, {true, 0, 0}, 0)).total_bytes(),
                      x.rows(), x.cols(), false, config.feature_memory_budget, config.memory_limit, gpu_bytes);
-  plan = gpu_memory_plan(plan_feature_input(std::move(resident), input_bytes, placement, 0));
+  plan = gpu_memory_plan(
+      plan_feature_input(std::move(resident), input_bytes, placement, placement.streamed ? 0 : precomputed));
   return placement;
-}
-
-void check_gpu_feature_settings(const TrainConfig& config) {
-  if (!config.device.is_cuda()) return;
-  if (config.precompute_first_aggregation)
-    throw UnsupportedError(fmt::format(
-        "train: precompute_first_aggregation runs on the cpu only; on {} it is issue #7 (streamed features on {} "
-        "are multiplied chunk by chunk without it). Train on {} without it, or precompute on the cpu",
-        config.device.to_string(), config.device.to_string(), config.device.to_string()));
 }
 
 MemoryPlan gpu_memory_plan(MemoryPlan plan) {

@@ -33,13 +33,10 @@ FeaturePlacement plan_memory(TrainingProblem& problem, const Model& model, const
 // plan for `model`) with the features as place_features places them in `gpu_bytes` of GPU memory
 // (and config.memory_limit): resident when they fit, else streamed from host memory with the
 // forced budget or the spare GPU memory as the budget of the device staging buffers and cache.
-// Returns that placement. O(items).
+// A precomputed first aggregation counts on the GPU only beside resident features. Returns that
+// placement. O(items).
 FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const Model& model, const TrainConfig& config,
                                  std::int64_t gpu_bytes, MemoryPlan& plan);
-
-// Refuses (UnsupportedError, naming issue #7) what a run on a GPU cannot do with its features:
-// precompute their first aggregation. Nothing on the CPU.
-void check_gpu_feature_settings(const TrainConfig& config);
 
 // The plan of what a run on a GPU keeps there, from the problem's plan for the model (features
 // resident, or their staging and cache when streamed): every item but the stored CSR, which stays on the host
