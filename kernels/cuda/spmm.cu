@@ -143,6 +143,9 @@ __global__ void spmm_rows_kernel(SpmmArgs<I> p, std::int64_t rows, float* out, s
   const std::int64_t begin = p.indptr[g.group];
   const std::int64_t end = p.indptr[g.group + 1];
   if (end - begin > spmm_chunk_edges) return;  // a long row: its chunks and the combine kernel write it
+  // Adding nothing leaves the row as it is, unread and unwritten, as on the CPU: no traffic, no
+  // write for a reader on another stream to race with, and no -0 turned into +0 by out + 0.
+  if (accumulate && begin == end) return;
   float acc[2 * VEC] = {};
   accumulate_edges<I, VEC>(p, g, begin, end, acc);
   float* o = out + g.group * out_stride;

@@ -1,6 +1,7 @@
 // Tests of partitioned training on a GPU in one process (train/dist/distributed_trainer.*,
 // train/dist/halo_aggregation.* on CUDA): the part's operators on the GPU give the host's
-// products, and GCN / GraphSAGE trained on a one-part partition on the GPU, over a
+// products, the overlapped products (halo rows delivered by a peer the test plays) give the
+// unsplit ones there, and GCN / GraphSAGE trained on a one-part partition on the GPU, over a
 // LocalCommunicator or a one-rank NcclCommunicator, give the single-GPU run's losses to 1e-4.
 // Those cases are tagged [gpu] and skip where no GPU is visible; several GPUs: tests/mpi. The
 // halo exchange's refusal of GPU tensors over a communicator of host buffers is checked on every
@@ -11,18 +12,24 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "datasets/checksum.hpp"
 #include "datasets/dataset_dir.hpp"
 #include "graph/base/error.hpp"
 #include "graph/base/random.hpp"
+#include "graph/build.hpp"
+#include "kernels/cuda/device_csr.hpp"
+#include "kernels/cuda/settings.hpp"
+#include "kernels/spmm.hpp"
 #include "partition/partition_dir.hpp"
 #include "partition/partitioner.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/nccl.hpp"
 #include "tests/support/test_paths.hpp"
 #include "tests/support/write_partition.hpp"
+#include "tests/train/scripted_peer.hpp"
 #include "tests/train/trainer_fixture.hpp"
 #include "train/dist/distributed_trainer.hpp"
 #include "train/dist/halo_aggregation.hpp"
@@ -85,6 +92,56 @@ TEST_CASE("the part's operators on a GPU multiply as the host's do, forward and 
   CHECK(max_relative_error(y.to_vector(), a_cpu.forward(x).to_vector()) < 1e-5);
   CHECK(max_relative_error(gx.to_vector(), a_cpu.backward(g).to_vector()) < 1e-5);
   CHECK_THROWS_WITH(a_gpu.forward(x), Catch::Contains("cpu") && Catch::Contains("cuda:0"));
+}
+
+TEST_CASE("The overlapped products on a GPU, with a peer's rows, give the unsplit products there", "[gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  const datasets::Dataset ds = test::small_sbm();
+  test::ScratchDir scratch;
+  const partition::Part part = partition::read_part(test::write_random_partition(ds, scratch, 2), 0, {true});
+  const partition::LocalGraph& g = part.graph;
+  RandomStream rng(23, 0);
+  auto weights = Array<float>::vector(g.graph().num_edges());
+  for (float& w : weights) w = static_cast<float>(0.05 + rng.uniform());
+  const graph::CsrGraph a = g.graph().clone().with_weights(std::move(weights));
+  // halo's kernel on both sides: the comparison is then exact (cuSPARSE's choice could differ
+  // between the split and the whole matrix).
+  const kernels::cuda::CudaSettings settings = kernels::cuda::cuda_settings();
+  kernels::cuda::CudaSettings halo_kernel = settings;
+  halo_kernel.spmm = kernels::cuda::SpmmImpl::halo;
+  kernels::cuda::set_cuda_settings(halo_kernel);
+  test::ScriptedPeer peer(Device::cuda());
+  dist::HaloExchange exchange(g, peer);
+  dist::HaloAggregation aggregation(a.clone(), exchange, Device::cuda());
+  constexpr std::int64_t w = 16;
+
+  const Tensor x = random_tensor(24, g.num_owned, w);
+  const Tensor halo_rows = random_tensor(25, g.num_halo, w);
+  peer.from_peer = halo_rows.to_vector();
+  Tensor extended = Tensor::empty(g.num_local(), w, Device::cuda());
+  kernels::copy(x.view(), extended.view().slice_rows(0, g.num_owned));
+  kernels::copy(halo_rows.view(), extended.view().slice_rows(g.num_owned, g.num_local()));
+  const kernels::cuda::DeviceCsr whole(a, Device::cuda());
+  Tensor want = Tensor::empty(g.num_owned, w, Device::cuda());
+  whole.visit([&](const auto& v) { kernels::spmm(v, extended.view(), want.view()); });
+  // Equal values (a sum that underflows to -0 may come out +0: boundary rows add onto a 0).
+  CHECK(aggregation.forward(test::on_gpu(x)).to_vector() == want.to_vector());
+
+  const Tensor grad = random_tensor(26, g.num_owned, w);
+  peer.from_peer = random_tensor(27, g.send_rows.size(), w).to_vector();
+  const kernels::cuda::DeviceCsr whole_transposed(graph::transpose(a), Device::cuda());
+  Tensor full = Tensor::empty(g.num_local(), w, Device::cuda());
+  const Tensor grad_on_gpu = test::on_gpu(grad);
+  whole_transposed.visit([&](const auto& v) { kernels::spmm(v, grad_on_gpu.view(), full.view()); });
+  const std::vector<float> product = full.to_vector();
+  std::vector<float> expected(product.begin(), product.begin() + g.num_owned * w);
+  for (std::int64_t i = 0; i < g.send_rows.size(); ++i)
+    for (std::int64_t c = 0; c < w; ++c)
+      expected[static_cast<std::size_t>(g.send_rows[i] * w + c)] += peer.from_peer[static_cast<std::size_t>(i * w + c)];
+  CHECK(aggregation.backward(grad_on_gpu).to_vector() == expected);
+  CHECK(peer.to_peer == std::vector<float>(product.begin() + g.num_owned * w, product.end()));
+  CHECK(peer.send_unchanged);
+  kernels::cuda::set_cuda_settings(settings);
 }
 
 TEST_CASE("train_partitioned on one GPU gives the single-GPU run's losses, over the local or the NCCL communicator",

@@ -2,18 +2,21 @@
 // (a bootstrap of GPU buffers, a GPU that is not there, a build without NCCL) on every machine;
 // and, tagged [gpu] (skipped without a GPU or NCCL), a one-rank NcclCommunicator bootstrapped
 // from a LocalCommunicator, whose collectives must give what the local one gives, on device and
-// on host buffers, reading what kernels queued just before. Several ranks: tests/mpi.
+// on host buffers, reading what kernels queued just before; a started all-to-all-v is ordered
+// with halo's stream on both sides without the host. Several ranks: tests/mpi.
 #include "train/dist/nccl_communicator.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "graph/base/error.hpp"
 #include "graph/base/random.hpp"
+#include "kernels/elementwise.hpp"
 #include "kernels/tensor.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/nccl.hpp"
@@ -112,6 +115,29 @@ TEST_CASE("a one-rank NcclCommunicator gives the local communicator's results on
     CHECK_THROWS_AS(comm.all_to_all_v(send.data(), {10, 0}, recv.data(), {10, 0}, DataType::float32),
                     halo::InvalidArgument);
     CHECK_THROWS_AS(comm.all_to_all_v(send.data(), {10}, recv.data(), {9}, DataType::float32), halo::InvalidArgument);
+  }
+  SECTION("a started all_to_all_v reads what halo's stream wrote before it; after finish, halo's stream reads it") {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    constexpr std::int64_t n = std::int64_t{1} << 22;
+    Tensor send = Tensor::full(1, n, 3.5f, Device::cuda());  // a fill kernel, queued
+    Tensor recv = Tensor::full(1, n, nan, Device::cuda());
+    std::unique_ptr<PendingAllToAll> pending =
+        comm.start_all_to_all_v(send.data(), {n}, recv.data(), {n}, DataType::float32);
+    Tensor meanwhile = Tensor::full(1, n, 1.0f, Device::cuda());  // runs while the message travels
+    pending->finish();
+    halo::kernels::axpby(2.0f, recv.view(), 0.0f, recv.view());  // queued on halo's stream after finish
+    CHECK(recv.to_vector() == std::vector<float>(static_cast<std::size_t>(n), 7.0f));
+    CHECK(meanwhile.to_vector().front() == 1.0f);
+    std::vector<float> host_recv(1000, nan);
+    comm.start_all_to_all_v(send.data(), {1000}, host_recv.data(), {1000}, DataType::float32)->finish();
+    CHECK(host_recv == std::vector<float>(1000, 3.5f));
+    Tensor from_host = Tensor::full(1, 1000, nan, Device::cuda());
+    comm.start_all_to_all_v(values.data(), {1000}, from_host.data(), {1000}, DataType::float32)->finish();
+    CHECK(from_host.to_vector() == values);
+    Tensor dropped = Tensor::full(1, 1000, nan, Device::cuda());
+    comm.start_all_to_all_v(send.data(), {1000}, dropped.data(), {1000}, DataType::float32).reset();
+    CHECK_THROWS_AS(comm.start_all_to_all_v(send.data(), {10}, recv.data(), {9}, DataType::float32),
+                    halo::InvalidArgument);
   }
   SECTION("broadcast from the root keeps its values; barrier returns") {
     Tensor device = Tensor::from_vector(1, 1000, values, Device::cuda());

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kernels/device.hpp"
@@ -24,6 +25,20 @@ constexpr DataType data_type_of<double>() { return DataType::float64; }
 template <>
 constexpr DataType data_type_of<std::int64_t>() { return DataType::int64; }
 
+// An all-to-all-v in flight (Communicator::start_all_to_all_v); finish() completes it. Until then
+// the send buffer must stay alive and unchanged, and the receive buffer alive and neither read nor
+// written. The communicator must outlive the handle. Destroying a handle that was not finished
+// (unwinding after an exception) waits for the transfer to stop touching both buffers, drops any
+// error, and leaves the receive buffer unspecified.
+class PendingAllToAll {
+ public:
+  virtual ~PendingAllToAll() = default;
+  // Completes the exchange: afterwards the messages are in the receive buffer for every reader
+  // that the communicator orders (the host for host buffers; for GPU buffers, the work halo
+  // queues on that GPU). Call once; throws CommError (and the like) for a failed transfer.
+  virtual void finish() = 0;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -41,13 +56,25 @@ class Communicator {
   // recv_counts[q] (not checked: the callers derive both sides from the same plan).
   virtual void all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts, void* recv,
                             const std::vector<std::int64_t>& recv_counts, DataType type) = 0;
+  // The same exchange, started: returns once the messages are posted (MPI) or queued (NCCL),
+  // usually before they arrive, so the caller can work meanwhile; the handle's finish() completes
+  // it. Arguments are checked here, as all_to_all_v checks them. Every rank starts its
+  // collectives in the same order. Several may be in flight at once. This default, for a
+  // communicator without a non-blocking path, runs all_to_all_v here and returns a handle with
+  // nothing left to do.
+  virtual std::unique_ptr<PendingAllToAll> start_all_to_all_v(const void* send,
+                                                              const std::vector<std::int64_t>& send_counts,
+                                                              void* recv,
+                                                              const std::vector<std::int64_t>& recv_counts,
+                                                              DataType type);
   // Copies root's count elements at data to every rank's data.
   virtual void broadcast(void* data, std::int64_t count, DataType type, int root) = 0;
   virtual void barrier() = 0;
 };
 
 // The communicator of a single process: every collective is the identity (all_to_all_v copies
-// the rank's message to itself). Host buffers.
+// the rank's message to itself; started, it copies in finish(), as late as a transfer may land).
+// Host buffers.
 class LocalCommunicator : public Communicator {
  public:
   int rank() const override { return 0; }
@@ -56,6 +83,9 @@ class LocalCommunicator : public Communicator {
   void all_reduce(void* data, std::int64_t count, DataType type) override;
   void all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts, void* recv,
                     const std::vector<std::int64_t>& recv_counts, DataType type) override;
+  std::unique_ptr<PendingAllToAll> start_all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts,
+                                                      void* recv, const std::vector<std::int64_t>& recv_counts,
+                                                      DataType type) override;
   void broadcast(void* data, std::int64_t count, DataType type, int root) override;
   void barrier() override {}
 };

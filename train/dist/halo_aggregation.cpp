@@ -1,4 +1,5 @@
-// HaloAggregation (exchange, then SpMM) and the part's GCN / mean operators.
+// HaloAggregation (the SpMMs of the split operator around the halo exchange) and the part's GCN /
+// mean operators.
 #include "train/dist/halo_aggregation.hpp"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "graph/base/parallel.hpp"
 #include "graph/build.hpp"
 #include "kernels/spmm.hpp"
+#include "train/dist/detail/row_split.hpp"
 
 namespace halo::train::dist {
 
@@ -20,12 +22,37 @@ using kernels::Tensor;
 
 namespace {
 
-// y = A · x with a GPU copy of A, through the view of its own index type.
-void multiply(const kernels::cuda::DeviceCsr& a, const Tensor& x, Tensor& y) {
-  a.visit([&](const auto& view) { kernels::spmm(view, x.view(), y.view()); });
-}
+// Completes an exchange left in flight when the work between its begin and finish throws, before
+// the tensor it moves rows of is freed (declare it after that tensor).
+class InFlightGuard {
+ public:
+  explicit InFlightGuard(HaloExchange& exchange) : exchange_(exchange) {}
+  ~InFlightGuard() { exchange_.abandon(); }
+  InFlightGuard(const InFlightGuard&) = delete;
+  InFlightGuard& operator=(const InFlightGuard&) = delete;
+
+ private:
+  HaloExchange& exchange_;
+};
 
 }  // namespace
+
+HaloAggregation::Rows::Rows(graph::CsrGraph host, const kernels::Device& device)
+    : num_rows_(host.num_rows()), num_edges_(host.num_edges()) {
+  if (device.is_cuda())
+    gpu_ = kernels::cuda::DeviceCsr(host, device);  // the host copy only feeds the upload
+  else
+    host_ = std::move(host);
+}
+
+void HaloAggregation::Rows::multiply(kernels::ConstTensorView x, kernels::TensorView out,
+                                     kernels::Accumulate mode) const {
+  if (num_rows_ == 0) return;
+  if (!gpu_.empty())
+    gpu_.visit([&](const auto& view) { kernels::spmm(view, x, out, mode); });
+  else
+    kernels::spmm(host_, x, out, mode);
+}
 
 HaloAggregation::HaloAggregation(graph::CsrGraph a, HaloExchange& exchange, kernels::Device device)
     : num_owned_(a.num_rows()), num_local_(a.num_cols()), device_(device), exchange_(&exchange) {
@@ -33,14 +60,14 @@ HaloAggregation::HaloAggregation(graph::CsrGraph a, HaloExchange& exchange, kern
                "the operator is " + std::to_string(num_owned_) + " x " + std::to_string(num_local_) +
                    ", the part has " + std::to_string(exchange.num_owned()) + " owned and " +
                    std::to_string(exchange.num_local()) + " local vertices");
-  if (!device_.is_cuda()) {
-    a_transposed_ = graph::transpose(a);
-    a_ = std::move(a);
-    return;
+  {
+    const graph::CsrGraph transposed = graph::transpose(a);
+    transposed_owned_ = Rows(detail::row_range(transposed, 0, num_owned_), device_);
+    transposed_halo_ = Rows(detail::row_range(transposed, num_owned_, num_local_), device_);
   }
-  // The host matrices are only the uploads' sources: the GPU's products never read host memory.
-  gpu_a_ = kernels::cuda::DeviceCsr(a, device_);
-  gpu_a_transposed_ = kernels::cuda::DeviceCsr(graph::transpose(a), device_);
+  detail::RowSplit split = detail::split_rows_by_column(a, num_owned_);
+  interior_ = Rows(std::move(split.interior), device_);
+  boundary_ = Rows(std::move(split.boundary), device_);
 }
 
 void HaloAggregation::check_device(const char* what, const Tensor& t) const {
@@ -49,18 +76,25 @@ void HaloAggregation::check_device(const char* what, const Tensor& t) const {
                                           " (build the operators for the device the model trains on)");
 }
 
+// While a transfer is in flight, only products that neither read what it writes nor write what
+// it reads run, and all of them overwrite their own output: the one accumulating product (the
+// boundary rows, forward) runs after the exchange has finished. halo's kernels leave the rows an
+// accumulating product has no entries for untouched, but cuSPARSE with beta = 1 rewrites every
+// row of its output; with this order the automatic choice may still take cuSPARSE for any piece.
 Tensor HaloAggregation::forward(const Tensor& x) {
   HALO_EXPECTS(x.rows() == num_owned_, "input has " + std::to_string(x.rows()) + " rows, the part owns " +
                                            std::to_string(num_owned_) + " vertices");
   check_device("input", x);
   Tensor extended = Tensor::empty(num_local_, x.cols(), device_);
   kernels::copy(x.view(), extended.view().slice_rows(0, x.rows()));
-  exchange_->forward(extended.view());
+  exchange_->begin_forward(extended.view());
+  const InFlightGuard guard(*exchange_);
+  // The interior rows read only owned rows, which the exchange leaves alone; the boundary rows
+  // get 0 here, and then their whole sums, in the unsplit product's order, onto that 0.
   Tensor y = Tensor::empty(num_owned_, x.cols(), device_);
-  if (device_.is_cuda())
-    multiply(gpu_a_, extended, y);
-  else
-    kernels::spmm(a_, extended.view(), y.view());
+  interior_.multiply(extended.view(), y.view(), kernels::Accumulate::overwrite);
+  exchange_->finish_forward();
+  if (boundary_.num_edges() > 0) boundary_.multiply(extended.view(), y.view(), kernels::Accumulate::add);
   return y;
 }
 
@@ -69,11 +103,14 @@ Tensor HaloAggregation::backward(const Tensor& grad_y) {
                                                 " rows, the part owns " + std::to_string(num_owned_) + " vertices");
   check_device("gradient", grad_y);
   Tensor extended = Tensor::empty(num_local_, grad_y.cols(), device_);
-  if (device_.is_cuda())
-    multiply(gpu_a_transposed_, grad_y, extended);
-  else
-    kernels::spmm(a_transposed_, grad_y.view(), extended.view());
-  exchange_->backward(extended.view());
+  const kernels::TensorView all = extended.view();
+  // The halo rows first, so they can travel while the owned rows are computed; the exchange then
+  // adds the gradients received onto the owned rows' sums, as the blocking one does.
+  transposed_halo_.multiply(grad_y.view(), all.slice_rows(num_owned_, num_local_), kernels::Accumulate::overwrite);
+  exchange_->begin_backward(all);
+  const InFlightGuard guard(*exchange_);
+  transposed_owned_.multiply(grad_y.view(), all.slice_rows(0, num_owned_), kernels::Accumulate::overwrite);
+  exchange_->finish_backward();
   Tensor g = Tensor::empty(num_owned_, grad_y.cols(), device_);
   kernels::copy(extended.view().slice_rows(0, num_owned_), g.view());
   return g;

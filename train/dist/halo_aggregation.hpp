@@ -1,9 +1,19 @@
 // HaloAggregation: the Aggregation of one rank of a distributed run. Forward: the layer input's
-// owned rows are extended with the halo rows (HaloExchange::forward), then the part's local
-// operator (num_owned x num_local) multiplies them. Backward: the local operator's transpose
-// gives gradients for owned and halo rows, and the halo rows' gradients go back to their owners
-// (HaloExchange::backward). Layers are written once against Aggregation and never see ranks.
-// On a GPU the operator and its transpose are copied there once (kernels::cuda::DeviceCsr, as
+// owned rows are extended with the halo rows (HaloExchange), then the part's local operator
+// (num_owned x num_local) multiplies them. Backward: the local operator's transpose gives
+// gradients for owned and halo rows, and the halo rows' gradients go back to their owners
+// (HaloExchange). Layers are written once against Aggregation and never see ranks.
+//
+// The exchange overlaps the products that do not need it. Forward: the operator's rows are split
+// once into interior rows (no halo column) and boundary rows; while the halo rows travel, the
+// interior rows are multiplied, and the boundary rows once they have arrived. Backward: the halo
+// rows of the transpose's product are computed first and sent, then the owned rows while they
+// travel. Every row's terms are added in the order the unsplit product adds them, so the results
+// are the unsplit product's: bit for bit on the CPU; on a GPU with halo's kernel too, but for the
+// sign of a zero (a boundary row's sum is added onto the 0 the interior product wrote, and
+// 0 + -0 is +0); cuSPARSE, when the automatic choice takes it for a piece, rounds as it does for
+// any other matrix.
+// On a GPU the operator's pieces are copied there once (kernels::cuda::DeviceCsr, as
 // LocalAggregation does), so an epoch moves no graph data.
 #pragma once
 
@@ -13,6 +23,7 @@
 #include "graph/csr.hpp"
 #include "kernels/cuda/device_csr.hpp"
 #include "kernels/device.hpp"
+#include "kernels/spmm.hpp"
 #include "kernels/tensor.hpp"
 #include "partition/local_graph.hpp"
 #include "train/aggregation.hpp"
@@ -24,28 +35,48 @@ namespace halo::train::dist {
 class HaloAggregation : public Aggregation {
  public:
   // `a`: num_owned x num_local weighted operator in the part's local numbering; `exchange` must
-  // outlive the aggregation. Builds the transpose once, O(E + V) on the host; on a GPU `device`
-  // also copies both there (O(E) host-to-device traffic; UnsupportedError when the GPU cannot be
-  // used) and keeps only their shapes on the host. The tensors given must live on `device`
+  // outlive the aggregation. Splits A's rows and builds the transpose's two row ranges once,
+  // O(E + V) on the host, holding about as much as A and Aᵀ; on a GPU `device` also copies the
+  // pieces there (O(E) host-to-device traffic; UnsupportedError when the GPU cannot be used) and
+  // keeps only their shapes on the host. The tensors given must live on `device`
   // (InvalidArgument otherwise, naming both devices).
   HaloAggregation(graph::CsrGraph a, HaloExchange& exchange, kernels::Device device = kernels::Device::cpu());
   std::int64_t num_vertices() const override { return num_owned_; }
-  // One halo exchange of x's width and one SpMM.
+  // One halo exchange of x's width, overlapped with the SpMM of the interior rows, then the SpMM
+  // of the boundary rows. Collective.
   kernels::Tensor forward(const kernels::Tensor& x) override;
-  // One SpMM with the transpose and one reverse halo exchange of grad_y's width.
+  // The SpMM of the transpose's halo rows, one reverse halo exchange of grad_y's width overlapped
+  // with the SpMM of its owned rows. Collective.
   kernels::Tensor backward(const kernels::Tensor& grad_y) override;
   const kernels::Device& device() const { return device_; }
 
  private:
+  // Some rows of the operator or of its transpose, where the products run: a host CSR, or on a
+  // GPU a DeviceCsr only.
+  class Rows {
+   public:
+    Rows() = default;
+    Rows(graph::CsrGraph host, const kernels::Device& device);
+    std::int64_t num_edges() const { return num_edges_; }
+    // out (+)= these rows · x (kernels::spmm).
+    void multiply(kernels::ConstTensorView x, kernels::TensorView out, kernels::Accumulate mode) const;
+
+   private:
+    std::int64_t num_rows_ = 0;
+    std::int64_t num_edges_ = 0;
+    graph::CsrGraph host_;
+    kernels::cuda::DeviceCsr gpu_;
+  };
+
   void check_device(const char* what, const kernels::Tensor& t) const;
 
   std::int64_t num_owned_;
   std::int64_t num_local_;
   kernels::Device device_;
-  graph::CsrGraph a_;             // on the CPU: A and Aᵀ on the host; empty on a GPU
-  graph::CsrGraph a_transposed_;
-  kernels::cuda::DeviceCsr gpu_a_;  // on a GPU: A and Aᵀ there
-  kernels::cuda::DeviceCsr gpu_a_transposed_;
+  Rows interior_;         // A's rows that read no halo column (num_owned x num_local, the others empty)
+  Rows boundary_;         // A's other rows (likewise)
+  Rows transposed_owned_;  // Aᵀ's rows [0, num_owned)
+  Rows transposed_halo_;   // Aᵀ's rows [num_owned, num_local)
   HaloExchange* exchange_;
 };
 

@@ -1,7 +1,9 @@
-// HaloExchange: packing, all-to-all-v and unpacking of halo rows, forward and backward.
+// HaloExchange: packing, all-to-all-v and unpacking of halo rows, forward and backward, each in
+// a begin and a finish half.
 #include "train/dist/halo_exchange.hpp"
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -59,6 +61,7 @@ HaloExchange::HaloExchange(const partition::LocalGraph& part, Communicator& comm
 }
 
 void HaloExchange::sample(const sampling::BoundarySampler* sampler, std::uint64_t epoch) {
+  HALO_EXPECTS(!in_flight(), "HaloExchange::sample: an exchange is in flight (finish it first)");
   const auto p = static_cast<std::size_t>(comm_->size());
   sampled_ = sampler != nullptr && !sampler->keeps_all();
   scale_ = sampled_ ? sampler->scale() : 1.0f;
@@ -153,52 +156,105 @@ std::vector<double> HaloExchange::exchange_values(const std::vector<double>& own
 }
 
 void HaloExchange::forward(kernels::TensorView x) {
+  begin_forward(x);
+  finish_forward();
+}
+
+void HaloExchange::backward(kernels::TensorView grad) {
+  begin_backward(grad);
+  finish_backward();
+}
+
+void HaloExchange::begin_forward(kernels::TensorView x) {
   check(x, "input");
-  const Clock::time_point start = Clock::now();
+  const Clock::time_point start_time = Clock::now();
   const std::int64_t w = x.cols;
   const kernels::IndexView rows = kernels::view_of(sampled_ ? kept_send_rows_ : send_rows_);
   const kernels::Device device = x.device;
+  HALO_EXPECTS(!in_flight(), "HaloExchange::begin_forward: an exchange is already in flight (finish it first)");
   kernels::TensorView packed{send_buffer(rows.size * w, device), rows.size, w, w, device};
   kernels::gather_rows(x.slice_rows(0, num_owned_), rows, packed);
-  if (!sampled_) {
-    comm_->all_to_all_v(packed.data, times(send_counts_, w), row_pointer(x, num_owned_), times(recv_counts_, w),
-                        DataType::float32);
-  } else {
+  // Every halo row travels straight into x; a sample lands in the receive buffer, to be spread
+  // over the halo rows it keeps.
+  float* target = row_pointer(x, num_owned_);
+  if (sampled_) {
     kernels::axpby(scale_, packed, 0.0f, packed);
+    target = recv_buffer(kept_halo_rows_.size() * w, device);
+  }
+  pending_ = comm_->start_all_to_all_v(packed.data, times(send_counts_, w), target, times(recv_counts_, w),
+                                       DataType::float32);
+  in_flight_ = Direction::forward;
+  tensor_ = x;
+  stats_.seconds += std::chrono::duration<double>(Clock::now() - start_time).count();
+}
+
+void HaloExchange::finish_forward() {
+  const Clock::time_point start_time = Clock::now();
+  const kernels::TensorView x = complete(Direction::forward);
+  const std::int64_t w = x.cols;
+  if (sampled_) {
     const std::int64_t kept = kept_halo_rows_.size();
-    kernels::TensorView received{recv_buffer(kept * w, device), kept, w, w, device};
-    comm_->all_to_all_v(packed.data, times(send_counts_, w), received.data, times(recv_counts_, w),
-                        DataType::float32);
+    const kernels::TensorView received{recv_.data(), kept, w, w, x.device};
     kernels::fill(x.slice_rows(num_owned_, num_local()), 0.0f);
     kernels::scatter_add_rows(received, kernels::view_of(kept_halo_rows_), x);
   }
   count_traffic(send_counts_, recv_counts_, w);
-  stats_.seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  stats_.seconds += std::chrono::duration<double>(Clock::now() - start_time).count();
 }
 
-void HaloExchange::backward(kernels::TensorView grad) {
+void HaloExchange::begin_backward(kernels::TensorView grad) {
   check(grad, "gradient");
-  const Clock::time_point start = Clock::now();
+  const Clock::time_point start_time = Clock::now();
   const std::int64_t w = grad.cols;
   const kernels::Device device = grad.device;
+  HALO_EXPECTS(!in_flight(), "HaloExchange::begin_backward: an exchange is already in flight (finish it first)");
   // The messages run the other way: what the forward received is sent back.
   const std::int64_t returned = sampled_ ? kept_send_rows_.size() : send_rows_.size();
-  kernels::TensorView received{recv_buffer(returned * w, device), returned, w, w, device};
-  if (!sampled_) {
-    comm_->all_to_all_v(row_pointer(grad, num_owned_), times(recv_counts_, w), received.data, times(send_counts_, w),
-                        DataType::float32);
-  } else {
+  float* received = recv_buffer(returned * w, device);
+  const float* source = row_pointer(grad, num_owned_);
+  if (sampled_) {
     const std::int64_t kept = kept_halo_rows_.size();
     kernels::TensorView packed{send_buffer(kept * w, device), kept, w, w, device};
     kernels::gather_rows(grad, kernels::view_of(kept_halo_rows_), packed);
     kernels::axpby(scale_, packed, 0.0f, packed);
-    comm_->all_to_all_v(packed.data, times(recv_counts_, w), received.data, times(send_counts_, w),
-                        DataType::float32);
+    source = packed.data;
   }
-  kernels::scatter_add_rows(received, kernels::view_of(sampled_ ? kept_send_rows_ : send_rows_),
-                            grad.slice_rows(0, num_owned_));
+  pending_ = comm_->start_all_to_all_v(source, times(recv_counts_, w), received, times(send_counts_, w),
+                                       DataType::float32);
+  in_flight_ = Direction::backward;
+  tensor_ = grad;
+  stats_.seconds += std::chrono::duration<double>(Clock::now() - start_time).count();
+}
+
+void HaloExchange::finish_backward() {
+  const Clock::time_point start_time = Clock::now();
+  const kernels::TensorView grad = complete(Direction::backward);
+  const std::int64_t w = grad.cols;
+  const Array<std::int64_t>& rows = sampled_ ? kept_send_rows_ : send_rows_;
+  const kernels::TensorView received{recv_.data(), rows.size(), w, w, grad.device};
+  kernels::scatter_add_rows(received, kernels::view_of(rows), grad.slice_rows(0, num_owned_));
   count_traffic(recv_counts_, send_counts_, w);
-  stats_.seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  stats_.seconds += std::chrono::duration<double>(Clock::now() - start_time).count();
+}
+
+kernels::TensorView HaloExchange::complete(Direction direction) {
+  const auto name = [](Direction d) {
+    return d == Direction::forward ? "forward" : d == Direction::backward ? "backward" : "none";
+  };
+  HALO_EXPECTS(in_flight_ == direction, std::string("HaloExchange::finish_") + name(direction) + ": the exchange in " +
+                                            "flight is " + name(in_flight_) + ", expected " + name(direction));
+  // Taken out first: if finishing throws, nothing is left in flight to finish again.
+  const std::unique_ptr<PendingAllToAll> pending = std::move(pending_);
+  in_flight_ = Direction::none;
+  const Clock::time_point start_time = Clock::now();
+  pending->finish();
+  stats_.wait_seconds += std::chrono::duration<double>(Clock::now() - start_time).count();
+  return tensor_;
+}
+
+void HaloExchange::abandon() noexcept {
+  pending_.reset();
+  in_flight_ = Direction::none;
 }
 
 }  // namespace halo::train::dist

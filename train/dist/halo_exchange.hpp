@@ -11,9 +11,15 @@
 // scatter_add_rows, whose row lists stay on the host and travel with the work); a part that
 // exchanges nothing (one part) may use any device. The send and receive buffers live on the
 // tensors' device, are allocated once and grow only to the widest row exchanged.
+//
+// Each exchange also comes in two halves, begin_* and finish_*, so the caller can compute while
+// the rows travel (HaloAggregation multiplies the rows that read no halo row meanwhile): begin
+// packs and starts the all-to-all-v (Communicator::start_all_to_all_v), finish completes it and
+// unpacks. forward and backward are the two halves in a row.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kernels/tensor.hpp"
@@ -28,7 +34,14 @@ namespace halo::train::dist {
 struct ExchangeStats {
   std::int64_t bytes_sent = 0;
   std::int64_t bytes_received = 0;
-  double seconds = 0.0;  // packing, communication and unpacking
+  // Host time inside the exchanges: packing, starting, completing and unpacking. The caller's
+  // work between begin_* and finish_* is not counted.
+  double seconds = 0.0;
+  // The part of `seconds` spent completing the transfers (the communicator's finish): the wait
+  // that overlapping did not hide. Over MPI the host waits there for the messages; over NCCL the
+  // GPU does (halo's stream waits for the transfer), so the host time is small and says nothing
+  // of the GPU's wait.
+  double wait_seconds = 0.0;
   std::int64_t exchanges = 0;
 };
 
@@ -53,6 +66,27 @@ class HaloExchange {
   // additions in peer order.
   void backward(kernels::TensorView grad);
 
+  // forward in two halves. begin_forward packs the owned rows peers read and starts the
+  // exchange; until finish_forward returns, x must stay alive, its owned rows unchanged and its
+  // halo rows neither read nor written. finish_forward completes it and fills x's halo rows.
+  // Collective: every rank calls both, in the same order as its other collectives.
+  void begin_forward(kernels::TensorView x);
+  void finish_forward();
+  // backward in two halves. begin_backward sends grad's halo rows back to their owners; until
+  // finish_backward returns, grad must stay alive and its halo rows unchanged, while its owned
+  // rows may be read and written (the gradients received are added to them in finish, after
+  // whatever they hold then). finish_backward completes the exchange and adds them in peer order.
+  void begin_backward(kernels::TensorView grad);
+  void finish_backward();
+  // One exchange may be in flight at a time: a begin while one is, or a finish of another
+  // direction than the one begun, throws InvalidArgument. True while one is.
+  bool in_flight() const { return in_flight_ != Direction::none; }
+  // Gives up the exchange in flight, if any, without unpacking it: waits until the transfer no
+  // longer touches the tensor (whose halo rows, forward, or owned rows, backward, are then
+  // unspecified) and drops its errors. For callers unwinding from an exception between begin
+  // and finish, before they free the tensor.
+  void abandon() noexcept;
+
   // Set-up traffic (not counted in stats): one double per local vertex, `owned` given for the
   // owned rows; returns the owners' values of the halo rows, in halo order. Ignores sampling.
   std::vector<double> exchange_values(const std::vector<double>& owned);
@@ -73,6 +107,9 @@ class HaloExchange {
   float* recv_buffer(std::int64_t floats, const kernels::Device& device);
   void count_traffic(const std::vector<std::int64_t>& sent, const std::vector<std::int64_t>& received,
                      std::int64_t width);
+  enum class Direction { none, forward, backward };
+  // Completes the exchange in flight, which must run in `direction`, and returns its tensor.
+  kernels::TensorView complete(Direction direction);
 
   Communicator* comm_;
   int rank_;
@@ -95,6 +132,11 @@ class HaloExchange {
   kernels::Tensor send_;
   kernels::Tensor recv_;
   ExchangeStats stats_;
+
+  // The exchange in flight: its direction, the tensor it fills or reads, the transfer.
+  Direction in_flight_ = Direction::none;
+  kernels::TensorView tensor_;
+  std::unique_ptr<PendingAllToAll> pending_;
 };
 
 }  // namespace halo::train::dist

@@ -1,4 +1,5 @@
-// MpiSession and MpiCommunicator over MPI (built when HALO_WITH_MPI is on).
+// MpiSession and MpiCommunicator over MPI (built when HALO_WITH_MPI is on): blocking collectives,
+// and the all-to-all-v also started and finished apart.
 #include "train/dist/mpi_communicator.hpp"
 
 #include <mpi.h>
@@ -7,7 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "graph/base/error.hpp"
 
@@ -81,8 +85,31 @@ struct MpiCommunicator::Impl {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
   int size = 1;
+};
+
+namespace {
+
+// The requests of a started all-to-all-v; finish() waits for them all.
+class MpiAllToAll final : public PendingAllToAll {
+ public:
+  MpiAllToAll() = default;
+  MpiAllToAll(const MpiAllToAll&) = delete;
+  MpiAllToAll& operator=(const MpiAllToAll&) = delete;
+  // Unfinished: the buffers must not be freed under MPI's feet, so wait here too (the peers are
+  // in the same exchange, so their halves of it are posted or will be).
+  ~MpiAllToAll() override {
+    if (!requests.empty()) MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  }
+  void finish() override {
+    std::vector<MPI_Request> waiting = std::move(requests);
+    requests.clear();
+    check(MPI_Waitall(static_cast<int>(waiting.size()), waiting.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  }
+
   std::vector<MPI_Request> requests;
 };
+
+}  // namespace
 
 MpiCommunicator::MpiCommunicator(const MpiSession& /*session*/) : impl_(std::make_unique<Impl>()) {
   check(MPI_Comm_dup(MPI_COMM_WORLD, &impl_->comm), "MPI_Comm_dup");
@@ -110,33 +137,43 @@ void MpiCommunicator::all_reduce(void* data, std::int64_t count, DataType type) 
 
 void MpiCommunicator::all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts, void* recv,
                                    const std::vector<std::int64_t>& recv_counts, DataType type) {
+  start_all_to_all_v(send, send_counts, recv, recv_counts, type)->finish();
+}
+
+// MPI_Ialltoallv would take the same path inside Open MPI (one non-blocking send and receive per
+// peer), but its counts and displacements are int: past 2^31 elements a message, or a buffer,
+// could not be described. Point-to-point messages are cut into pieces instead.
+std::unique_ptr<PendingAllToAll> MpiCommunicator::start_all_to_all_v(const void* send,
+                                                                     const std::vector<std::int64_t>& send_counts,
+                                                                     void* recv,
+                                                                     const std::vector<std::int64_t>& recv_counts,
+                                                                     DataType type) {
   const auto p = static_cast<std::size_t>(impl_->size);
   HALO_EXPECTS(send_counts.size() == p && recv_counts.size() == p,
                "expected " + std::to_string(p) + " send and receive counts, got " + std::to_string(send_counts.size()) +
                    " and " + std::to_string(recv_counts.size()));
+  for (std::size_t q = 0; q < p; ++q) {
+    HALO_EXPECTS(recv_counts[q] >= 0 && send_counts[q] >= 0,
+                 "counts must be >= 0, got " + std::to_string(send_counts[q]) + " to send to and " +
+                     std::to_string(recv_counts[q]) + " to receive from rank " + std::to_string(q));
+  }
+  const auto self = static_cast<std::size_t>(impl_->rank);
+  HALO_EXPECTS(send_counts[self] == recv_counts[self],
+               "rank " + std::to_string(self) + " sends itself " + std::to_string(send_counts[self]) +
+                   " elements but expects " + std::to_string(recv_counts[self]));
   const auto element = static_cast<std::int64_t>(size_of(type));
   const auto* send_bytes = static_cast<const char*>(send);
   auto* recv_bytes = static_cast<char*>(recv);
-  std::vector<MPI_Request>& requests = impl_->requests;
-  requests.clear();
+  auto pending = std::make_unique<MpiAllToAll>();
+  std::vector<MPI_Request>& requests = pending->requests;
   // Receives first, so a message finds its buffer posted; then the sends; the message to itself
-  // is a copy.
+  // is a copy. A failing post throws, and the handle then waits for the requests already posted.
   std::int64_t send_offset = 0;
   std::int64_t recv_offset = 0;
-  const char* self_source = nullptr;
-  char* self_target = nullptr;
-  std::int64_t self_count = 0;
   for (std::size_t q = 0; q < p; ++q) {
-    HALO_EXPECTS(recv_counts[q] >= 0 && send_counts[q] >= 0, "counts must be >= 0");
-    if (static_cast<int>(q) == impl_->rank) {
-      HALO_EXPECTS(send_counts[q] == recv_counts[q], "rank " + std::to_string(q) + " sends itself " +
-                                                         std::to_string(send_counts[q]) + " elements but expects " +
-                                                         std::to_string(recv_counts[q]));
-      self_target = recv_bytes + recv_offset * element;
-      self_count = recv_counts[q];
-    } else {
+    if (q != self) {
       for_each_piece(recv_counts[q], type, [&](std::int64_t offset, int n) {
-        requests.emplace_back();
+        requests.emplace_back(MPI_REQUEST_NULL);
         check(MPI_Irecv(recv_bytes + (recv_offset + offset) * element, n, mpi_type(type), static_cast<int>(q), 0,
                         impl_->comm, &requests.back()),
               "MPI_Irecv");
@@ -144,12 +181,14 @@ void MpiCommunicator::all_to_all_v(const void* send, const std::vector<std::int6
     }
     recv_offset += recv_counts[q];
   }
+  std::int64_t self_send = 0;
+  std::int64_t self_recv = 0;
   for (std::size_t q = 0; q < p; ++q) {
-    if (static_cast<int>(q) == impl_->rank) {
-      self_source = send_bytes + send_offset * element;
+    if (q == self) {
+      self_send = send_offset;
     } else {
       for_each_piece(send_counts[q], type, [&](std::int64_t offset, int n) {
-        requests.emplace_back();
+        requests.emplace_back(MPI_REQUEST_NULL);
         check(MPI_Isend(send_bytes + (send_offset + offset) * element, n, mpi_type(type), static_cast<int>(q), 0,
                         impl_->comm, &requests.back()),
               "MPI_Isend");
@@ -157,8 +196,11 @@ void MpiCommunicator::all_to_all_v(const void* send, const std::vector<std::int6
     }
     send_offset += send_counts[q];
   }
-  if (self_count > 0) std::memmove(self_target, self_source, static_cast<std::size_t>(self_count * element));
-  check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  for (std::size_t q = 0; q < self; ++q) self_recv += recv_counts[q];
+  if (send_counts[self] > 0)
+    std::memmove(recv_bytes + self_recv * element, send_bytes + self_send * element,
+                 static_cast<std::size_t>(send_counts[self] * element));
+  return pending;
 }
 
 void MpiCommunicator::broadcast(void* data, std::int64_t count, DataType type, int root) {

@@ -38,8 +38,11 @@ class MpiSession {
 // A communicator over a duplicate of MPI_COMM_WORLD with MPI_ERRORS_RETURN, so a failing call
 // throws CommError (with MPI's message) instead of killing the process silently. Messages larger
 // than MPI's int counts are sent in pieces. all_reduce is MPI_Allreduce (deterministic for a
-// fixed world size with Open MPI's default reduction algorithms); all_to_all_v is one
-// non-blocking send and receive per peer with a non-empty message, then a wait for all.
+// fixed world size with Open MPI's default reduction algorithms); start_all_to_all_v posts one
+// non-blocking receive and send per peer with a non-empty message (and copies the message to
+// itself), and its finish() waits for them all (MPI_Waitall); all_to_all_v is the two in a row.
+// Messages move while the ranks are inside MPI calls (no progress thread), so the overlap a
+// started exchange buys depends on the transport.
 class MpiCommunicator : public Communicator {
  public:
   explicit MpiCommunicator(const MpiSession& session);
@@ -53,6 +56,9 @@ class MpiCommunicator : public Communicator {
   void all_reduce(void* data, std::int64_t count, DataType type) override;
   void all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts, void* recv,
                     const std::vector<std::int64_t>& recv_counts, DataType type) override;
+  std::unique_ptr<PendingAllToAll> start_all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts,
+                                                      void* recv, const std::vector<std::int64_t>& recv_counts,
+                                                      DataType type) override;
   void broadcast(void* data, std::int64_t count, DataType type, int root) override;
   void barrier() override;
 

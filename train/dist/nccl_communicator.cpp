@@ -1,5 +1,6 @@
 // NcclCommunicator over NCCL (built when HALO_WITH_NCCL is on): bootstrap, staging of host
-// buffers, and the collectives on the communicator's own stream.
+// buffers, and the collectives on the communicator's own stream, the all-to-all-v also started
+// and finished apart (ordered with halo's stream by events, without the host).
 #include "train/dist/nccl_communicator.hpp"
 
 #include <cuda_runtime.h>
@@ -7,11 +8,13 @@
 
 #include <array>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "graph/base/error.hpp"
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/memory.hpp"
+#include "kernels/cuda/runtime.cuh"
 #include "train/dist/detail/nccl_check.hpp"
 #include "train/dist/rank_gpu.hpp"
 
@@ -41,6 +44,13 @@ class CurrentDevice {
 constexpr std::size_t id_words = (sizeof(ncclUniqueId) + 7) / 8;
 using IdMessage = std::array<std::int64_t, 1 + id_words>;
 
+// Throws the error NCCL recorded asynchronously for an earlier operation of `comm`, if any.
+void check_async_error(ncclComm_t comm) {
+  ncclResult_t async = ncclSuccess;
+  HALO_NCCL_TRY(ncclCommGetAsyncError(comm, &async));
+  if (async != ncclSuccess) detail::throw_nccl_error("an earlier NCCL operation", async, __FILE__, __LINE__);
+}
+
 std::int64_t bytes_of(std::int64_t count, DataType type) {
   return count * static_cast<std::int64_t>(size_of(type));
 }
@@ -57,8 +67,12 @@ struct DeviceScratch {
   void* data = nullptr;
   std::int64_t bytes = 0;
 
-  void* reserve(std::int64_t wanted) {
+  // `users`: the stream that reads and writes the buffer. The old buffer goes back to halo's
+  // stream-ordered pool only once the transfers on `users` that touch it have run: a started
+  // all-to-all-v may still be using it, and halo's stream does not wait for that until finish.
+  void* reserve(std::int64_t wanted, cudaStream_t users) {
     if (wanted > bytes) {
+      if (data != nullptr) HALO_CUDA_TRY(cudaStreamSynchronize(users));
       kernels::cuda::release(device, data);
       data = nullptr;
       bytes = 0;
@@ -81,6 +95,7 @@ struct NcclCommunicator::Impl {
   int size = 1;
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
+  cudaEvent_t halo_ready = nullptr;  // recorded on halo's stream before a started collective
   // Set when a call failed: the world may be broken, so the destructor aborts the communicator
   // (ncclCommAbort) instead of ncclCommDestroy, which would wait for peers that may be gone.
   bool failed = false;
@@ -91,11 +106,17 @@ struct NcclCommunicator::Impl {
   // Device memory of this GPU for the `bytes` at `data`: `data` itself when it is, else `staging`.
   void* device_buffer(const void* data, std::int64_t bytes, DeviceScratch& staging) {
     if (bytes == 0 || kernels::cuda::is_device_memory(device, data)) return const_cast<void*>(data);
-    return staging.reserve(bytes);
+    return staging.reserve(bytes, stream);
   }
   // Before a collective: the buffers may still be written by kernels queued on halo's stream, and
   // staging memory comes from that stream's pool (usable on another stream once it has run).
   void wait_for_halo_stream() const { kernels::cuda::synchronize(device); }
+  // The same without the host: the communicator's stream waits, on the GPU, for what halo has
+  // queued so far (an event recorded on halo's stream).
+  void order_after_halo_stream() {
+    HALO_CUDA_TRY(cudaEventRecord(halo_ready, kernels::cuda::stream_of(device)));
+    HALO_CUDA_TRY(cudaStreamWaitEvent(stream, halo_ready, 0));
+  }
   // Copies between the caller's buffer and its staging copy, on the communicator's stream (a
   // no-op when the buffer was not staged).
   void copy(void* target, const void* source, std::int64_t bytes) {
@@ -109,6 +130,7 @@ struct NcclCommunicator::Impl {
     int previous = 0;
     const bool switched = cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(device) == cudaSuccess;
     if (comm != nullptr) static_cast<void>(failed ? ncclCommAbort(comm) : ncclCommDestroy(comm));
+    if (halo_ready != nullptr) static_cast<void>(cudaEventDestroy(halo_ready));
     if (stream != nullptr) static_cast<void>(cudaStreamDestroy(stream));
     if (switched) static_cast<void>(cudaSetDevice(previous));
     static_cast<void>(cudaGetLastError());
@@ -120,11 +142,73 @@ struct NcclCommunicator::Impl {
   // recorded asynchronously is reported here.
   void finish() {
     HALO_CUDA_TRY(cudaStreamSynchronize(stream));
-    ncclResult_t async = ncclSuccess;
-    HALO_NCCL_TRY(ncclCommGetAsyncError(comm, &async));
-    if (async != ncclSuccess) detail::throw_nccl_error("an earlier NCCL operation", async, __FILE__, __LINE__);
+    check_async_error(comm);
   }
 };
+
+namespace {
+
+// A started all-to-all-v: `done` is recorded on the communicator's stream after the transfer
+// (and the copy back to a staged host buffer). finish() makes halo's stream wait for it on the
+// GPU, so the work halo queues next reads the messages, and waits on the host only when a host
+// buffer is involved (the caller may then read or reuse it at once).
+class NcclAllToAll final : public PendingAllToAll {
+ public:
+  // `failed`: the communicator's flag, set when completing fails. `host_buffers`: a buffer of the
+  // exchange is host memory, staged.
+  NcclAllToAll(int device, ncclComm_t comm, bool& failed, bool host_buffers)
+      : device_(device), comm_(comm), failed_(failed), host_buffers_(host_buffers) {
+    HALO_CUDA_TRY(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+  }
+  NcclAllToAll(const NcclAllToAll&) = delete;
+  NcclAllToAll& operator=(const NcclAllToAll&) = delete;
+  // Unfinished (unwinding): halo's stream waits for the transfer, so memory freed in its order
+  // is not reused under NCCL, and so does the host, which may free host buffers next.
+  ~NcclAllToAll() override {
+    if (done_ == nullptr) return;
+    if (recorded_ && !finished_) {
+      try {
+        static_cast<void>(cudaStreamWaitEvent(kernels::cuda::stream_of(device_), done_, 0));
+      } catch (...) {
+        // stream_of only throws for a context it cannot create, and start created this one.
+      }
+      static_cast<void>(cudaEventSynchronize(done_));
+    }
+    static_cast<void>(cudaEventDestroy(done_));
+    static_cast<void>(cudaGetLastError());
+  }
+  // The transfer is queued on `stream`: mark its end.
+  void record(cudaStream_t stream) {
+    HALO_CUDA_TRY(cudaEventRecord(done_, stream));
+    recorded_ = true;
+  }
+  void finish() override { complete(host_buffers_); }
+  // finish(), and with `wait_on_host` a wait on the host for device buffers too.
+  void complete(bool wait_on_host) {
+    HALO_EXPECTS(recorded_ && !finished_, "NcclCommunicator: an all-to-all-v was finished twice");
+    finished_ = true;
+    CurrentDevice current(device_);
+    try {
+      HALO_CUDA_TRY(cudaStreamWaitEvent(kernels::cuda::stream_of(device_), done_, 0));
+      if (wait_on_host) HALO_CUDA_TRY(cudaEventSynchronize(done_));
+      check_async_error(comm_);
+    } catch (...) {
+      failed_ = true;
+      throw;
+    }
+  }
+
+ private:
+  int device_;
+  ncclComm_t comm_;
+  bool& failed_;
+  bool host_buffers_;
+  cudaEvent_t done_ = nullptr;
+  bool recorded_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace
 
 NcclCommunicator::NcclCommunicator(Communicator& bootstrap, kernels::Device device)
     : impl_(std::make_unique<Impl>()) {
@@ -158,9 +242,10 @@ NcclCommunicator::NcclCommunicator(Communicator& bootstrap, kernels::Device devi
   std::memcpy(&id, message.data() + 1, sizeof(id));
 
   HALO_CUDA_TRY(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+  HALO_CUDA_TRY(cudaEventCreateWithFlags(&s.halo_ready, cudaEventDisableTiming));
   HALO_NCCL_TRY(ncclCommInitRank(&s.comm, s.size, id, s.rank));
   // Zeroed on halo's stream, which every collective waits for first.
-  kernels::cuda::fill(s.device, static_cast<float*>(s.barrier_word.reserve(sizeof(float))), 1, 1, 1, 0.0f);
+  kernels::cuda::fill(s.device, static_cast<float*>(s.barrier_word.reserve(sizeof(float), s.stream)), 1, 1, 1, 0.0f);
 }
 
 NcclCommunicator::~NcclCommunicator() = default;
@@ -191,13 +276,25 @@ void NcclCommunicator::all_reduce(void* data, std::int64_t count, DataType type)
 
 void NcclCommunicator::all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts, void* recv,
                                     const std::vector<std::int64_t>& recv_counts, DataType type) {
+  std::unique_ptr<PendingAllToAll> pending = start_all_to_all_v(send, send_counts, recv, recv_counts, type);
+  // Blocking, as documented: the host waits too, also for device buffers.
+  static_cast<NcclAllToAll&>(*pending).complete(true);
+}
+
+std::unique_ptr<PendingAllToAll> NcclCommunicator::start_all_to_all_v(const void* send,
+                                                                      const std::vector<std::int64_t>& send_counts,
+                                                                      void* recv,
+                                                                      const std::vector<std::int64_t>& recv_counts,
+                                                                      DataType type) {
   Impl& s = *impl_;
   const auto p = static_cast<std::size_t>(s.size);
   HALO_EXPECTS(send_counts.size() == p && recv_counts.size() == p,
                "expected " + std::to_string(p) + " send and receive counts, got " + std::to_string(send_counts.size()) +
                    " and " + std::to_string(recv_counts.size()));
   for (std::size_t q = 0; q < p; ++q)
-    HALO_EXPECTS(send_counts[q] >= 0 && recv_counts[q] >= 0, "counts must be >= 0");
+    HALO_EXPECTS(send_counts[q] >= 0 && recv_counts[q] >= 0,
+                 "counts must be >= 0, got " + std::to_string(send_counts[q]) + " to send to and " +
+                     std::to_string(recv_counts[q]) + " to receive from rank " + std::to_string(q));
   const auto self = static_cast<std::size_t>(s.rank);
   HALO_EXPECTS(send_counts[self] == recv_counts[self],
                "rank " + std::to_string(s.rank) + " sends itself " + std::to_string(send_counts[self]) +
@@ -209,7 +306,9 @@ void NcclCommunicator::all_to_all_v(const void* send, const std::vector<std::int
   try {
     auto* send_buffer = static_cast<char*>(s.device_buffer(send, send_bytes, s.send_staging));
     auto* recv_buffer = static_cast<char*>(s.device_buffer(recv, recv_bytes, s.recv_staging));
-    s.wait_for_halo_stream();
+    const bool staged = send_buffer != send || recv_buffer != recv;
+    auto pending = std::make_unique<NcclAllToAll>(s.device, s.comm, s.failed, staged);
+    s.order_after_halo_stream();
     s.copy(send_buffer, send, send_bytes);
     const ncclDataType_t nccl_type = nccl_data_type(type);
     // Every call of the group is made even after one fails, so ncclGroupEnd closes what was
@@ -249,7 +348,8 @@ void NcclCommunicator::all_to_all_v(const void* send, const std::vector<std::int
                                     s.stream));
     }
     s.copy(recv, recv_buffer, recv_bytes);
-    s.finish();
+    pending->record(s.stream);
+    return pending;
   } catch (...) {
     s.failed = true;
     throw;

@@ -29,8 +29,14 @@ void require_nccl();
 // host vectors (loss sums, correct counts, gradients gathered on the host).
 //
 // Ordering: each collective first waits for the work halo has queued on the GPU (the kernels that
-// produced the buffers, kernels::cuda::synchronize), runs on the communicator's own stream, and
-// returns once it has completed there, so the interface is blocking, as MpiCommunicator's is.
+// produced the buffers), runs on the communicator's own stream, and returns once it has completed
+// there, so the interface is blocking, as MpiCommunicator's is. The exception is a started
+// all-to-all-v (start_all_to_all_v), which never waits on the host for device buffers: its
+// transfer is queued on the communicator's stream behind an event recorded on halo's stream (so
+// it reads what the kernels queued before it wrote), and its finish() makes halo's stream wait
+// for an event recorded after the transfer. Kernels queued between the two run on halo's stream
+// while the rows travel, and those queued after finish() see them. With a host buffer, finish()
+// also waits on the host (and start may, for the pageable copies).
 //
 // Determinism: all_reduce is ncclAllReduce with ncclSum; NCCL picks its algorithm from the world,
 // the message size and the topology only, so a run repeats its sums bit for bit on the same
@@ -59,6 +65,10 @@ class NcclCommunicator : public Communicator {
   // ncclGroupEnd) so every pair proceeds at once; the message to itself is a device copy.
   void all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts, void* recv,
                     const std::vector<std::int64_t>& recv_counts, DataType type) override;
+  // The same, queued on the communicator's stream; see Ordering above.
+  std::unique_ptr<PendingAllToAll> start_all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts,
+                                                      void* recv, const std::vector<std::int64_t>& recv_counts,
+                                                      DataType type) override;
   // ncclBroadcast, in place.
   void broadcast(void* data, std::int64_t count, DataType type, int root) override;
   // A one-element all-reduce, waited for.

@@ -1,5 +1,6 @@
 // MpiSession and MpiCommunicator in a build without MPI (HALO_WITH_MPI off): they say so.
 #include <cstdlib>
+#include <memory>
 
 #include "graph/base/error.hpp"
 #include "train/dist/mpi_communicator.hpp"
@@ -29,6 +30,11 @@ int MpiCommunicator::size() const { no_mpi(); }
 void MpiCommunicator::all_reduce(void*, std::int64_t, DataType) { no_mpi(); }
 void MpiCommunicator::all_to_all_v(const void*, const std::vector<std::int64_t>&, void*,
                                    const std::vector<std::int64_t>&, DataType) {
+  no_mpi();
+}
+std::unique_ptr<PendingAllToAll> MpiCommunicator::start_all_to_all_v(const void*, const std::vector<std::int64_t>&,
+                                                                     void*, const std::vector<std::int64_t>&,
+                                                                     DataType) {
   no_mpi();
 }
 void MpiCommunicator::broadcast(void*, std::int64_t, DataType, int) { no_mpi(); }

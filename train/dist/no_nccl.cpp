@@ -1,4 +1,6 @@
 // NcclCommunicator in a build without NCCL (HALO_WITH_NCCL off): it says so.
+#include <memory>
+
 #include "graph/base/error.hpp"
 #include "train/dist/nccl_communicator.hpp"
 
@@ -23,6 +25,11 @@ kernels::Device NcclCommunicator::device() const { no_nccl(); }
 void NcclCommunicator::all_reduce(void*, std::int64_t, DataType) { no_nccl(); }
 void NcclCommunicator::all_to_all_v(const void*, const std::vector<std::int64_t>&, void*,
                                     const std::vector<std::int64_t>&, DataType) {
+  no_nccl();
+}
+std::unique_ptr<PendingAllToAll> NcclCommunicator::start_all_to_all_v(const void*, const std::vector<std::int64_t>&,
+                                                                      void*, const std::vector<std::int64_t>&,
+                                                                      DataType) {
   no_nccl();
 }
 void NcclCommunicator::broadcast(void*, std::int64_t, DataType, int) { no_nccl(); }
