@@ -26,6 +26,12 @@ inline kernels::Tensor random_tensor(RandomStream& rng, std::int64_t rows, std::
   return kernels::Tensor::from_vector(rows, cols, values);
 }
 
+// The same from a fresh stream of `seed`.
+inline kernels::Tensor random_tensor(std::uint64_t seed, std::int64_t rows, std::int64_t cols) {
+  RandomStream rng(seed, 0);
+  return random_tensor(rng, rows, cols);
+}
+
 // A host tensor full of NaN, for outputs the kernel must overwrite.
 inline kernels::Tensor poisoned(std::int64_t rows, std::int64_t cols) {
   return kernels::Tensor::full(rows, cols, std::numeric_limits<float>::quiet_NaN());

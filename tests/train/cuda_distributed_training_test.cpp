@@ -25,6 +25,7 @@
 #include "kernels/spmm.hpp"
 #include "partition/partition_dir.hpp"
 #include "partition/partitioner.hpp"
+#include "tests/kernels/kernel_test_util.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/nccl.hpp"
 #include "tests/support/test_paths.hpp"
@@ -41,16 +42,9 @@ using namespace halo;
 using namespace halo::train;
 using kernels::Device;
 using kernels::Tensor;
+using test::random_tensor;
 
 namespace {
-
-
-Tensor random_tensor(std::uint64_t seed, std::int64_t rows, std::int64_t cols) {
-  RandomStream rng(seed, 0);
-  std::vector<float> v(static_cast<std::size_t>(rows * cols));
-  for (float& x : v) x = static_cast<float>(rng.uniform() * 2.0 - 1.0);
-  return Tensor::from_vector(rows, cols, v);
-}
 
 double max_relative_error(const std::vector<float>& got, const std::vector<float>& want) {
   REQUIRE(got.size() == want.size());

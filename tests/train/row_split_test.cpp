@@ -16,6 +16,7 @@
 #include "graph/base/random.hpp"
 #include "kernels/spmm.hpp"
 #include "kernels/tensor.hpp"
+#include "tests/kernels/kernel_test_util.hpp"
 #include "tests/support/tensor_compare.hpp"
 
 using namespace halo;
@@ -24,17 +25,11 @@ using halo::train::dist::detail::RowSplit;
 using halo::train::dist::detail::split_rows_by_column;
 using kernels::Accumulate;
 using kernels::Tensor;
+using test::random_tensor;
 using test::rows_of;
 using test::same_bits;
 
 namespace {
-
-Tensor random_tensor(std::uint64_t seed, std::int64_t rows, std::int64_t cols) {
-  RandomStream rng(seed, 0);
-  std::vector<float> v(static_cast<std::size_t>(rows * cols));
-  for (float& x : v) x = static_cast<float>(rng.uniform() * 2.0 - 1.0);
-  return Tensor::from_vector(rows, cols, v);
-}
 
 // A part-like operator: `owned` rows over `owned + halo` columns. A row is empty (1 in 8), reads
 // only halo columns (1 in 8), only owned ones (3 in 8) or both; degrees up to 40, columns in
