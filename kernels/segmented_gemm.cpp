@@ -1,5 +1,5 @@
 // segmented_gemm dispatch: checks every segment and the aliasing rules between them, times the
-// call, and runs the CPU or CUDA implementation.
+// call, and runs the CPU or CUDA implementation; and the waves the CUDA implementation runs.
 #include "kernels/segmented_gemm.hpp"
 
 #include <cstddef>
@@ -74,6 +74,17 @@ void segmented_gemm(const std::vector<GemmSegment>& segments, Transpose transpos
     return;
   }
   cpu::segmented_gemm(segments, transpose_a, transpose_b, alpha, beta);
+}
+
+std::vector<std::vector<std::size_t>> segmented_gemm_waves(const std::vector<GemmSegment>& segments) {
+  std::vector<std::vector<std::size_t>> waves;
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    std::size_t wave = 0;
+    for (std::size_t t = 0; t < s; ++t) wave += same_window(segments[s].c, segments[t].c) ? 1 : 0;
+    if (wave == waves.size()) waves.emplace_back();
+    waves[wave].push_back(s);
+  }
+  return waves;
 }
 
 }  // namespace halo::kernels

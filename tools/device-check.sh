@@ -17,7 +17,9 @@
 #                                     kernel and trainer tests and the programs, run `ctest -L gpu`
 #                                     with HALO_REQUIRE_GPU=1 (a missing GPU fails instead of
 #                                     skipping), time `halo-train --device cuda` (GCN on a
-#                                     generated graph), `halo-bench gpu-feature-streaming` (features
+#                                     generated graph), train R-GCN on the GPU and on the CPU on a
+#                                     generated ogbn-mag-shaped graph (per-epoch losses to 1e-4
+#                                     relative, both epoch times), `halo-bench gpu-feature-streaming` (features
 #                                     streamed past a GPU budget against a pinned cudaMemcpy, and
 #                                     a streamed GCN epoch against the in-memory one, issue #7),
 #                                     then bench/gpu_spmm.py and bench/gpu_gcn.py.
@@ -26,7 +28,8 @@
 #
 # Results in $OUT (default ./device-check-out): device-check.json (every step with its status and
 # time, the machine), device-check.log, gpu-tests.xml (JUnit), gpu_train.json (halo-train's
-# summary; its epoch_time_median_s is the time of one epoch), gpu_feature_streaming.json,
+# summary; its epoch_time_median_s is the time of one epoch), gpu_rgcn.json (the R-GCN losses of
+# both devices, their largest relative difference and both epoch times), gpu_feature_streaming.json,
 # gpu_spmm.json, gpu_gcn.json.
 # Environment: HALO_CHECK_BUDGET_S (default 420) is the time after which the benchmarks are not
 # started; HALO_CHECK_JOBS the build's parallelism (default: all cores).
@@ -180,6 +183,39 @@ gpu_train_timing() {
   python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print("halo-train --device cuda: one epoch", j["epoch_time_median_s"], "s, test accuracy", j["test_acc_mean"])' "$out/gpu_train.json"
 }
 
+# R-GCN on the GPU against the CPU: ogbn-mag's shape at 1/100 scale (bench/rgcn_vs_pyg.py's
+# generator: 4 vertex types, 4 relations and their reverses, features on papers only, so three
+# types train embedding tables), OGB's R-GCN settings with 2 bases and dropout, 10 epochs on each
+# device with one seed. Fails unless every epoch's loss agrees to 1e-4 relative.
+gpu_rgcn_check() {
+  local ogb="$build/gpu-rgcn-mag" data="$build/gpu-rgcn-mag-halo"
+  rm -rf "$ogb" "$data"
+  python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import rgcn_vs_pyg; rgcn_vs_pyg.generate_mag_like(sys.argv[2], 0.01)' \
+    "$root/bench" "$ogb" || return 1
+  "$build/bin/halo-convert" ogb "$ogb" "$data" --split time --add-reverse-relations -q || return 1
+  local device
+  for device in cpu cuda; do
+    "$build/bin/halo-train" --dataset "$data" --device "$device" --model rgcn --layers 2 --hidden 64 --dropout 0.5 \
+      --embedding-dim 128 --bases 2 --lr 0.01 --epochs 10 --seed 0 -q --json "$out/gpu_rgcn_$device.json" || return 1
+  done
+  python3 - "$out/gpu_rgcn_cpu.json" "$out/gpu_rgcn_cuda.json" "$out/gpu_rgcn.json" <<'PY'
+import json, sys
+cpu, gpu = (json.load(open(p)) for p in sys.argv[1:3])
+cpu_losses = [e["loss"] for e in cpu["runs"][0]["epochs"]]
+gpu_losses = [e["loss"] for e in gpu["runs"][0]["epochs"]]
+worst = max(abs(g - c) / abs(c) for c, g in zip(cpu_losses, gpu_losses)) if cpu_losses else float("inf")
+ok = len(cpu_losses) == len(gpu_losses) > 0 and worst <= 1e-4
+result = {"dataset": "mag-like 0.01", "epochs": len(cpu_losses), "cpu_losses": cpu_losses, "gpu_losses": gpu_losses,
+          "max_relative_difference": worst, "tolerance": 1e-4, "ok": ok,
+          "cpu_epoch_time_median_s": cpu["epoch_time_median_s"], "gpu_epoch_time_median_s": gpu["epoch_time_median_s"],
+          "gpu_test_acc": gpu["test_acc_mean"], "cpu_test_acc": cpu["test_acc_mean"]}
+json.dump(result, open(sys.argv[3], "w"), indent=2)
+print("R-GCN on the GPU: losses within %.2g of the CPU's (tolerance 1e-4): %s; one epoch %.4f s on the GPU, %.4f s on "
+      "the CPU" % (worst, "ok" if ok else "MISMATCH", result["gpu_epoch_time_median_s"], result["cpu_epoch_time_median_s"]))
+sys.exit(0 if ok else 1)
+PY
+}
+
 # halo-bench gpu-feature-streaming: 2 GiB of features streamed through a budget of 1/8 of them
 # (page-locked and pageable), against a pinned host->device cudaMemcpy timed in the same call
 # (goal: >= 80 %), then a GCN epoch streamed at a 25 % budget against the same epoch in memory.
@@ -204,8 +240,10 @@ if step build build_targets; then
   step gpu-tests gpu_tests
   if [ "$gpu" = 1 ]; then
     step gpu-train-timing gpu_train_timing
+    step gpu-rgcn gpu_rgcn_check
   else
     skip_step gpu-train-timing "no GPU visible"
+    skip_step gpu-rgcn "no GPU visible"
   fi
   if [ "$gpu" = 1 ] && [ "$(elapsed)" -lt "$((budget - 60))" ]; then
     step gpu-feature-streaming gpu_feature_streaming

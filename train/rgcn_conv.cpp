@@ -115,15 +115,16 @@ RgcnConv::RgcnConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, st
     bands.push_back(0);
     for (int k = 0; k < s.num_blocks(); ++k) {
       const auto r = static_cast<std::size_t>(s.relations[static_cast<std::size_t>(k)]);
-      blocks_[r] = graph::stack_block(s, k);
-      block_transposes_[r] = graph::transpose(blocks_[r]);
+      graph::CsrGraph block = graph::stack_block(s, k);
+      block_transposes_[r] = detail::RgcnMatrix(graph::transpose(block), device);
+      blocks_[r] = detail::RgcnMatrix(std::move(block), device);
       bands.push_back(bands.back() + in_dims_[static_cast<std::size_t>(graph.relation_src(static_cast<int>(r)))]);
     }
     bands.push_back(bands.back() + in_dims_[ts]);
   }
   std::vector<char> transform(static_cast<std::size_t>(types), 0);
   for (int t = 0; t < types; ++t) transform[static_cast<std::size_t>(t)] = computes(t) && !aggregate(t) ? 1 : 0;
-  panels_ = detail::RgcnPanels(graph, transform, computed_);
+  panels_ = detail::RgcnPanels(graph, transform, computed_, device);
   input_grad_.assign(static_cast<std::size_t>(types), 1);
 }
 
@@ -238,7 +239,7 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
         kernels::copy(at(roots_, t).value.view(), weights);
       } else {
         const int r = at(st.relations, k);
-        kernels::spmm(at(blocks_, r), at(x, g.relation_src(r)), band);
+        at(blocks_, r).multiply(at(x, g.relation_src(r)), band);
         kernels::copy(weight_view(r), weights);
       }
     }
@@ -248,7 +249,7 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
 
   for (int t = 0; t < types; ++t) {
     if (!computes(t)) continue;
-    if (!aggregate(t)) kernels::spmm(panels_.stack(t), h.view(), at(y, t).view());
+    if (!aggregate(t)) panels_.stack(t).multiply(h.view(), at(y, t).view());
     if (has_bias_) kernels::add_bias(at(y, t).view(), at(biases_, t).value.view());
   }
   if (step.training) {
@@ -299,7 +300,7 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
         kernels::copy(at(grad_y, t).view(),
                       stacked.view().slice_rows(panels_.output_row(t), panels_.output_row(t) + g.num_outputs(t)));
     grad_h = Tensor::empty(panels_.rows(), out_dim_, device_);
-    kernels::spmm(panels_.transpose(), stacked.view(), grad_h.view());
+    panels_.transpose().multiply(stacked.view(), grad_h.view());
   }
 
   // Weight gradients. With bases, the W_r's gradients are gathered in one zeroed stack first.
@@ -387,8 +388,9 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
     for (int k = 0; k < st.num_blocks(); ++k) {
       const int r = at(st.relations, k);
       if (wants(g.relation_src(r)))
-        kernels::spmm(at(block_transposes_, r), columns(at(a, t), at(bands, k), at(bands, k + 1)),
-                      at(grad_x, g.relation_src(r)).view(), kernels::Accumulate::add);
+        at(block_transposes_, r)
+            .multiply(columns(at(a, t), at(bands, k), at(bands, k + 1)), at(grad_x, g.relation_src(r)).view(),
+                      kernels::Accumulate::add);
     }
   }
   return grad_x;
@@ -441,6 +443,12 @@ std::int64_t RgcnConv::saved_bytes() const {
     floats += in_dims_[ts] * static_cast<std::int64_t>(panels_.bands(t).size()) * out_dim_;  // a panel's weights
   }
   return floats * static_cast<std::int64_t>(sizeof(float));
+}
+
+std::int64_t RgcnConv::graph_bytes() const {
+  std::int64_t bytes = panels_.bytes();
+  for (std::size_t r = 0; r < blocks_.size(); ++r) bytes += blocks_[r].bytes() + block_transposes_[r].bytes();
+  return bytes;
 }
 
 std::int64_t RgcnConv::workspace_bytes() const {

@@ -62,8 +62,10 @@ class RgcnConv {
   //    "<name>.bias.<type>" (1 x out_dim) per output type.
   // For every output type the order of its relation sum is fixed here (options.order, or the
   // cheaper one by order_cost when automatic); aggregate-first types copy their relations'
-  // blocks out of the stack (graph::stack_block) with their transposes. `graph` must outlive
-  // the layer.
+  // blocks out of the stack (graph::stack_block) with their transposes. Every sparse matrix the
+  // layer multiplies by (those blocks, the panels' renumbered stacks and their transpose) is kept
+  // on `device`: on a GPU uploaded here once, as kernels::cuda::DeviceCsr, so that forward and
+  // backward run every product there. `graph` must outlive the layer.
   RgcnConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, std::int64_t out_dim, int num_bases, bool bias,
            const std::string& name, kernels::Device device = kernels::Device::cpu(),
            const RgcnConvOptions& options = {});
@@ -76,7 +78,8 @@ class RgcnConv {
   // aggregate-first type's stack times its stacked weights, one SpMM per transform-first type
   // over its renumbered stack (out_dim columns), the biases. In training the layer keeps the
   // views x (the caller keeps them alive and unchanged until backward), the aggregate-first
-  // stacks and the stacked weights. Deterministic for a fixed thread count.
+  // stacks and the stacked weights. Deterministic for a fixed thread count (on a GPU, when the
+  // SpMM there is: kernels/cuda/spmm.cu); no value comes back to the host.
   std::vector<kernels::Tensor> forward(const std::vector<kernels::ConstTensorView>& x, const Step& step);
 
   // From grad_y[t] = d loss / d y[t] of the last training forward (one per type; those of types
@@ -131,6 +134,8 @@ class RgcnConv {
   // saved_bytes counts: H or its gradient with the stacked output gradients it comes from, the
   // panels' weight gradients and, with bases, the composed weights' gradient.
   std::int64_t workspace_bytes() const;
+  // Bytes of the sparse matrices the layer keeps on its device (blocks, stacks, transposes).
+  std::int64_t graph_bytes() const;
 
  private:
   kernels::ConstTensorView weight_view(int r) const;
@@ -164,8 +169,8 @@ class RgcnConv {
   // relation of its stack, then the root's, then the total width.
   std::vector<std::vector<std::int64_t>> bands_;
   detail::RgcnPanels panels_;                       // the transform-first layout
-  std::vector<graph::CsrGraph> blocks_;             // per relation into an aggregate-first type: M_r
-  std::vector<graph::CsrGraph> block_transposes_;   // and M_rᵀ
+  std::vector<detail::RgcnMatrix> blocks_;             // per relation into an aggregate-first type: M_r
+  std::vector<detail::RgcnMatrix> block_transposes_;   // and M_rᵀ
   std::vector<char> input_grad_;
   std::vector<kernels::ConstTensorView> inputs_;   // x, kept by a training forward
   std::vector<kernels::Tensor> stacked_inputs_;    // per aggregate-first type: [A_r ... | x_t]

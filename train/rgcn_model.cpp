@@ -57,6 +57,7 @@ struct RgcnModel::Impl {
   std::vector<std::unique_ptr<EmbeddingTable>> tables;  // per type; null where features exist
   int target = 0;
   std::int64_t num_classes = 0;
+  kernels::Device device;
   std::vector<Stage> stages;
   std::vector<Parameter*> parameters;
   std::vector<dist::HaloExchange*> exchanges;  // per type; null without halo rows
@@ -132,6 +133,7 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
   m.features = std::move(features);
   m.target = target_type;
   m.num_classes = num_classes;
+  m.device = device;
   const int types = graph.num_vertex_types();
   HALO_EXPECTS(static_cast<int>(m.features.size()) == types,
                "RgcnModel: expected one feature tensor (or nullptr) per vertex type (" + std::to_string(types) +
@@ -141,6 +143,9 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
                                                             " vertex types");
   const auto all_types = static_cast<std::size_t>(types);
   std::vector<std::int64_t> type_offsets{0};  // the global id of each type's vertex 0
+  if (halo != nullptr && device.is_cuda())
+    throw UnsupportedError("RgcnModel: a rank's part of a distributed R-GCN (halo rows) trains on the cpu only, "
+                           "not on " + device.to_string() + "; one GPU trains the whole graph");
   if (halo != nullptr) {
     HALO_EXPECTS(halo->exchanges.size() == all_types && halo->global_ids.size() == all_types &&
                      halo->type_offsets.size() == all_types + 1,
@@ -181,12 +186,8 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
     }
     HALO_EXPECTS(config.embedding_dim > 0, "RgcnModel: type " + name + " has no features and embedding_dim is " +
                                                std::to_string(config.embedding_dim) + " (must be positive)");
-    if (device.is_cuda())
-      throw UnsupportedError("RgcnModel: type " + name + " needs an embedding table, which lives in host memory; " +
-                             "feeding tables to a model on " + device.to_string() +
-                             " comes with the CUDA R-GCN (issue #8)");
     m.tables[static_cast<std::size_t>(t)] = std::make_unique<EmbeddingTable>(
-        "embedding." + name, graph.num_outputs(t), config.embedding_dim, config.embedding_weight_decay);
+        "embedding." + name, graph.num_outputs(t), config.embedding_dim, config.embedding_weight_decay, device);
   }
 
   // The types each layer must output: the last layer the target's logits; each layer before
@@ -419,15 +420,26 @@ std::int64_t RgcnModel::parameter_bytes() const {
   return bytes;
 }
 
-std::int64_t RgcnModel::host_bytes() const {
+std::int64_t RgcnModel::table_bytes() const {
   const Impl& m = *impl_;
-  std::int64_t bytes = static_cast<std::int64_t>(m.own_ids.bytes());
+  std::int64_t bytes = 0;
   for (int t = 0; t < m.types(); ++t)
     if (m.tables[static_cast<std::size_t>(t)] && m.exchange(t) != nullptr)
       bytes += m.inputs(t) * m.input_width(t) * float_bytes;  // the table's rows with its halo rows
   for (const auto& table : m.tables)
     if (table)
       bytes += table->rows() * (4 * table->dim() * float_bytes + static_cast<std::int64_t>(sizeof(std::int64_t)) + 1);
+  return bytes;
+}
+
+std::int64_t RgcnModel::host_bytes() const {
+  const Impl& m = *impl_;
+  return static_cast<std::int64_t>(m.own_ids.bytes()) + (m.device.is_cuda() ? 0 : table_bytes());
+}
+
+std::int64_t RgcnModel::graph_bytes() const {
+  std::int64_t bytes = 0;
+  for (const Stage& s : impl_->stages) bytes += s.conv->graph_bytes();
   return bytes;
 }
 

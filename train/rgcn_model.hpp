@@ -56,9 +56,8 @@ class RgcnModel {
  public:
   // features: one per vertex type of `graph`, in its type order: the type's features (vertices
   // x width, on `device`), or nullptr for a type without, which gets an EmbeddingTable of
-  // embedding_dim columns named "embedding.<type>" (host memory; so a model with tables is CPU
-  // only for now: UnsupportedError on another device). `graph` and the feature tensors must
-  // outlive the model and stay unchanged. Output: logits of `target_type` (its vertices x
+  // embedding_dim columns named "embedding.<type>" on `device` (on a GPU its sparse Adam runs
+  // there too). `graph` and the feature tensors must outlive the model and stay unchanged. Output: logits of `target_type` (its vertices x
   // num_classes). Dense parameters are RgcnConv's, named "convI.<...>" (train/rgcn_conv.hpp).
   // Initialisation depends on `seed` only: Glorot-uniform for every conv weight (relation
   // weights, bases, comp, roots) and every table, zero biases; each tensor draws from the stream
@@ -72,6 +71,7 @@ class RgcnModel {
   // and every layer's forward and backward exchange each type's halo rows (collective: every
   // rank runs the same steps). Losses and gradients then equal the single process's up to the
   // order of additions (each row's neighbours are summed in the order its RgcnGraph gives).
+  // Such a model trains on the CPU only (UnsupportedError with `halo` on a GPU).
   RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std::vector<const kernels::Tensor*> features,
             int target_type, std::int64_t num_classes, std::uint64_t seed,
             kernels::Device device = kernels::Device::cpu(), const RgcnHaloRows* halo = nullptr);
@@ -104,7 +104,9 @@ class RgcnModel {
   // state: per table (type order) its values "embedding.<type>" and its sparse Adam moments
   // "embedding.<type>.exp_avg" and ".exp_avg_sq".
   std::vector<std::pair<std::string, kernels::Tensor*>> buffers();
-  // Per table (type order) its per-row Adam step counts, "embedding.<type>.steps".
+  // Per table (type order) its per-row Adam step counts, "embedding.<type>.steps" (host arrays:
+  // on a GPU copies made by this call, which the next sparse_step takes back with whatever a
+  // checkpoint wrote into them; EmbeddingTable::row_steps).
   std::vector<std::pair<std::string, Array<std::int64_t>*>> counters();
   // Zeroes the dense gradients and drops the tables' pending gradients.
   void zero_grad();
@@ -126,12 +128,17 @@ class RgcnModel {
   // tensor forward keeps (dropout outputs, ReLU outputs, RgcnConv::saved_bytes) plus the most
   // that one layer's forward or backward holds at once (RgcnConv::workspace_bytes, its outputs
   // or their gradients, its input gradients). parameter_bytes: the dense
-  // parameters' values (their gradients take as much again). host_bytes: host memory beyond the
-  // dense parameters: the tables (values, gradients, two Adam moments, per-row step counts and
-  // touched flags) and the dropout keys (8 bytes per vertex). O(layers · types).
+  // parameters' values (their gradients take as much again). table_bytes: the tables (values,
+  // gradients, two Adam moments, per-row step counts and touched flags, and on a rank the
+  // tables' rows with their halo rows), on the model's device. host_bytes: host memory beyond
+  // the dense parameters: the dropout keys (8 bytes per vertex), and the tables when the model
+  // is on the CPU. graph_bytes: the sparse matrices the layers keep on the model's device
+  // (RgcnConv::graph_bytes). O(layers · types).
   std::int64_t activation_bytes() const;
   std::int64_t parameter_bytes() const;
+  std::int64_t table_bytes() const;
   std::int64_t host_bytes() const;
+  std::int64_t graph_bytes() const;
 
  private:
   struct Impl;

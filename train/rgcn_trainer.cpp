@@ -13,6 +13,7 @@
 #include "graph/base/log.hpp"
 #include "graph/base/parallel.hpp"
 #include "kernels/elementwise.hpp"
+#include "train/detail/feature_setup.hpp"
 #include "train/detail/rgcn_problem.hpp"
 #include "train/detail/run_loop.hpp"
 #include "train/dist/communicator.hpp"
@@ -64,21 +65,40 @@ std::string fingerprint(const detail::RgcnProblem& p, const RgcnModelConfig& m, 
   return j.dump();
 }
 
-MemoryPlan plan(const detail::RgcnProblem& problem, const RgcnModel& model, const OptimizerConfig& optimizer) {
+// The plan of the model's device. On the CPU: the process before training, the graph with its
+// stacked copies, the model's items and the host state (tables, dropout keys). On a GPU only
+// what lives there: the layers' matrices, the model's items and the tables; the graph, its
+// stacks and the dropout keys stay on the host.
+MemoryPlan plan(const detail::RgcnProblem& problem, const RgcnModel& model, const OptimizerConfig& optimizer,
+                const kernels::Device& device) {
   const std::int64_t params = model.parameter_bytes();
   const bool adam = optimizer.kind == "adam" || optimizer.kind == "adamw";
   const std::int64_t target_rows = problem.graph->num_outputs(problem.target);
+  const std::vector<MemoryItem> model_items{
+      {"features", problem.feature_bytes},
+      {"activations", model.activation_bytes()},
+      {"logits and their gradient", 2 * 4 * target_rows * problem.num_classes},
+      {"parameters", params},
+      {"gradients", params},
+      {"optimizer state", adam ? 2 * params : (optimizer.momentum != 0.0f ? params : 0)}};
   MemoryPlan p;
+  if (device.is_cuda()) {
+    p.items.push_back({"graph operators (relation stacks and their transposes)", model.graph_bytes()});
+    p.items.insert(p.items.end(), model_items.begin(), model_items.end());
+    p.items.push_back({"embedding tables", model.table_bytes()});
+    return p;
+  }
   p.items = {{"process before training", problem.process_bytes},
-             {"graph (CSR, all relations) and its stacked copies", 3 * 12 * problem.graph_entries},
-             {"features", problem.feature_bytes},
-             {"activations", model.activation_bytes()},
-             {"logits and their gradient", 2 * 4 * target_rows * problem.num_classes},
-             {"parameters", params},
-             {"gradients", params},
-             {"optimizer state", adam ? 2 * params : (optimizer.momentum != 0.0f ? params : 0)},
-             {"embedding tables and other host state", model.host_bytes()}};
+             {"graph (CSR, all relations) and its stacked copies", 3 * 12 * problem.graph_entries}};
+  p.items.insert(p.items.end(), model_items.begin(), model_items.end());
+  p.items.push_back({"embedding tables and other host state", model.host_bytes()});
   return p;
+}
+
+// What R-GCN training refuses on every device (UnsupportedError naming it).
+void check_input_settings(const TrainConfig& c) {
+  if (c.boundary_sample_rate < 1.0 || c.feature_memory_budget > 0 || c.precompute_first_aggregation)
+    throw UnsupportedError("train_rgcn: boundary sampling and feature streaming are not available for R-GCN yet");
 }
 
 }  // namespace
@@ -86,10 +106,13 @@ MemoryPlan plan(const detail::RgcnProblem& problem, const RgcnModel& model, cons
 namespace detail {
 
 void check_rgcn_settings(const TrainConfig& c) {
+  // Its ranks' halo exchanges and embedding tables are host-side: refused before anything of the
+  // partition is read or placed on the GPU.
   if (c.device.is_cuda())
-    throw UnsupportedError("train_rgcn: R-GCN trains on the CPU for now (its CUDA kernels come with issue #6)");
-  if (c.boundary_sample_rate < 1.0 || c.feature_memory_budget > 0 || c.precompute_first_aggregation)
-    throw UnsupportedError("train_rgcn: boundary sampling and feature streaming are not available for R-GCN yet");
+    throw UnsupportedError("train_rgcn_partitioned: distributed R-GCN trains on the cpu only, not on " +
+                           c.device.to_string() +
+                           "; one GPU trains a whole dataset (halo-train --dataset DIR --model rgcn --device cuda)");
+  check_input_settings(c);
 }
 
 TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfig& model_config,
@@ -103,12 +126,18 @@ TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfi
   std::unique_ptr<RgcnTrainable> first = std::make_unique<RgcnTrainable>(make(config.seed));
 
   TrainSummary summary;
-  summary.memory_plan = plan(problem, first->model(), config.optimizer);
-  const std::int64_t available = machine_available_bytes();
-  log_info(fmt::format("memory plan: {} needed (limit {}, available {})", format_bytes(summary.memory_plan.total_bytes()),
+  summary.memory_plan = plan(problem, first->model(), config.optimizer, config.device);
+  const bool gpu = config.device.is_cuda();
+  const std::int64_t available = gpu ? gpu_memory_bytes(config.device) : machine_available_bytes();
+  log_info(fmt::format("memory plan{}: {} needed (limit {}, {} {})", gpu ? " on " + config.device.to_string() : "",
+                       format_bytes(summary.memory_plan.total_bytes()),
                        config.memory_limit > 0 ? format_bytes(config.memory_limit) : std::string("none"),
+                       gpu ? "GPU memory" : "available",
                        available >= 0 ? format_bytes(available) : std::string("unknown")));
-  check_memory_plan(summary.memory_plan, config.memory_limit, available);
+  if (gpu)
+    check_gpu_memory_plan(summary.memory_plan, config.memory_limit, config.device, available);
+  else
+    check_memory_plan(summary.memory_plan, config.memory_limit, available);
   bool has_tables = false;
   for (const kernels::Tensor* x : problem.features) has_tables = has_tables || x == nullptr;
   if (!config.checkpoint_dir.empty() && has_tables && problem.comm->size() > 1)
@@ -137,7 +166,8 @@ TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& mode
                         const EpochCallback& on_epoch) {
   detail::check_train_config(config);
   check_inputs(ds);
-  detail::check_rgcn_settings(config);
+  check_input_settings(config);
+  kernels::require_device(config.device);
   const std::int64_t process_bytes = std::max<std::int64_t>(0, process_resident_bytes());
   const graph::HeteroGraph& g = ds.hetero;
   const RgcnGraph graph(g);

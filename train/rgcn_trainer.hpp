@@ -13,13 +13,17 @@
 
 namespace halo::train {
 
-// One process, CPU. Types with features feed them in; types without get embedding tables updated
-// sparsely after each optimiser step. Throws InvalidArgument for a homogeneous dataset, a task
-// other than multiclass, a target type without labels or an empty split; UnsupportedError for
-// another device, boundary sampling and feature budgets. Before the first epoch the memory plan
-// (parameters, gradients, optimiser state, activations, tables) is checked like train()'s.
-// Checkpoints keep the tables, their Adam moments and per-row step counts: a resumed run repeats
-// an uninterrupted one's losses bitwise.
+// One process, on the CPU or on one GPU (config.device). Types with features feed them in; types
+// without get embedding tables updated sparsely after each optimiser step. On a GPU everything an
+// epoch touches lives there (features, tables and their sparse Adam, the layers' relation
+// matrices, uploaded once), and an epoch reads back only what train()'s GPU epoch does: the
+// loss, the accuracies and the validation loss's L2 term. Throws InvalidArgument for a
+// homogeneous dataset, a task other than multiclass, a target type without labels or an empty
+// split; UnsupportedError for boundary sampling and feature budgets, and for a GPU that this
+// build or machine does not have. Before the first epoch the memory plan (parameters,
+// gradients, optimiser state, activations, tables; on a GPU of the GPU's memory) is checked
+// like train()'s. Checkpoints keep the tables, their Adam moments and per-row step counts: a
+// resumed run repeats an uninterrupted one's losses bitwise.
 TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& model, const TrainConfig& config,
                         const EpochCallback& on_epoch = {});
 

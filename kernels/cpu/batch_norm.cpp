@@ -8,14 +8,10 @@
 #include "graph/base/parallel.hpp"
 #include "kernels/cpu/column_reduce.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/row_loop.hpp"
 
 namespace halo::kernels::cpu {
 namespace {
-
-template <class F>
-void for_rows(std::int64_t rows, std::int64_t cols, F&& fn) {
-  parallel_for(0, rows, fn, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(cols, 1)));
-}
 
 // Writes the two halves of a 2 x cols double result into rows 0 and 1 of `out`.
 void store_pair(const std::vector<double>& sums, std::int64_t cols, TensorView out) {

@@ -89,4 +89,10 @@ void adam_step_rows(TensorView param, ConstTensorView grad, TensorView m, Tensor
                     const std::int64_t* steps, const AdamHyper& h);
 void sgd_step(TensorView param, ConstTensorView grad, TensorView momentum, const SgdHyper& h, std::int64_t step);
 
+// sparse_rows.cpp: the row-sparse Adam over SparseRows' flags and counts (host memory).
+void accumulate_row_grad(ConstTensorView grad_all, TensorView grad, std::uint8_t* touched);
+void adam_step_touched(TensorView param, TensorView grad, TensorView m, TensorView v, std::uint8_t* touched,
+                       std::int64_t* steps, const AdamHyper& h);
+void clear_touched(TensorView grad, std::uint8_t* touched);
+
 }  // namespace halo::kernels::cpu

@@ -6,18 +6,9 @@
 #include "graph/base/parallel.hpp"
 #include "kernels/cpu/column_reduce.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/row_loop.hpp"
 
 namespace halo::kernels::cpu {
-namespace {
-
-// Calls fn(row) for every row, in chunks of about 16K values.
-template <class F>
-void for_rows(std::int64_t rows, std::int64_t cols, F&& fn) {
-  parallel_for(0, rows, fn, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(cols, 1)));
-}
-
-}  // namespace
-
 void add_bias(TensorView x, ConstTensorView bias) {
   const float* __restrict b = bias.data;
   for_rows(x.rows, x.cols, [&](std::int64_t i) {

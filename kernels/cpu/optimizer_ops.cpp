@@ -6,15 +6,11 @@
 
 #include "graph/base/parallel.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/row_loop.hpp"
 #include "kernels/detail/adam_update.hpp"
 
 namespace halo::kernels::cpu {
 namespace {
-
-template <class F>
-void for_rows(std::int64_t rows, std::int64_t cols, F&& fn) {
-  parallel_for(0, rows, fn, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(cols, 1)));
-}
 
 void adam_row(float* p, const float* g, float* m, float* v, std::int64_t cols, const detail::AdamConstants& c,
               const detail::AdamStepFactors& f) {

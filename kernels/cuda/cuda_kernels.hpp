@@ -48,7 +48,8 @@ void forget_spmm_graph(std::uint64_t graph) noexcept;
 // gemm.cu: cuBLAS, FP32 (TF32 only when cuda_settings().allow_tf32).
 void gemm(ConstTensorView a, Transpose transpose_a, ConstTensorView b, Transpose transpose_b, TensorView c, float alpha,
           float beta);
-// One cuBLAS GEMM per segment, in list order on one stream.
+// The segments wave by wave (segmented_gemm_waves), one grouped cuBLAS call per wave of two or
+// more products, in wave order on one stream; the pointer arrays go through the pool.
 void segmented_gemm(const std::vector<GemmSegment>& segments, Transpose transpose_a, Transpose transpose_b, float alpha,
                     float beta);
 
@@ -98,5 +99,11 @@ void adam_step(TensorView param, ConstTensorView grad, TensorView m, TensorView 
 void adam_step_rows(TensorView param, ConstTensorView grad, TensorView m, TensorView v, IndexView rows,
                     const std::int64_t* steps, const AdamHyper& h);
 void sgd_step(TensorView param, ConstTensorView grad, TensorView momentum, const SgdHyper& h, std::int64_t step);
+// The row-sparse Adam over a SparseRows' flags and counts, which are device memory of the
+// tensors' GPU (the exception to the host index arrays above: they never leave the device).
+void accumulate_row_grad(ConstTensorView grad_all, TensorView grad, std::uint8_t* touched);
+void adam_step_touched(TensorView param, TensorView grad, TensorView m, TensorView v, std::uint8_t* touched,
+                       std::int64_t* steps, const AdamHyper& h);
+void clear_touched(TensorView grad, std::uint8_t* touched);
 
 }  // namespace halo::kernels::cuda

@@ -6,6 +6,10 @@
 #include <cublas_v2.h>
 #include <cusparse.h>
 
+#if CUBLAS_VERSION < 120500
+#error "halo's segmented GEMM needs cublasSgemmGroupedBatched: cuBLAS 12.5 (CUDA 12.5) or newer"
+#endif
+
 namespace halo::kernels::cuda {
 
 struct CublasApi {
@@ -16,6 +20,8 @@ struct CublasApi {
   cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
                             const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
                             cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+  // Since cuBLAS 12.5 (the segmented GEMM's grouped calls).
+  decltype(&cublasSgemmGroupedBatched) sgemm_grouped_batched;
   decltype(&cublasGetStatusName) status_name;
   decltype(&cublasGetStatusString) status_string;
 };

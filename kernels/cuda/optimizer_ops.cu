@@ -1,6 +1,9 @@
 // CUDA Adam / AdamW / SGD steps, twins of kernels/cpu/optimizer_ops.cpp, sharing its Adam update
-// (kernels/detail/adam_update.hpp); the elementwise update runs in float on the GPU (the compiler may fuse a multiply and an add, so the last bit can differ
-// from the CPU's).
+// (kernels/detail/adam_update.hpp); the elementwise update runs in float on the GPU (the
+// compiler may fuse a multiply and an add, so the last bit can differ from the CPU's). And the
+// row-sparse Adam over SparseRows' device flags and counts, twin of kernels/cpu/sparse_rows.cpp:
+// one warp per row, so a row's flag, count and values change together without atomics and
+// nothing is read back to the host.
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -49,6 +52,104 @@ struct AdamRows {
     const std::int64_t i = rows[k];
     detail::adam_update(p[i * p_stride + j], g[i * g_stride + j], m[i * m_stride + j], v[i * v_stride + j], c, factors[2 * k],
                factors[2 * k + 1]);
+  }
+};
+
+constexpr int warp_size = 32;
+constexpr unsigned int full_warp = 0xffffffffu;
+
+// Calls op(row, lane) for every row with the 32 lanes of one warp (a grid-stride loop over rows,
+// each warp taking whole rows, so the warp's lanes stay together for __syncwarp and votes).
+template <class Op>
+__global__ void row_warps_kernel(std::int64_t rows, Op op) {
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * blockDim.x / warp_size;
+  const int lane = static_cast<int>(threadIdx.x % warp_size);
+  for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size; i < rows;
+       i += warps)
+    op(i, lane);
+}
+
+template <class Op>
+void launch_row_warps(int device, std::int64_t rows, const Op& op) {
+  if (rows == 0) return;
+  row_warps_kernel<<<blocks_for(rows * warp_size), threads_per_block, 0, stream_of(device)>>>(rows, op);
+  HALO_CUDA_CHECK_LAUNCH();
+}
+
+struct AccumulateRowGrad {
+  const float* a;
+  std::int64_t a_stride;
+  float* g;
+  std::int64_t g_stride;
+  std::int64_t cols;
+  std::uint8_t* touched;
+  __device__ void operator()(std::int64_t i, int lane) const {
+    bool nonzero = false;
+    for (std::int64_t j = lane; j < cols; j += warp_size) {
+      const float x = a[i * a_stride + j];
+      g[i * g_stride + j] += x;
+      nonzero = nonzero || x != 0.0f;
+    }
+    const bool any = __any_sync(full_warp, nonzero) != 0;
+    if (lane == 0 && any) touched[i] = 1;
+  }
+};
+
+// AdamStepFactors (kernels/detail/adam_update.hpp) of a row's own step count, formed on the
+// device by the same double formula.
+struct RowFactors {
+  double lr, beta1, beta2;
+  __device__ void operator()(std::int64_t step, float& neg_step_size, float& bias_correction2_sqrt) const {
+    const double bias_correction1 = 1.0 - ::pow(beta1, static_cast<double>(step));
+    const double bias_correction2 = 1.0 - ::pow(beta2, static_cast<double>(step));
+    neg_step_size = static_cast<float>(-(lr / bias_correction1));
+    bias_correction2_sqrt = static_cast<float>(::sqrt(bias_correction2));
+  }
+};
+
+struct AdamTouched {
+  float* p;
+  std::int64_t p_stride;
+  float* g;
+  std::int64_t g_stride;
+  float* m;
+  std::int64_t m_stride;
+  float* v;
+  std::int64_t v_stride;
+  std::int64_t cols;
+  AdamConstants c;
+  RowFactors factors;
+  std::uint8_t* touched;
+  std::int64_t* steps;
+  __device__ void operator()(std::int64_t i, int lane) const {
+    if (touched[i] == 0) return;  // the same for every lane
+    const std::int64_t step = steps[i] + 1;
+    float neg_step_size = 0.0f, bias_correction2_sqrt = 0.0f;
+    factors(step, neg_step_size, bias_correction2_sqrt);
+    for (std::int64_t j = lane; j < cols; j += warp_size) {
+      float& gj = g[i * g_stride + j];
+      detail::adam_update(p[i * p_stride + j], gj, m[i * m_stride + j], v[i * v_stride + j], c, neg_step_size,
+                          bias_correction2_sqrt);
+      gj = 0.0f;
+    }
+    __syncwarp(full_warp);  // every lane has read the flag and the count
+    if (lane == 0) {
+      steps[i] = step;
+      touched[i] = 0;
+    }
+  }
+};
+
+struct ClearTouched {
+  float* g;
+  std::int64_t g_stride;
+  std::int64_t cols;
+  std::uint8_t* touched;
+  __device__ void operator()(std::int64_t i, int lane) const {
+    if (touched[i] == 0) return;
+    for (std::int64_t j = lane; j < cols; j += warp_size) g[i * g_stride + j] = 0.0f;
+    __syncwarp(full_warp);
+    if (lane == 0) touched[i] = 0;
   }
 };
 
@@ -101,6 +202,29 @@ void adam_step_rows(TensorView param, ConstTensorView grad, TensorView m, Tensor
   launch_elementwise(d, rows.size, param.cols,
                      AdamRows{param.data, param.stride, grad.data, grad.stride, m.data, m.stride, v.data, v.stride,
                               AdamConstants(h), device_rows.data(), device_factors.data()});
+}
+
+void accumulate_row_grad(ConstTensorView grad_all, TensorView grad, std::uint8_t* touched) {
+  const int d = grad.device.index;
+  ScopedDevice scoped(d);
+  launch_row_warps(d, grad.rows,
+                   AccumulateRowGrad{grad_all.data, grad_all.stride, grad.data, grad.stride, grad.cols, touched});
+}
+
+void adam_step_touched(TensorView param, TensorView grad, TensorView m, TensorView v, std::uint8_t* touched,
+                       std::int64_t* steps, const AdamHyper& h) {
+  const int d = param.device.index;
+  ScopedDevice scoped(d);
+  const RowFactors factors{static_cast<double>(h.lr), static_cast<double>(h.beta1), static_cast<double>(h.beta2)};
+  launch_row_warps(d, param.rows,
+                   AdamTouched{param.data, param.stride, grad.data, grad.stride, m.data, m.stride, v.data, v.stride,
+                               param.cols, AdamConstants(h), factors, touched, steps});
+}
+
+void clear_touched(TensorView grad, std::uint8_t* touched) {
+  const int d = grad.device.index;
+  ScopedDevice scoped(d);
+  launch_row_warps(d, grad.rows, ClearTouched{grad.data, grad.stride, grad.cols, touched});
 }
 
 void sgd_step(TensorView param, ConstTensorView grad, TensorView momentum, const SgdHyper& h, std::int64_t step) {

@@ -1,7 +1,9 @@
-// GPU tests of kernels/cuda/gemm.cu: cuBLAS GEMM and the segmented GEMM against the naive double
-// reference and the CPU twin, for every transpose pair, beta = 0 over a NaN-poisoned output,
-// beta != 0, strided windows, empty inner dimensions, and segments sharing an output.
+// GPU tests of kernels/cuda/gemm.cu: cuBLAS GEMM and the segmented GEMM (grouped calls wave by
+// wave) against the naive double reference and the CPU twin, for every transpose pair, beta = 0
+// over a NaN-poisoned output, beta != 0, strided windows, empty inner dimensions, and segments of
+// different shapes sharing outputs.
 #include <catch2/catch.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -108,4 +110,86 @@ TEST_CASE("segmented_gemm on a GPU runs every segment in order, shared outputs a
     for (std::int64_t i = 0; i < 6; ++i) expected(5 + i, j) += p1(i, j);
   }
   CHECK(test::difference(test::on_host(out).view(), expected, 1e-5, 1e-5) == "");
+}
+
+TEST_CASE("segmented_gemm on a GPU equals the CPU's on random segment lists with shared windows", "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  RandomStream rng(74, 0);
+  // Outputs: row blocks of two stacked tensors (6 columns and 9 columns), the blocks of different
+  // heights; each list writes some blocks once, some two or three times (waves), and one segment
+  // has an empty inner dimension.
+  const std::vector<std::int64_t> heights{5, 17, 1, 33, 8};
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true})
+      for (const float beta : {0.0f, 1.0f}) {
+        CAPTURE(ta, tb, beta);
+        const std::int64_t total = 5 + 17 + 1 + 33 + 8;
+        Tensor c0 = beta == 0.0f ? test::poisoned(total, 6) : test::random_tensor(rng, total, 6);
+        Tensor c1 = beta == 0.0f ? test::poisoned(total, 9) : test::random_tensor(rng, total, 9);
+        Tensor g0 = test::on_gpu(c0), g1 = test::on_gpu(c1);
+        std::vector<Tensor> host_inputs, gpu_inputs;
+        std::vector<GemmSegment> cpu_segments, gpu_segments;
+        const auto add = [&](int output, std::size_t block, std::int64_t k) {
+          const std::int64_t m = heights[block];
+          const std::int64_t n = output == 0 ? 6 : 9;
+          std::int64_t row = 0;
+          for (std::size_t i = 0; i < block; ++i) row += heights[i];
+          host_inputs.push_back(ta ? test::random_tensor(rng, k, m) : test::random_tensor(rng, m, k));
+          host_inputs.push_back(tb ? test::random_tensor(rng, n, k) : test::random_tensor(rng, k, n));
+          gpu_inputs.push_back(test::on_gpu(host_inputs[host_inputs.size() - 2]));
+          gpu_inputs.push_back(test::on_gpu(host_inputs.back()));
+          Tensor& cpu_c = output == 0 ? c0 : c1;
+          Tensor& gpu_c = output == 0 ? g0 : g1;
+          cpu_segments.push_back({host_inputs[host_inputs.size() - 2].view(), host_inputs.back().view(),
+                                  cpu_c.view().slice_rows(row, row + m)});
+          gpu_segments.push_back({gpu_inputs[gpu_inputs.size() - 2].view(), gpu_inputs.back().view(),
+                                  gpu_c.view().slice_rows(row, row + m)});
+        };
+        // Block (output, block): written by the segments in this order.
+        add(0, 0, 7);
+        add(1, 3, 12);
+        add(0, 1, 3);
+        add(0, 0, 20);  // wave 1 of block (0, 0)
+        add(1, 4, 0);   // an empty inner dimension: c = beta · c
+        add(0, 3, 64);
+        add(1, 3, 5);   // wave 1 of block (1, 3)
+        add(0, 2, 9);
+        add(0, 0, 1);   // wave 2 of block (0, 0)
+        add(1, 1, 16);
+        REQUIRE(segmented_gemm_waves(gpu_segments).size() == 3);
+        const Transpose op_a = ta ? Transpose::yes : Transpose::no;
+        const Transpose op_b = tb ? Transpose::yes : Transpose::no;
+        segmented_gemm(cpu_segments, op_a, op_b, 0.75f, beta);
+        segmented_gemm(gpu_segments, op_a, op_b, 0.75f, beta);
+        CHECK(test::difference(test::on_host(g0).view(), test::to_dense(c0.view()), 1e-5, 1e-5) == "");
+        CHECK(test::difference(test::on_host(g1).view(), test::to_dense(c1.view()), 1e-5, 1e-5) == "");
+      }
+}
+
+TEST_CASE("segmented_gemm on a GPU writes strided windows only, in one wave of column bands' products",
+          "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  RandomStream rng(75, 0);
+  // R-GCN's backward pattern: the weight gradients of a type's bands, aᵀ · g for column bands a
+  // of one stacked input, each into its own (padded) output.
+  const Tensor stacked = test::random_tensor(rng, 40, 12);
+  const Tensor g = test::random_tensor(rng, 40, 5);
+  const Tensor stacked_gpu = test::on_gpu(stacked), g_gpu = test::on_gpu(g);
+  const std::vector<std::int64_t> bands{0, 3, 8, 12};
+  std::vector<test::GpuStrided> outputs;
+  for (std::size_t k = 0; k + 1 < bands.size(); ++k) outputs.emplace_back(bands[k + 1] - bands[k], 5, 3, nan_value);
+  std::vector<GemmSegment> segments;
+  for (std::size_t k = 0; k + 1 < bands.size(); ++k) {
+    const ConstTensorView band{stacked_gpu.data() + bands[k], 40, bands[k + 1] - bands[k], 12, Device::cuda()};
+    segments.push_back({band, g_gpu.view(), outputs[k].view});
+  }
+  segmented_gemm(segments, Transpose::yes, Transpose::no);
+  for (std::size_t k = 0; k + 1 < bands.size(); ++k) {
+    CAPTURE(k);
+    const ConstTensorView band{stacked.data() + bands[k], 40, bands[k + 1] - bands[k], 12, Device::cpu()};
+    const test::Dense expected = test::naive_gemm(test::to_dense(band), true, test::to_dense(g.view()), false,
+                                                  test::Dense(bands[k + 1] - bands[k], 5), 1, 0);
+    CHECK(test::difference(outputs[k].window().view(), expected, 1e-5, 1e-5) == "");
+    CHECK(outputs[k].padding_intact(nan_value));
+  }
 }

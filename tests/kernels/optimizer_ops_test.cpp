@@ -1,6 +1,7 @@
 // Tests of kernels/optimizer_ops.*: Adam, AdamW and SGD (momentum, Nesterov, weight decay)
 // against hand-computed steps and against the double form of PyTorch's updates over several
-// steps of varying gradients.
+// steps of varying gradients; the row-sparse Adam over SparseRows (touching, stepping and
+// clearing rows) against adam_step_rows, and its checks.
 #include "kernels/optimizer_ops.hpp"
 
 #include <catch2/catch.hpp>
@@ -160,4 +161,80 @@ TEST_CASE("adam_step_rows updates only the listed rows, each as adam_step would 
   const std::vector<std::int64_t> repeated{1, 1}, two_steps{1, 1};
   CHECK_THROWS_AS(adam_step_rows(p.view(), g.view(), m.view(), v.view(), {repeated.data(), 2}, two_steps.data(), h),
                   InvalidArgument);
+}
+
+TEST_CASE("adam_step_touched steps each touched row with its next count, as adam_step_rows does, then clears it",
+          "[kernels]") {
+  RandomStream rng(135, 0);
+  const std::int64_t rows = 9, cols = 5;
+  for (const bool decoupled : {false, true}) {
+    CAPTURE(decoupled);
+    AdamHyper h;
+    h.lr = 0.05f;
+    h.beta1 = 0.8f;
+    h.weight_decay = 0.1f;
+    h.decoupled = decoupled;
+    const Tensor p0 = test::random_tensor(rng, rows, cols);
+    const Tensor g0 = test::random_tensor(rng, rows, cols);
+    const Tensor m0 = test::random_tensor(rng, rows, cols, 0.0, 0.1);
+    const Tensor v0 = test::random_tensor(rng, rows, cols, 0.0, 0.1);
+    // Rows 1, 4 and 8 touched, with 0, 6 and 2 steps behind them; row 2 has steps but no touch.
+    SparseRows state(rows, Device::cpu());
+    Array<std::int64_t>& counts = state.host_steps();
+    counts[2] = 3;
+    counts[4] = 6;
+    counts[8] = 2;
+    for (const std::int64_t r : {1, 4, 8}) state.touched()[r] = 1;
+    Tensor p = p0.clone(), g = g0.clone(), m = m0.clone(), v = v0.clone();
+    adam_step_touched(p.view(), g.view(), m.view(), v.view(), state, h);
+
+    Tensor pr = p0.clone(), mr = m0.clone(), vr = v0.clone();
+    const std::vector<std::int64_t> listed{1, 4, 8}, next{1, 7, 3};
+    adam_step_rows(pr.view(), g0.view(), mr.view(), vr.view(), test::index_view(listed), next.data(), h);
+    CHECK(test::identical(p.view(), pr.view()));
+    CHECK(test::identical(m.view(), mr.view()));
+    CHECK(test::identical(v.view(), vr.view()));
+    CHECK(state.host_steps().to_vector() == std::vector<std::int64_t>{0, 1, 3, 0, 7, 0, 0, 0, 3});
+    CHECK(state.count_touched() == 0);
+    // The touched rows' gradients are cleared, the others kept.
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const bool was_touched = r == 1 || r == 4 || r == 8;
+      CHECK(test::identical(g.view().slice_rows(r, r + 1),
+                            was_touched ? Tensor::zeros(1, cols).view() : g0.view().slice_rows(r, r + 1)));
+    }
+  }
+}
+
+TEST_CASE("accumulate_row_grad adds a whole-table gradient and touches its nonzero rows; clear_touched undoes it",
+          "[kernels]") {
+  // Row 0 all zero, row 1 one value, row 2 a negative zero only, row 3 all values.
+  const Tensor grad_all = Tensor::from_vector(4, 2, {0, 0, 0, 2, -0.0f, 0, 1, -1});
+  Tensor grad = Tensor::from_vector(4, 2, {1, 1, 1, 1, 1, 1, 1, 1});
+  SparseRows state(4, Device::cpu());
+  accumulate_row_grad(grad_all.view(), grad.view(), state);
+  accumulate_row_grad(grad_all.view(), grad.view(), state);
+  CHECK(grad.to_vector() == std::vector<float>{1, 1, 1, 5, 1, 1, 3, -1});
+  CHECK(state.count_touched() == 2);
+  CHECK_FALSE(state.is_touched(0));
+  CHECK(state.is_touched(1));
+  CHECK_FALSE(state.is_touched(2));
+  CHECK(state.is_touched(3));
+  clear_touched(grad.view(), state);
+  CHECK(grad.to_vector() == std::vector<float>{1, 1, 0, 0, 1, 1, 0, 0});
+  CHECK(state.count_touched() == 0);
+  CHECK(state.host_steps().to_vector() == std::vector<std::int64_t>(4, 0));
+}
+
+TEST_CASE("the row-sparse steps refuse tensors whose rows or device differ from the row state's", "[kernels]") {
+  SparseRows state(3, Device::cpu());
+  Tensor three = Tensor::zeros(3, 2), four = Tensor::zeros(4, 2);
+  Tensor m = Tensor::zeros(3, 2), v = Tensor::zeros(3, 2), g = Tensor::zeros(3, 2);
+  CHECK_THROWS_WITH(accumulate_row_grad(four.view(), three.view(), state), Catch::Contains("grad_all must be 3 x 2"));
+  CHECK_THROWS_WITH(clear_touched(four.view(), state), Catch::Contains("grad has 4 rows, the row state 3"));
+  CHECK_THROWS_WITH(adam_step_touched(three.view(), g.view(), m.view(), three.view(), state, AdamHyper{}),
+                    Catch::Contains("four separate tensors"));
+  const TensorView on_gpu{three.data(), 3, 2, 2, Device::cuda()};
+  CHECK_THROWS_WITH(clear_touched(on_gpu, state), Catch::Contains("is on cuda:0, expected cpu"));
+  CHECK_THROWS_AS(SparseRows(-1, Device::cpu()), InvalidArgument);
+  CHECK_THROWS_WITH(state.is_touched(3), Catch::Contains("row 3 is outside [0, 3)"));
 }

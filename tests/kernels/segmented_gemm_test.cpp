@@ -1,9 +1,11 @@
 // Tests of kernels/segmented_gemm.*: stacked products and shared outputs against the naive double
 // reference for every transpose, alpha and beta, strided views, NaN-poisoned outputs under
-// beta = 0, empty segments, and the argument and aliasing checks.
+// beta = 0, empty segments, the argument and aliasing checks, and the waves the GPU runs.
 #include "kernels/segmented_gemm.hpp"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -177,4 +179,71 @@ TEST_CASE("segmented_gemm names the segment with a bad shape, overlap or device"
   const ConstTensorView b_gpu{b.data(), 4, 2, 2, Device::cuda()};
   const TensorView c_gpu{c.data(), 3, 2, 2, Device::cuda()};
   CHECK_THROWS_AS(segmented_gemm({{a_gpu, b_gpu, c_gpu}}, Transpose::no, Transpose::no), UnsupportedError);
+}
+
+//   c: rows 0-3 = P, rows 4-5 = Q, and a separate R.
+//   list:   0 → P   1 → Q   2 → P   3 → R   4 → P   5 → Q
+//   waves:  {0, 1, 3}  {2, 5}  {4}   (the k-th segment on a window goes into wave k)
+TEST_CASE("segmented_gemm_waves puts the k-th segment on each output window into wave k", "[kernels]") {
+  const Tensor a = Tensor::zeros(4, 2);
+  const Tensor b = Tensor::zeros(2, 3);
+  Tensor c = Tensor::zeros(6, 3);
+  Tensor r = Tensor::zeros(4, 3);
+  const TensorView p = c.view().slice_rows(0, 4);
+  const TensorView q = c.view().slice_rows(4, 6);
+  const std::vector<GemmSegment> segments{{a.view(), b.view(), p},
+                                          {a.view().slice_rows(0, 2), b.view(), q},
+                                          {a.view(), b.view(), p},
+                                          {a.view(), b.view(), r.view()},
+                                          {a.view(), b.view(), p},
+                                          {a.view().slice_rows(0, 2), b.view(), q}};
+  const std::vector<std::vector<std::size_t>> expected{{0, 1, 3}, {2, 5}, {4}};
+  CHECK(segmented_gemm_waves(segments) == expected);
+  // Every window different: one wave in list order; none: no wave.
+  CHECK(segmented_gemm_waves({segments[0], segments[1], segments[3]}) ==
+        std::vector<std::vector<std::size_t>>{{0, 1, 2}});
+  CHECK(segmented_gemm_waves({}).empty());
+}
+
+TEST_CASE("segmented_gemm_waves keeps within each wave outputs that a naive overlap test finds disjoint",
+          "[kernels]") {
+  // Random lists of the R-GCN kind: row blocks of one output, some of them written again.
+  RandomStream rng(44, 0);
+  const Tensor a = Tensor::zeros(8, 2);
+  const Tensor b = Tensor::zeros(2, 3);
+  Tensor c = Tensor::zeros(40, 3);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<GemmSegment> segments;
+    std::vector<std::int64_t> block_of;  // segment -> its block (rows 8 · block, 4 rows)
+    const auto count = 1 + static_cast<std::int64_t>(rng.uniform() * 12);
+    for (std::int64_t s = 0; s < count; ++s) {
+      const auto block = static_cast<std::int64_t>(rng.uniform() * 5);
+      block_of.push_back(block);
+      segments.push_back({a.view().slice_rows(0, 4), b.view(), c.view().slice_rows(8 * block, 8 * block + 4)});
+    }
+    const std::vector<std::vector<std::size_t>> waves = segmented_gemm_waves(segments);
+    std::vector<int> seen(static_cast<std::size_t>(count), 0);
+    std::vector<std::int64_t> last_wave(5, -1);  // per block: the wave of its latest segment so far
+    std::size_t most = 0;
+    for (std::size_t w = 0; w < waves.size(); ++w)
+      for (std::size_t i = 0; i < waves[w].size(); ++i) {
+        const std::size_t s = waves[w][i];
+        ++seen[s];
+        if (i > 0) CHECK(waves[w][i - 1] < s);
+        for (std::size_t j = 0; j < i; ++j) CHECK(block_of[waves[w][j]] != block_of[s]);
+      }
+    for (std::int64_t s = 0; s < count; ++s) {
+      CHECK(seen[static_cast<std::size_t>(s)] == 1);
+      // A block's segments come in list order, one wave after the other.
+      std::size_t wave = 0;
+      for (std::size_t w = 0; w < waves.size(); ++w)
+        for (std::size_t t : waves[w])
+          if (t == static_cast<std::size_t>(s)) wave = w;
+      const auto block = static_cast<std::size_t>(block_of[static_cast<std::size_t>(s)]);
+      CHECK(static_cast<std::int64_t>(wave) == last_wave[block] + 1);
+      last_wave[block] = static_cast<std::int64_t>(wave);
+      most = std::max(most, wave + 1);
+    }
+    CHECK(waves.size() == most);
+  }
 }

@@ -1,7 +1,7 @@
 // Tests of halo-train's --device flag end to end: --device cuda trains on the GPU where one is
 // usable and otherwise fails in one line naming the device; a GPU the machine does not have fails
-// in one line everywhere; a precomputed first aggregation on a GPU is refused in one line naming
-// issue #7.
+// in one line everywhere; a precomputed first aggregation trains on the GPU too (or fails in one
+// line naming it where no GPU is usable).
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -60,16 +60,25 @@ TEST_CASE("halo-train --device cuda trains on the GPU, or fails in one line nami
   }
 }
 
-TEST_CASE(
-    "halo-train refuses a GPU the machine does not have, and a precomputed first aggregation on a GPU, in one line",
-    "[tools]") {
+TEST_CASE("halo-train refuses a GPU the machine does not have in one line", "[tools]") {
   ScratchDir scratch;
   const std::string data = make_dataset(scratch);
   check_one_line_error(halo::test::run_program("halo-train", "--dataset " + data + " --device cuda:64 --epochs 1 -q", scratch),
                        {"cuda:64"});
-  check_one_line_error(halo::test::run_program("halo-train",
-                           "--dataset " + data +
-                               " --device cuda --precompute-first-aggregation --input-dropout 0 --epochs 1 -q",
-                           scratch),
-                       {"cuda:0", "issue #7"});
+}
+
+TEST_CASE("halo-train --device cuda --precompute-first-aggregation trains, or fails in one line naming the GPU",
+          "[tools]") {
+  ScratchDir scratch;
+  const std::string data = make_dataset(scratch);
+  const Result r = halo::test::run_program(
+      "halo-train", "--dataset " + data + " --device cuda --precompute-first-aggregation --input-dropout 0 --epochs 2 -q --json -",
+      scratch);
+  if (r.exit_code == 0) {
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["device"] == "cuda:0");
+    CHECK(j["feature_streaming"]["precomputed_aggregation"] == true);
+  } else {
+    check_one_line_error(r, {"cuda:0"});
+  }
 }

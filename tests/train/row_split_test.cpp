@@ -116,7 +116,7 @@ TEST_CASE("The interior product, then the boundary product added onto it, is the
   CHECK(same_bits(got, want));
 }
 
-TEST_CASE("row_range keeps rows [begin, end) whole, and multiplies as those rows of the whole CSR", "[train]") {
+TEST_CASE("row_range keeps the rows from begin to end whole, and multiplies as those rows of the whole CSR", "[train]") {
   const graph::CsrGraph a = random_part<std::int32_t>(31, 300, 100, true);
   const Tensor x = random_tensor(32, 400, 9);
   Tensor whole = Tensor::empty(300, 9);

@@ -1,5 +1,5 @@
 // RgcnPanels: the bands of every source type's panel, the transform-first stacks renumbered to
-// read the panels, and their transpose.
+// read the panels, and their transpose; RgcnMatrix, a CSR on the layer's device.
 #include "train/detail/rgcn_panels.hpp"
 
 #include <utility>
@@ -7,6 +7,7 @@
 #include "graph/base/array.hpp"
 #include "graph/base/parallel.hpp"
 #include "graph/build.hpp"
+#include "graph/csr.hpp"
 
 namespace halo::train::detail {
 namespace {
@@ -68,9 +69,35 @@ graph::CsrGraph concatenate(const std::vector<const graph::CsrGraph*>& parts, st
   return graph::CsrGraph(rows, columns, std::move(indptr), std::move(indices), std::move(weights));
 }
 
+std::int64_t host_bytes(const graph::CsrGraph& a) {
+  const std::int64_t index_bytes = a.index_type() == graph::IndexType::i32 ? 4 : 8;
+  return static_cast<std::int64_t>(a.indptr().bytes() + a.weights().bytes()) + index_bytes * a.num_edges();
+}
+
 }  // namespace
 
-RgcnPanels::RgcnPanels(const RgcnGraph& graph, const std::vector<char>& transform, const std::vector<int>& relations) {
+RgcnMatrix::RgcnMatrix(graph::CsrGraph host, kernels::Device device)
+    : rows_(host.num_rows()), cols_(host.num_cols()), edges_(host.num_edges()) {
+  if (device.is_cuda())
+    gpu_ = kernels::cuda::DeviceCsr(host, device);
+  else
+    host_ = std::move(host);
+}
+
+std::int64_t RgcnMatrix::bytes() const {
+  return gpu_.empty() ? host_bytes(host_) : static_cast<std::int64_t>(gpu_.bytes());
+}
+
+void RgcnMatrix::multiply(kernels::ConstTensorView x, kernels::TensorView out, kernels::Accumulate mode) const {
+  if (gpu_.empty()) {
+    kernels::spmm(host_, x, out, mode);
+    return;
+  }
+  gpu_.visit([&](const auto& view) { kernels::spmm(view, x, out, mode); });
+}
+
+RgcnPanels::RgcnPanels(const RgcnGraph& graph, const std::vector<char>& transform, const std::vector<int>& relations,
+                       kernels::Device device) {
   const int types = graph.num_vertex_types();
   const auto all = static_cast<std::size_t>(types);
   bands_.resize(all);
@@ -92,7 +119,7 @@ RgcnPanels::RgcnPanels(const RgcnGraph& graph, const std::vector<char>& transfor
     rows_ += graph.num_inputs(s) * static_cast<std::int64_t>(bands_[static_cast<std::size_t>(s)].size());
   }
   const bool wide = graph::index_type_for(rows_) == graph::IndexType::i64;
-  stacks_.resize(all);
+  std::vector<graph::CsrGraph> stacks(all);  // on the host, until they go to `device` below
   std::vector<const graph::CsrGraph*> transformed;
   std::int64_t output_rows = 0;
   for (int t = 0; t < types; ++t) {
@@ -108,15 +135,26 @@ RgcnPanels::RgcnPanels(const RgcnGraph& graph, const std::vector<char>& transfor
     }
     const auto own = static_cast<std::int64_t>(bands(t).size());
     const std::int64_t root_column = base(t) + root_band[static_cast<std::size_t>(t)];
-    auto& stack = stacks_[static_cast<std::size_t>(t)];
+    graph::CsrGraph& stack = stacks[static_cast<std::size_t>(t)];
     stack = wide ? renumber<std::int64_t>(s, root_column, own, column_base, stride, rows_)
                  : renumber<std::int32_t>(s, root_column, own, column_base, stride, rows_);
     transformed.push_back(&stack);
     output_rows += stack.num_rows();
   }
-  if (transformed.empty()) return;
-  transpose_ = graph::transpose(wide ? concatenate<std::int64_t>(transformed, rows_)
-                                     : concatenate<std::int32_t>(transformed, rows_));
+  if (!transformed.empty())
+    transpose_ = RgcnMatrix(graph::transpose(wide ? concatenate<std::int64_t>(transformed, rows_)
+                                                  : concatenate<std::int32_t>(transformed, rows_)),
+                            device);
+  stacks_.resize(all);
+  for (int t = 0; t < types; ++t)
+    if (transform[static_cast<std::size_t>(t)] != 0)
+      stacks_[static_cast<std::size_t>(t)] = RgcnMatrix(std::move(stacks[static_cast<std::size_t>(t)]), device);
+}
+
+std::int64_t RgcnPanels::bytes() const {
+  std::int64_t total = transpose_.bytes();
+  for (const RgcnMatrix& s : stacks_) total += s.bytes();
+  return total;
 }
 
 }  // namespace halo::train::detail

@@ -40,7 +40,8 @@ struct RgcnProblem {
 TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfig& model, const TrainConfig& config,
                                 const EpochCallback& on_epoch);
 
-// Refuses settings R-GCN training does not support (UnsupportedError naming them).
+// Refuses settings distributed R-GCN training does not support (UnsupportedError naming them): a
+// GPU, boundary sampling, feature streaming.
 void check_rgcn_settings(const TrainConfig& config);
 
 }  // namespace halo::train::detail
