@@ -321,18 +321,26 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
     segments.push_back({at(x, s), panel(grad_h, s), at(grad_panel_weights, s).view()});
   }
   kernels::segmented_gemm(segments, Transpose::yes, Transpose::no);
-  // Aggregate-first: each band of the stack against the type's output gradient.
+  // Aggregate-first: the whole stack [A_r ... | x_t]ᵀ · G_t in one GEMM per type, into a fresh
+  // gradient of the stacked weights, added band by band below: one product with every band's
+  // rows instead of a thin one per band (out_dim rows each), which BLAS runs far less efficiently.
+  std::vector<Tensor> grad_stacks(static_cast<std::size_t>(types));
   segments.clear();
+  for (int t = 0; t < types; ++t) {
+    if (!computes(t) || !aggregate(t)) continue;
+    at(grad_stacks, t) = Tensor::empty(at(w, t).rows(), out_dim_, device_);
+    segments.push_back({at(a, t).view(), at(grad_y, t).view(), at(grad_stacks, t).view()});
+  }
+  kernels::segmented_gemm(segments, Transpose::yes, Transpose::no);
   for (int t = 0; t < types; ++t) {
     if (!computes(t) || !aggregate(t)) continue;
     const graph::RelationStack& st = g.stack(t);
     const std::vector<std::int64_t>& bands = at(bands_, t);
     for (int k = 0; k <= st.num_blocks(); ++k) {
       const TensorView target = k == st.num_blocks() ? at(roots_, t).grad.view() : grad_weight(at(st.relations, k));
-      segments.push_back({columns(at(a, t), at(bands, k), at(bands, k + 1)), at(grad_y, t).view(), target});
+      kernels::axpby(1.0f, at(grad_stacks, t).view().slice_rows(at(bands, k), at(bands, k + 1)), 1.0f, target);
     }
   }
-  kernels::segmented_gemm(segments, Transpose::yes, Transpose::no, 1.0f, 1.0f);
   for (int s = 0; s < types; ++s) {
     const std::vector<detail::RgcnPanels::Band>& bands = panels_.bands(s);
     for (std::size_t j = 0; j < bands.size(); ++j) {
@@ -354,18 +362,23 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
     kernels::gemm(grad_w, Transpose::no, v, Transpose::yes, comp_.grad.view(), 1.0f, 1.0f);
   }
 
-  // Input gradients, into one zeroed tensor per type: the panels' G_s · [W_a | W_b | ...]ᵀ in
-  // one segmented GEMM, then the aggregate-first types' bands in relation order.
+  // Input gradients, one tensor per type: the panels' G_s · [W_a | W_b | ...]ᵀ in one segmented
+  // GEMM (which writes the whole tensor; a type without a panel starts from zeros), then the
+  // aggregate-first types' bands in relation order.
   std::vector<Tensor> grad_x(static_cast<std::size_t>(types));
   const auto wants = [&](int s) { return reads(s) && input_grad(s); };
   segments.clear();
   for (int s = 0; s < types; ++s) {
     if (!wants(s)) continue;
     Tensor& gx = at(grad_x, s);
-    gx = Tensor::zeros(g.num_inputs(s), at(in_dims_, s), device_);
-    if (!panels_.bands(s).empty()) segments.push_back({panel(grad_h, s), at(pw, s).view(), gx.view()});
+    if (panels_.bands(s).empty()) {
+      gx = Tensor::zeros(g.num_inputs(s), at(in_dims_, s), device_);
+      continue;
+    }
+    gx = Tensor::empty(g.num_inputs(s), at(in_dims_, s), device_);
+    segments.push_back({panel(grad_h, s), at(pw, s).view(), gx.view()});
   }
-  kernels::segmented_gemm(segments, Transpose::no, Transpose::yes, 1.0f, 1.0f);
+  kernels::segmented_gemm(segments, Transpose::no, Transpose::yes);
   // Aggregate-first types: the gradient of [A_r ... | x_t] in one GEMM each, into the saved
   // stack's memory, then its root band into x_t's gradient and each A_r band through M_rᵀ.
   std::vector<int> banded;

@@ -2,6 +2,8 @@
 // blocks fixed by the subset size, so the total does not depend on the thread count.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "graph/base/parallel.hpp"
@@ -10,6 +12,98 @@
 #include "kernels/detail/loss_mask.hpp"
 
 namespace halo::kernels::cpu {
+namespace {
+
+// e^x for x <= 0 in double, written so that g++ vectorises a loop of it (libm's exp is a call per
+// value, which made the exponentials most of this kernel at hundreds of classes): x = k·ln 2 + r
+// with k = round(x / ln 2) and |r| <= ln 2 / 2, e^r by its Taylor polynomial to degree 13 (the
+// first term left out is below 5e-18 relative), 2^k from the exponent bits. k is rounded by
+// adding 1.5·2^52, which leaves k in the low bits of the sum. Relative error a few ulps of
+// double. x is clamped at -708 (e^-708 ≈ 3e-308, the smallest normal range), which a softmax
+// whose largest term is e^0 = 1 cannot tell from 0; NaN stays NaN.
+inline double exp_nonpositive(double x) {
+  constexpr double log2e = 1.4426950408889634074;
+  constexpr double ln2_hi = 6.93147180369123816490e-01;  // ln 2 in its first 32 bits, so k · ln2_hi is exact
+  constexpr double ln2_lo = 1.90821492927058770002e-10;
+  constexpr double round_magic = 6755399441055744.0;      // 1.5 · 2^52
+  x = x < -708.0 ? -708.0 : x;
+  const double shifted = x * log2e + round_magic;
+  const double k = shifted - round_magic;
+  const double r = (x - k * ln2_hi) - k * ln2_lo;
+  double p = 1.0 / 6227020800.0;  // 1/13!
+  p = p * r + 1.0 / 479001600.0;
+  p = p * r + 1.0 / 39916800.0;
+  p = p * r + 1.0 / 3628800.0;
+  p = p * r + 1.0 / 362880.0;
+  p = p * r + 1.0 / 40320.0;
+  p = p * r + 1.0 / 5040.0;
+  p = p * r + 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  std::int64_t shifted_bits = 0;
+  std::int64_t magic_bits = 0;
+  std::memcpy(&shifted_bits, &shifted, sizeof shifted);
+  std::memcpy(&magic_bits, &round_magic, sizeof round_magic);
+  // bits(magic + k) = bits(magic) + k while |k| < 2^51: the exponent field of the sum is the
+  // magic's, so k is the difference of the bit patterns.
+  const std::int64_t scale_bits = (shifted_bits - magic_bits + 1023) << 52;
+  double scale = 0.0;
+  std::memcpy(&scale, &scale_bits, sizeof scale);
+  return p * scale;
+}
+
+// Lanes of the row's partial maxima and sums: each lane takes every lanes-th class, and the
+// lanes are combined in a fixed tree, so a row's result depends on its values only (not on the
+// threads or the machine's vector width) and the loops vectorise without reassociation.
+constexpr std::int64_t lanes = 8;
+
+// The row's largest logit.
+inline float row_max(const float* __restrict z, std::int64_t classes) {
+  float part[lanes];
+  for (std::int64_t q = 0; q < lanes; ++q) part[q] = z[0];
+  std::int64_t j = 0;
+  for (; j + lanes <= classes; j += lanes)
+    for (std::int64_t q = 0; q < lanes; ++q) part[q] = part[q] < z[j + q] ? z[j + q] : part[q];
+  for (; j < classes; ++j) part[0] = part[0] < z[j] ? z[j] : part[0];
+  return std::max(std::max(std::max(part[0], part[1]), std::max(part[2], part[3])),
+                  std::max(std::max(part[4], part[5]), std::max(part[6], part[7])));
+}
+
+// e[j] = e^(z[j] - shift) for the row's classes; returns their sum.
+inline double shifted_exponentials(const float* __restrict z, float shift, std::int64_t classes,
+                                   double* __restrict e) {
+  for (std::int64_t j = 0; j < classes; ++j) e[j] = exp_nonpositive(static_cast<double>(z[j]) - shift);
+  double part[lanes] = {};
+  std::int64_t j = 0;
+  for (; j + lanes <= classes; j += lanes)
+    for (std::int64_t q = 0; q < lanes; ++q) part[q] += e[j + q];
+  for (; j < classes; ++j) part[0] += e[j];
+  return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
+// One row of log_softmax_nll: returns its NLL, and with g writes its gradient
+// g[j] = (e[j] / sum - [j == label]) · grad_scale. e: scratch for the row's exponentials.
+// Compiled for AVX-512, AVX2 and the baseline, picked once at load time by the CPU it runs on (as
+// the SpMM's row loop is): the clones may round differently (fused multiply-add), but one machine
+// always runs the same one.
+__attribute__((target_clones("avx512f", "avx2", "default"))) double row_nll(
+    const float* __restrict z, std::int64_t classes, std::int64_t label, float grad_scale, double* __restrict e,
+    float* __restrict g) {
+  const float shift = row_max(z, classes);
+  const double sum = shifted_exponentials(z, shift, classes, e);
+  if (g != nullptr) {
+    const double inverse = 1.0 / sum;
+    for (std::int64_t j = 0; j < classes; ++j)
+      g[j] = static_cast<float>((e[j] * inverse - (j == label ? 1.0 : 0.0)) * grad_scale);
+  }
+  return std::log(sum) - (static_cast<double>(z[label]) - shift);
+}
+
+}  // namespace
 
 LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, IndexView mask, float grad_scale,
                         TensorView grad) {
@@ -23,23 +117,7 @@ LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, Inde
     thread_local std::vector<double> e;
     e.resize(static_cast<std::size_t>(classes));
     const std::int64_t r = mask.data[k];
-    const float* z = logits.row(r);
-    float shift = z[0];
-    for (std::int64_t j = 1; j < classes; ++j) shift = std::max(shift, z[j]);
-    double sum = 0.0;
-    for (std::int64_t j = 0; j < classes; ++j) {
-      e[static_cast<std::size_t>(j)] = std::exp(static_cast<double>(z[j]) - shift);
-      sum += e[static_cast<std::size_t>(j)];
-    }
-    acc[0] += std::log(sum) - (static_cast<double>(z[labels[r]]) - shift);
-    if (with_grad) {
-      float* g = grad.row(r);
-      const double inverse = 1.0 / sum;
-      for (std::int64_t j = 0; j < classes; ++j) {
-        const double softmax = e[static_cast<std::size_t>(j)] * inverse;
-        g[j] = static_cast<float>((softmax - (j == labels[r] ? 1.0 : 0.0)) * grad_scale);
-      }
-    }
+    acc[0] += row_nll(logits.row(r), classes, labels[r], grad_scale, e.data(), with_grad ? grad.row(r) : nullptr);
   })[0];
   return LossSum{total, mask.size};
 }
