@@ -49,10 +49,13 @@ inline void add_1(float* __restrict o, const float* __restrict x0, std::int64_t 
   for (std::int64_t j = 0; j < f; ++j) o[j] = o[j] + x0[j];
 }
 
-template <class I, bool Weighted>
+// Width > 0 compiles the loops for that feature width (fully unrolled); 0 reads it from x. Width
+// 16 (one AVX-512 vector, GCN's usual hidden width) is the one where the loop's own overhead
+// shows: unrolled, it is about 5 % faster (halo-bench spmm, 250 K vertices, 2-core Xeon).
+template <class I, bool Weighted, std::int64_t Width>
 inline __attribute__((always_inline)) void spmm_rows(const graph::CsrView<I>& a, ConstTensorView x, TensorView out,
                                                      bool accumulate, std::int64_t begin, std::int64_t end) {
-  const std::int64_t f = x.cols;
+  const std::int64_t f = Width > 0 ? Width : x.cols;
   const I* __restrict indices = a.indices;
   const float* __restrict weights = a.weights;
   const std::int64_t num_edges = a.num_edges;
@@ -98,19 +101,31 @@ inline __attribute__((always_inline)) void spmm_rows(const graph::CsrView<I>& a,
 #define HALO_SPMM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 HALO_SPMM_CLONES void rows_i32_weighted(const graph::CsrView<std::int32_t>& a, ConstTensorView x, TensorView out,
                                         bool accumulate, std::int64_t begin, std::int64_t end) {
-  spmm_rows<std::int32_t, true>(a, x, out, accumulate, begin, end);
+  if (x.cols == 16)
+    spmm_rows<std::int32_t, true, 16>(a, x, out, accumulate, begin, end);
+  else
+    spmm_rows<std::int32_t, true, 0>(a, x, out, accumulate, begin, end);
 }
 HALO_SPMM_CLONES void rows_i32(const graph::CsrView<std::int32_t>& a, ConstTensorView x, TensorView out,
                                bool accumulate, std::int64_t begin, std::int64_t end) {
-  spmm_rows<std::int32_t, false>(a, x, out, accumulate, begin, end);
+  if (x.cols == 16)
+    spmm_rows<std::int32_t, false, 16>(a, x, out, accumulate, begin, end);
+  else
+    spmm_rows<std::int32_t, false, 0>(a, x, out, accumulate, begin, end);
 }
 HALO_SPMM_CLONES void rows_i64_weighted(const graph::CsrView<std::int64_t>& a, ConstTensorView x, TensorView out,
                                         bool accumulate, std::int64_t begin, std::int64_t end) {
-  spmm_rows<std::int64_t, true>(a, x, out, accumulate, begin, end);
+  if (x.cols == 16)
+    spmm_rows<std::int64_t, true, 16>(a, x, out, accumulate, begin, end);
+  else
+    spmm_rows<std::int64_t, true, 0>(a, x, out, accumulate, begin, end);
 }
 HALO_SPMM_CLONES void rows_i64(const graph::CsrView<std::int64_t>& a, ConstTensorView x, TensorView out,
                                bool accumulate, std::int64_t begin, std::int64_t end) {
-  spmm_rows<std::int64_t, false>(a, x, out, accumulate, begin, end);
+  if (x.cols == 16)
+    spmm_rows<std::int64_t, false, 16>(a, x, out, accumulate, begin, end);
+  else
+    spmm_rows<std::int64_t, false, 0>(a, x, out, accumulate, begin, end);
 }
 #undef HALO_SPMM_CLONES
 
