@@ -22,9 +22,6 @@ constexpr std::align_val_t host_alignment{64};
 // one alignment unit, so the block after it keeps the 64-byte alignment.
 constexpr std::size_t header_bytes = 64;
 
-// The x86-64 (and arm64 4 KiB-granule) transparent huge page.
-constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
-
 std::size_t page_bytes() {
   static const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   return page;
@@ -37,19 +34,10 @@ std::size_t read_size(const char* header) {
   return size;
 }
 
-// Asks for huge pages on a mapping long enough to hold one. A hint (see the header): its only
-// failure, a kernel without THP, leaves 4 KiB pages, which are correct, so the result is
-// deliberately not an error.
-void advise_huge_pages(char* start, std::size_t size) noexcept {
-  if (size >= huge_page_bytes) static_cast<void>(madvise(start, size, MADV_HUGEPAGE));
-}
-
 // Fresh anonymous pages (zero, and not backed by memory until first written), or nullptr.
 char* map_pages(std::size_t size) {
   void* start = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (start == MAP_FAILED) return nullptr;
-  advise_huge_pages(static_cast<char*>(start), size);
-  return static_cast<char*>(start);
+  return start == MAP_FAILED ? nullptr : static_cast<char*>(start);
 }
 void unmap_pages(char* start, std::size_t size) noexcept { munmap(start, size); }
 
@@ -121,7 +109,6 @@ char* HostBlockCache::map_without_hit(std::size_t size) {
   if (grown != nullptr) {
     void* moved = mremap(grown, grown_length, size, MREMAP_MAYMOVE);
     if (moved != MAP_FAILED) {
-      advise_huge_pages(static_cast<char*>(moved), size);
       stats_.fresh_bytes += size - grown_length;
       return static_cast<char*>(moved);
     }

@@ -32,11 +32,6 @@ struct HostBlockStats {
 //     only the pages it lacks are new;
 //   - before mapping new pages, cached ranges are unmapped, longest first, until
 //     live + cached + the request <= the peak of live bytes (raised to include this request).
-// Mappings of at least 2 MiB ask the kernel for transparent huge pages (madvise MADV_HUGEPAGE;
-// Linux defaults to them only where asked): a gathered row is a random access, and with 4 KiB
-// pages every one of them misses the TLB once a tensor outgrows what the TLB covers (8 MiB on
-// current x86). This made the SpMM 1.1-1.5x faster at widths 16-256 on a 250 K-vertex graph
-// (halo-bench spmm, 2-core Xeon). The advice is a hint: where THP is off, blocks keep 4 KiB pages.
 // So live_bytes + cached_bytes never exceeds peak_live_bytes: the cache only ever holds memory
 // the program once had in use at the same time. Each cached range lies within one kernel
 // mapping (ranges are only cut, grown or unmapped, never joined), as mremap requires.

@@ -2,16 +2,13 @@
 // released large block comes back for its size class, a shorter request takes the front of a
 // cached range and a longer one grows it (keeping the pages: what was written there is still
 // there), live blocks never alias, the cache stays under the peak of live bytes, small blocks
-// bypass it, every block is 64-byte aligned, and mappings of 2 MiB or more ask for huge pages.
+// bypass it, and every block is 64-byte aligned.
 #include "kernels/cpu/host_block_cache.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <sstream>
-#include <string>
 #include <vector>
 
 #include "graph/base/random.hpp"
@@ -182,45 +179,6 @@ TEST_CASE("a longer request grows the longest cached range, unmapping others to 
   s = cache.stats();
   CHECK(s.cached_bytes == 0);
   CHECK(s.live_bytes == 0);
-}
-
-namespace {
-
-// The VmFlags line of the mapping of /proc/self/smaps that holds `p` ("" if none does).
-std::string mapping_flags(const void* p) {
-  std::ifstream smaps("/proc/self/smaps");
-  std::string line;
-  bool inside = false;
-  while (std::getline(smaps, line)) {
-    std::uintptr_t begin = 0, end = 0;
-    char dash = 0;
-    std::istringstream range(line);
-    if (range >> std::hex >> begin >> dash >> end && dash == '-') inside = begin <= address(p) && address(p) < end;
-    if (inside && line.rfind("VmFlags:", 0) == 0) return line;
-  }
-  return "";
-}
-bool advised_huge(const void* p) { return mapping_flags(p).find(" hg") != std::string::npos; }
-
-}  // namespace
-
-TEST_CASE("blocks of 2 MiB and more ask for huge pages, fresh or grown; shorter ones do not", "[kernels]") {
-  if (mapping_flags(&mib).empty()) {
-    WARN("skipped: /proc/self/smaps is not readable here");
-    return;
-  }
-  HostBlockCache cache;
-  void* large = cache.allocate(whole_mib(8));
-  void* short_block = cache.allocate(whole_mib(1) + 1);  // a 1 MiB + 64 KiB mapping
-  CHECK(advised_huge(large));
-  CHECK_FALSE(advised_huge(short_block));
-  cache.release(large);
-  cache.release_cached();
-  cache.release(short_block);  // cached; grown (mremap) by the next request
-  void* grown = cache.allocate(whole_mib(4));
-  CHECK(cache.stats().fresh_bytes == 12 * mib);  // 8, then 1 + 1/16, then the 4 MiB less what was cached
-  CHECK(advised_huge(grown));
-  cache.release(grown);
 }
 
 TEST_CASE("blocks under 1 MiB bypass the cache", "[kernels]") {
