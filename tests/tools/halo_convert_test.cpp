@@ -1,43 +1,27 @@
 // Tests of the halo-convert program end to end: the real datasets in ../shared/datasets, the
 // generators, the --json contract, and bad input (one-line error, non-zero exit, no output left).
-#include <sys/wait.h>
 
 #include <catch2/catch.hpp>
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "tests/support/test_paths.hpp"
+#include "tests/tools/run_program.hpp"
 
 namespace fs = std::filesystem;
 using halo::test::ScratchDir;
 
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
+using Result = halo::test::ProgramResult;
 
 // Runs build/bin/halo-convert with `args`, capturing stdout and stderr.
 Result run_convert(const std::string& args, const ScratchDir& scratch) {
-  const std::string out = scratch / "stdout.txt";
-  const std::string err = scratch / "stderr.txt";
-  const std::string command = halo::test::binary_dir() + "/bin/halo-convert " + args + " >" + out + " 2>" + err;
-  const int status = std::system(command.c_str());
-  auto slurp = [](const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  };
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  return halo::test::run_program("halo-convert", args, scratch);
 }
 
 nlohmann::json info_json(const std::string& dir, const ScratchDir& scratch) {
