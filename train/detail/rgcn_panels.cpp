@@ -2,6 +2,7 @@
 // read the panels, and their transpose; RgcnMatrix, a CSR on the layer's device.
 #include "train/detail/rgcn_panels.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "graph/base/array.hpp"
@@ -56,13 +57,11 @@ graph::CsrGraph concatenate(const std::vector<const graph::CsrGraph*>& parts, st
   std::int64_t row = 0, at = 0;
   indptr[0] = 0;
   for (const graph::CsrGraph* p : parts) {
-    const std::vector<I> ids = p->indices<I>().to_vector();
-    const std::vector<float> ws = p->weights().to_vector();
     for (std::int64_t i = 0; i < p->num_rows(); ++i) indptr[row + i + 1] = at + p->indptr()[i + 1];
-    for (std::size_t e = 0; e < ids.size(); ++e) {
-      indices[at + static_cast<std::int64_t>(e)] = ids[e];
-      weights[at + static_cast<std::int64_t>(e)] = ws[e];
-    }
+    const I* ids = p->indices<I>().data();
+    const float* ws = p->weights().data();
+    std::copy(ids, ids + p->num_edges(), indices.data() + at);
+    std::copy(ws, ws + p->num_edges(), weights.data() + at);
     row += p->num_rows();
     at += p->num_edges();
   }
