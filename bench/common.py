@@ -28,3 +28,11 @@ def write_result(path, result):
         json.dump(result, f, indent=2)
         f.write("\n")
     os.replace(path + ".tmp", path)
+
+
+def child_env():
+    """The environment of a benchmark's child process: this folder first on PYTHONPATH, so a child
+    run with `python -c` can import the modules beside this one (pyg_gcn)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.environ.get("PYTHONPATH")
+    return dict(os.environ, PYTHONPATH=here + (os.pathsep + path if path else ""))

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from common import machine, write_result
+from common import child_env, machine, write_result
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -25,7 +25,7 @@ PYG_CHILD = r"""
 import json, resource, sys, time
 import numpy as np, torch
 import torch.nn.functional as F
-from torch_geometric.nn import GCNConv
+from pyg_gcn import GCN
 from torch_geometric.utils import to_torch_csr_tensor
 
 d, epochs, hidden, layers, dropout = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
@@ -42,19 +42,7 @@ train = torch.from_numpy(np.load(d + "/split/train.npy"))
 classes = int(y.max()) + 1
 adj = to_torch_csr_tensor(edge_index, size=(n, n))
 
-class GCN(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        dims = [x.shape[1]] + [hidden] * (layers - 1) + [classes]
-        self.convs = torch.nn.ModuleList(GCNConv(a, b, cached=True) for a, b in zip(dims[:-1], dims[1:]))
-    def forward(self, x, adj):
-        for i, conv in enumerate(self.convs):
-            x = conv(x, adj)
-            if i < len(self.convs) - 1:
-                x = F.dropout(F.relu(x), p=dropout, training=self.training)
-        return x
-
-model = GCN()
+model = GCN(x.shape[1], hidden, layers, classes, dropout)
 opt = torch.optim.Adam(model.parameters(), lr=0.01)
 times = []
 for epoch in range(epochs):
@@ -95,7 +83,7 @@ print(json.dumps({"nnz": int(a._nnz()), "widths": out}))
 
 
 def run_json(cmd):
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=child_env()).stdout
     return json.loads(out[out.index("{"):])
 
 
