@@ -116,8 +116,8 @@ RgcnConv::RgcnConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, st
     for (int k = 0; k < s.num_blocks(); ++k) {
       const auto r = static_cast<std::size_t>(s.relations[static_cast<std::size_t>(k)]);
       graph::CsrGraph block = graph::stack_block(s, k);
-      block_transposes_[r] = detail::RgcnMatrix(graph::transpose(block), device);
-      blocks_[r] = detail::RgcnMatrix(std::move(block), device);
+      block_transposes_[r] = CsrOperator(graph::transpose(block), device);
+      blocks_[r] = CsrOperator(std::move(block), device);
       bands.push_back(bands.back() + in_dims_[static_cast<std::size_t>(graph.relation_src(static_cast<int>(r)))]);
     }
     bands.push_back(bands.back() + in_dims_[ts]);

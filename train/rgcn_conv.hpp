@@ -169,8 +169,8 @@ class RgcnConv {
   // relation of its stack, then the root's, then the total width.
   std::vector<std::vector<std::int64_t>> bands_;
   detail::RgcnPanels panels_;                       // the transform-first layout
-  std::vector<detail::RgcnMatrix> blocks_;             // per relation into an aggregate-first type: M_r
-  std::vector<detail::RgcnMatrix> block_transposes_;   // and M_rᵀ
+  std::vector<CsrOperator> blocks_;             // per relation into an aggregate-first type: M_r
+  std::vector<CsrOperator> block_transposes_;   // and M_rᵀ
   std::vector<char> input_grad_;
   std::vector<kernels::ConstTensorView> inputs_;   // x, kept by a training forward
   std::vector<kernels::Tensor> stacked_inputs_;    // per aggregate-first type: [A_r ... | x_t]

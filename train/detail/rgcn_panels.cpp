@@ -1,5 +1,5 @@
 // RgcnPanels: the bands of every source type's panel, the transform-first stacks renumbered to
-// read the panels, and their transpose; RgcnMatrix, a CSR on the layer's device.
+// read the panels, and their transpose.
 #include "train/detail/rgcn_panels.hpp"
 
 #include <algorithm>
@@ -68,32 +68,7 @@ graph::CsrGraph concatenate(const std::vector<const graph::CsrGraph*>& parts, st
   return graph::CsrGraph(rows, columns, std::move(indptr), std::move(indices), std::move(weights));
 }
 
-std::int64_t host_bytes(const graph::CsrGraph& a) {
-  const std::int64_t index_bytes = a.index_type() == graph::IndexType::i32 ? 4 : 8;
-  return static_cast<std::int64_t>(a.indptr().bytes() + a.weights().bytes()) + index_bytes * a.num_edges();
-}
-
 }  // namespace
-
-RgcnMatrix::RgcnMatrix(graph::CsrGraph host, kernels::Device device)
-    : rows_(host.num_rows()), cols_(host.num_cols()), edges_(host.num_edges()) {
-  if (device.is_cuda())
-    gpu_ = kernels::cuda::DeviceCsr(host, device);
-  else
-    host_ = std::move(host);
-}
-
-std::int64_t RgcnMatrix::bytes() const {
-  return gpu_.empty() ? host_bytes(host_) : static_cast<std::int64_t>(gpu_.bytes());
-}
-
-void RgcnMatrix::multiply(kernels::ConstTensorView x, kernels::TensorView out, kernels::Accumulate mode) const {
-  if (gpu_.empty()) {
-    kernels::spmm(host_, x, out, mode);
-    return;
-  }
-  gpu_.visit([&](const auto& view) { kernels::spmm(view, x, out, mode); });
-}
 
 RgcnPanels::RgcnPanels(const RgcnGraph& graph, const std::vector<char>& transform, const std::vector<int>& relations,
                        kernels::Device device) {
@@ -141,18 +116,18 @@ RgcnPanels::RgcnPanels(const RgcnGraph& graph, const std::vector<char>& transfor
     output_rows += stack.num_rows();
   }
   if (!transformed.empty())
-    transpose_ = RgcnMatrix(graph::transpose(wide ? concatenate<std::int64_t>(transformed, rows_)
+    transpose_ = CsrOperator(graph::transpose(wide ? concatenate<std::int64_t>(transformed, rows_)
                                                   : concatenate<std::int32_t>(transformed, rows_)),
                             device);
   stacks_.resize(all);
   for (int t = 0; t < types; ++t)
     if (transform[static_cast<std::size_t>(t)] != 0)
-      stacks_[static_cast<std::size_t>(t)] = RgcnMatrix(std::move(stacks[static_cast<std::size_t>(t)]), device);
+      stacks_[static_cast<std::size_t>(t)] = CsrOperator(std::move(stacks[static_cast<std::size_t>(t)]), device);
 }
 
 std::int64_t RgcnPanels::bytes() const {
   std::int64_t total = transpose_.bytes();
-  for (const RgcnMatrix& s : stacks_) total += s.bytes();
+  for (const CsrOperator& s : stacks_) total += s.bytes();
   return total;
 }
 

@@ -10,50 +10,17 @@
 // SpMM; the transpose of all these stacks, one below the other, gives H's gradient in one SpMM.
 // Backward then needs one GEMM per source type for the weight gradients (x_sᵀ · G_s) and one for
 // the input gradient (G_s · [W_a | W_b | ...]ᵀ), instead of one narrow GEMM per relation.
-// RgcnMatrix: every sparse matrix an RgcnConv multiplies by, on the layer's device.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "graph/csr.hpp"
-#include "kernels/cuda/device_csr.hpp"
 #include "kernels/device.hpp"
-#include "kernels/spmm.hpp"
-#include "kernels/tensor.hpp"
+#include "train/csr_operator.hpp"
 #include "train/rgcn_graph.hpp"
 
 namespace halo::train::detail {
-
-// A CSR an RgcnConv multiplies by (a renumbered stack, a relation's block, or a transpose), on
-// the layer's device: the host CSR on the CPU; on a GPU its kernels::cuda::DeviceCsr, uploaded
-// once when the layer is built (the host copy is then dropped: the GPU's products never read
-// host memory). Move-only.
-class RgcnMatrix {
- public:
-  RgcnMatrix() = default;
-  // O(rows + entries); on a GPU that much host-to-device traffic (UnsupportedError for a GPU
-  // this process cannot use).
-  RgcnMatrix(graph::CsrGraph host, kernels::Device device);
-
-  std::int64_t num_rows() const { return rows_; }
-  std::int64_t num_cols() const { return cols_; }
-  std::int64_t num_edges() const { return edges_; }
-  // Bytes the matrix holds on its device (its CSR arrays; on a GPU with SpMM's chunk list).
-  std::int64_t bytes() const;
-
-  // out = A · x (Accumulate::overwrite) or out += A · x (add): kernels::spmm on the matrix's
-  // device, x and out on it too. Deterministic.
-  void multiply(kernels::ConstTensorView x, kernels::TensorView out,
-                kernels::Accumulate mode = kernels::Accumulate::overwrite) const;
-
- private:
-  std::int64_t rows_ = 0;
-  std::int64_t cols_ = 0;
-  std::int64_t edges_ = 0;
-  graph::CsrGraph host_;           // on the CPU
-  kernels::cuda::DeviceCsr gpu_;   // on a GPU
-};
 
 class RgcnPanels {
  public:
@@ -67,7 +34,7 @@ class RgcnPanels {
   // transform[t] != 0 for the types computed transform first; `relations` the computed relations
   // (relation order) — those into transform-first types get bands. O(entries of those types'
   // stacks) time and twice their memory (the renumbered stacks and their transpose), kept on
-  // `device` (see RgcnMatrix).
+  // `device` (see CsrOperator).
   RgcnPanels(const RgcnGraph& graph, const std::vector<char>& transform, const std::vector<int>& relations,
              kernels::Device device = kernels::Device::cpu());
 
@@ -77,10 +44,10 @@ class RgcnPanels {
   std::int64_t base(int s) const { return bases_[static_cast<std::size_t>(s)]; }
   std::int64_t rows() const { return rows_; }
   // y_t = stack(t) · H for a transform-first type t: outputs(t) x rows().
-  const RgcnMatrix& stack(int t) const { return stacks_[static_cast<std::size_t>(t)]; }
+  const CsrOperator& stack(int t) const { return stacks_[static_cast<std::size_t>(t)]; }
   // rows() x output_rows(): H's gradient from the transform-first types' output gradients
   // stacked in type order, type t's from row output_row(t).
-  const RgcnMatrix& transpose() const { return transpose_; }
+  const CsrOperator& transpose() const { return transpose_; }
   std::int64_t output_row(int t) const { return output_rows_[static_cast<std::size_t>(t)]; }
   std::int64_t output_rows() const { return transpose_.num_cols(); }
   // Bytes of the stacks and their transpose on their device.
@@ -90,9 +57,9 @@ class RgcnPanels {
   std::vector<std::vector<Band>> bands_;
   std::vector<std::int64_t> bases_;
   std::int64_t rows_ = 0;
-  std::vector<RgcnMatrix> stacks_;
+  std::vector<CsrOperator> stacks_;
   std::vector<std::int64_t> output_rows_;
-  RgcnMatrix transpose_;
+  CsrOperator transpose_;
 };
 
 }  // namespace halo::train::detail

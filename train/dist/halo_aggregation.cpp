@@ -37,23 +37,6 @@ class InFlightGuard {
 
 }  // namespace
 
-HaloAggregation::Rows::Rows(graph::CsrGraph host, const kernels::Device& device)
-    : num_rows_(host.num_rows()), num_edges_(host.num_edges()) {
-  if (device.is_cuda())
-    gpu_ = kernels::cuda::DeviceCsr(host, device);  // the host copy only feeds the upload
-  else
-    host_ = std::move(host);
-}
-
-void HaloAggregation::Rows::multiply(kernels::ConstTensorView x, kernels::TensorView out,
-                                     kernels::Accumulate mode) const {
-  if (num_rows_ == 0) return;
-  if (!gpu_.empty())
-    gpu_.visit([&](const auto& view) { kernels::spmm(view, x, out, mode); });
-  else
-    kernels::spmm(host_, x, out, mode);
-}
-
 HaloAggregation::HaloAggregation(graph::CsrGraph a, HaloExchange& exchange, kernels::Device device)
     : num_owned_(a.num_rows()), num_local_(a.num_cols()), device_(device), exchange_(&exchange) {
   HALO_EXPECTS(num_owned_ == exchange.num_owned() && num_local_ == exchange.num_local(),
@@ -62,12 +45,12 @@ HaloAggregation::HaloAggregation(graph::CsrGraph a, HaloExchange& exchange, kern
                    std::to_string(exchange.num_local()) + " local vertices");
   {
     const graph::CsrGraph transposed = graph::transpose(a);
-    transposed_owned_ = Rows(detail::row_range(transposed, 0, num_owned_), device_);
-    transposed_halo_ = Rows(detail::row_range(transposed, num_owned_, num_local_), device_);
+    transposed_owned_ = CsrOperator(detail::row_range(transposed, 0, num_owned_), device_);
+    transposed_halo_ = CsrOperator(detail::row_range(transposed, num_owned_, num_local_), device_);
   }
   detail::RowSplit split = detail::split_rows_by_column(a, num_owned_);
-  interior_ = Rows(std::move(split.interior), device_);
-  boundary_ = Rows(std::move(split.boundary), device_);
+  interior_ = CsrOperator(std::move(split.interior), device_);
+  boundary_ = CsrOperator(std::move(split.boundary), device_);
 }
 
 void HaloAggregation::check_device(const char* what, const Tensor& t) const {

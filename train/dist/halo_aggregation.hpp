@@ -21,12 +21,11 @@
 #include <string>
 
 #include "graph/csr.hpp"
-#include "kernels/cuda/device_csr.hpp"
 #include "kernels/device.hpp"
-#include "kernels/spmm.hpp"
 #include "kernels/tensor.hpp"
 #include "partition/local_graph.hpp"
 #include "train/aggregation.hpp"
+#include "train/csr_operator.hpp"
 #include "train/dist/halo_exchange.hpp"
 #include "train/model.hpp"
 
@@ -51,32 +50,15 @@ class HaloAggregation : public Aggregation {
   const kernels::Device& device() const { return device_; }
 
  private:
-  // Some rows of the operator or of its transpose, where the products run: a host CSR, or on a
-  // GPU a DeviceCsr only.
-  class Rows {
-   public:
-    Rows() = default;
-    Rows(graph::CsrGraph host, const kernels::Device& device);
-    std::int64_t num_edges() const { return num_edges_; }
-    // out (+)= these rows · x (kernels::spmm).
-    void multiply(kernels::ConstTensorView x, kernels::TensorView out, kernels::Accumulate mode) const;
-
-   private:
-    std::int64_t num_rows_ = 0;
-    std::int64_t num_edges_ = 0;
-    graph::CsrGraph host_;
-    kernels::cuda::DeviceCsr gpu_;
-  };
-
   void check_device(const char* what, const kernels::Tensor& t) const;
 
   std::int64_t num_owned_;
   std::int64_t num_local_;
   kernels::Device device_;
-  Rows interior_;         // A's rows that read no halo column (num_owned x num_local, the others empty)
-  Rows boundary_;         // A's other rows (likewise)
-  Rows transposed_owned_;  // Aᵀ's rows [0, num_owned)
-  Rows transposed_halo_;   // Aᵀ's rows [num_owned, num_local)
+  CsrOperator interior_;          // A's rows that read no halo column (num_owned x num_local, the others empty)
+  CsrOperator boundary_;          // A's other rows (likewise)
+  CsrOperator transposed_owned_;  // Aᵀ's rows [0, num_owned)
+  CsrOperator transposed_halo_;   // Aᵀ's rows [num_owned, num_local)
   HaloExchange* exchange_;
 };
 
