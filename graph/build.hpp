@@ -48,6 +48,12 @@ CsrGraph csr_from_coo(std::int64_t num_rows, std::int64_t num_cols, const I* row
 // needs it) and its symmetric claim. O(E + V) and about 2E extra ids of memory; deterministic.
 CsrGraph transpose(const CsrGraph& g);
 
+// The rows rows[0], rows[1], ... of g, in that order, as a CSR of `count` rows and g's columns
+// (a row may be listed more than once), with their entries, weights and index type. Claims
+// sorted when g does, never symmetric. InvalidArgument naming the first row outside
+// [0, num_rows). O(count + entries taken), parallel over rows; deterministic.
+CsrGraph select_rows(const CsrGraph& g, const std::int64_t* rows, std::int64_t count);
+
 // Number of entries in each row (in-degree under the rows-are-destinations orientation). O(V).
 Array<std::int64_t> row_degrees(const CsrGraph& g);
 // Number of entries in each column (out-degree under that orientation). O(E + T * num_cols),

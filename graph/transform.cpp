@@ -1,4 +1,5 @@
 // Structural transforms of a CSR: transpose, degrees, self loops, and the GCN / mean edge weights.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -58,6 +59,37 @@ CsrGraph transpose(const CsrGraph& g) {
   const std::int64_t* cols = g.index_type() == IndexType::i32 ? widened.data() : g.indices<std::int64_t>().data();
   return detail::sort_coo_by_row(g.num_cols(), g.num_rows(), cols, rows.data(), weights, g.num_edges(), false, false,
                                  g.index_type(), g.properties().symmetric);
+}
+
+CsrGraph select_rows(const CsrGraph& g, const std::int64_t* rows, std::int64_t count) {
+  HALO_EXPECTS(count >= 0, "select_rows: negative row count " + std::to_string(count));
+  for (std::int64_t i = 0; i < count; ++i)
+    if (rows[i] < 0 || rows[i] >= g.num_rows())
+      throw InvalidArgument("select_rows: row " + std::to_string(rows[i]) + " (entry " + std::to_string(i) +
+                            ") is outside the graph's " + std::to_string(g.num_rows()) + " rows");
+  const Array<std::int64_t>& from = g.indptr();
+  auto indptr = Array<std::int64_t>::vector(count + 1);
+  parallel_for(0, count, [&](std::int64_t i) { indptr[i] = from[rows[i] + 1] - from[rows[i]]; });
+  indptr[count] = 0;
+  exclusive_scan_in_place(indptr.data(), count + 1);
+  const std::int64_t entries = indptr[count];
+  Array<float> weights = g.has_weights() ? Array<float>::vector(entries) : Array<float>();
+  CsrProperties props;
+  props.sorted = g.properties().sorted;
+  return visit(g, [&](auto v) {
+    using I = std::remove_const_t<std::remove_pointer_t<decltype(v.indices)>>;
+    auto indices = Array<I>::vector(entries);
+    parallel_for(
+        0, count,
+        [&](std::int64_t i) {
+          const std::int64_t source = from[rows[i]];
+          std::copy(v.indices + source, v.indices + source + indptr[i + 1] - indptr[i], indices.data() + indptr[i]);
+          if (v.weights != nullptr)
+            std::copy(v.weights + source, v.weights + source + indptr[i + 1] - indptr[i], weights.data() + indptr[i]);
+        },
+        1024);
+    return CsrGraph(count, g.num_cols(), std::move(indptr), std::move(indices), std::move(weights), props);
+  });
 }
 
 Array<std::int64_t> row_degrees(const CsrGraph& g) {

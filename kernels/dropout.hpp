@@ -15,6 +15,9 @@ struct DropoutKey {
   std::uint32_t layer = 0;
 };
 
+// The factor 1 / (1 - p) kept values are multiplied by, rounded to float once; every twin uses it.
+inline float dropout_scale(float p) { return 1.0f / (1.0f - p); }
+
 // y = x · mask / (1 - p), mask[i, j] = 1 with probability 1 - p, decided by Philox on
 // (key, global_id(i), j) where global_id(i) = global_ids[i] (or i when global_ids.data is null).
 // p in [0, 1). y may alias x. The exact mapping to Philox is documented in kernels/cpu/dropout.cpp

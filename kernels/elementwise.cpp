@@ -51,7 +51,7 @@ void relu_forward(ConstTensorView x, TensorView y) {
   cpu::relu_forward(x, y);
 }
 
-void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x) {
+void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale) {
   detail::check_view("relu_backward", "y", y);
   detail::check_shape("relu_backward", "grad_y", grad_y, y.rows, y.cols);
   detail::check_shape("relu_backward", "grad_x", grad_x, y.rows, y.cols);
@@ -62,10 +62,10 @@ void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x)
   ScopedKernelTimer timer(KernelFamily::other);
   if (y.device.is_cuda()) {
     require_device(y.device);
-    cuda::relu_backward(y, grad_y, grad_x);
+    cuda::relu_backward(y, grad_y, grad_x, scale);
     return;
   }
-  cpu::relu_backward(y, grad_y, grad_x);
+  cpu::relu_backward(y, grad_y, grad_x, scale);
 }
 
 void axpby(float alpha, ConstTensorView x, float beta, TensorView y) {

@@ -14,8 +14,11 @@ void column_sums(ConstTensorView x, TensorView out, bool accumulate = false);
 
 // y = max(x, 0). y may alias x.
 void relu_forward(ConstTensorView x, TensorView y);
-// grad_x = grad_y where y > 0, else 0 (y is the forward output). grad_x may alias grad_y.
-void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x);
+// grad_x = scale · grad_y where y > 0, else 0 (y is the forward output). grad_x may alias
+// grad_y. A scale other than 1 with y the output of a dropout after the ReLU is both backward
+// passes in one: dropout's y is positive exactly where the ReLU's output was and the mask kept
+// it, so grad_y · dropout_scale(p) there and 0 elsewhere is dropout's then ReLU's backward.
+void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale = 1.0f);
 
 // y = alpha · x + beta · y (beta = 0 ignores y's old values).
 void axpby(float alpha, ConstTensorView x, float beta, TensorView y);

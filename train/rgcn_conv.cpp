@@ -10,6 +10,7 @@
 #include "graph/build.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/rows.hpp"
 #include "kernels/segmented_gemm.hpp"
 #include "kernels/spmm.hpp"
 #include "train/init.hpp"
@@ -97,6 +98,9 @@ RgcnConv::RgcnConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, st
   bands_.resize(static_cast<std::size_t>(types));
   blocks_.resize(static_cast<std::size_t>(relations));
   block_transposes_.resize(static_cast<std::size_t>(relations));
+  selected_blocks_.resize(static_cast<std::size_t>(relations));
+  selected_.assign(static_cast<std::size_t>(types), 0);
+  selection_.resize(static_cast<std::size_t>(types));
   for (int t = 0; t < types; ++t) {
     if (!computes(t)) continue;
     const auto ts = static_cast<std::size_t>(t);
@@ -136,6 +140,44 @@ void RgcnConv::check_output(int type) const {
 RgcnOrder RgcnConv::order(int type) const {
   check_output(type);
   return aggregate(type) ? RgcnOrder::aggregate_first : RgcnOrder::transform_first;
+}
+
+void RgcnConv::set_training_rows(int type, kernels::IndexView rows) {
+  check_output(type);
+  const auto ts = static_cast<std::size_t>(type);
+  const std::int64_t outputs = graph_->num_outputs(type);
+  std::vector<char> seen(static_cast<std::size_t>(outputs), 0);
+  for (std::int64_t i = 0; i < rows.size; ++i) {
+    const std::int64_t row = rows.data[i];
+    HALO_EXPECTS(row >= 0 && row < outputs, "RgcnConv " + name_ + ": training row " + std::to_string(row) +
+                                                " (entry " + std::to_string(i) + ") is not one of the " +
+                                                std::to_string(outputs) + " outputs of type " +
+                                                graph_->vertex_type_name(type));
+    HALO_EXPECTS(seen[static_cast<std::size_t>(row)] == 0, "RgcnConv " + name_ + ": training row " +
+                                                               std::to_string(row) + " of type " +
+                                                               graph_->vertex_type_name(type) + " is listed twice");
+    seen[static_cast<std::size_t>(row)] = 1;
+  }
+  Array<std::int64_t> selection = Array<std::int64_t>::vector(rows.size);
+  std::copy(rows.data, rows.data + rows.size, selection.data());
+  if (aggregate(type)) {
+    const graph::RelationStack& st = graph_->stack(type);
+    for (int k = 0; k < st.num_blocks(); ++k) {
+      const auto r = static_cast<std::size_t>(st.relations[static_cast<std::size_t>(k)]);
+      graph::CsrGraph block = graph::select_rows(graph::stack_block(st, k), selection.data(), selection.size());
+      block_transposes_[r] = CsrOperator(graph::transpose(block), device_);
+      selected_blocks_[r] = CsrOperator(std::move(block), device_);
+    }
+  }
+  selection_[ts] = std::move(selection);
+  selected_[ts] = 1;
+  saved_ = false;  // a forward kept before this has the wrong rows for the new transposes
+}
+
+std::int64_t RgcnConv::training_rows(int type) const {
+  check_output(type);
+  const auto ts = static_cast<std::size_t>(type);
+  return selected_[ts] != 0 ? selection_[ts].size() : graph_->num_outputs(type);
 }
 
 ConstTensorView RgcnConv::weight_view(int r) const {
@@ -221,25 +263,30 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
   }
 
   // Aggregate-first: the bands of [A_r ... | x_t] and [W_r; ...; W_root,t], whose product is the
-  // type's whole sum.
+  // type's whole sum; in training only the selected rows of a type that has them.
+  const auto selected = [&](int t) { return step.training && at(selected_, t) != 0; };
   for (int t = 0; t < types; ++t) {
     if (!computes(t)) continue;
-    at(y, t) = Tensor::empty(g.num_outputs(t), out_dim_, device_);
+    const std::int64_t rows = selected(t) ? at(selection_, t).size() : g.num_outputs(t);
+    at(y, t) = Tensor::empty(rows, out_dim_, device_);
     if (!aggregate(t)) continue;
     const graph::RelationStack& st = g.stack(t);
     const std::vector<std::int64_t>& bands = at(bands_, t);
-    at(a, t) = Tensor::empty(g.num_outputs(t), bands.back(), device_);
+    at(a, t) = Tensor::empty(rows, bands.back(), device_);
     Tensor& stacked = at(w, t);
     stacked = Tensor::empty(bands.back(), out_dim_, device_);
     for (int k = 0; k <= st.num_blocks(); ++k) {
       const TensorView band = columns(at(a, t), at(bands, k), at(bands, k + 1));
       const TensorView weights = stacked.view().slice_rows(at(bands, k), at(bands, k + 1));
       if (k == st.num_blocks()) {
-        kernels::copy(at(x, t).slice_rows(0, g.num_outputs(t)), band);
+        if (selected(t))
+          kernels::gather_rows(at(x, t), kernels::view_of(at(selection_, t)), band);
+        else
+          kernels::copy(at(x, t).slice_rows(0, g.num_outputs(t)), band);
         kernels::copy(at(roots_, t).value.view(), weights);
       } else {
         const int r = at(st.relations, k);
-        at(blocks_, r).multiply(at(x, g.relation_src(r)), band);
+        (selected(t) ? at(selected_blocks_, r) : at(blocks_, r)).multiply(at(x, g.relation_src(r)), band);
         kernels::copy(weight_view(r), weights);
       }
     }
@@ -249,7 +296,13 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
 
   for (int t = 0; t < types; ++t) {
     if (!computes(t)) continue;
-    if (!aggregate(t)) panels_.stack(t).multiply(h.view(), at(y, t).view());
+    if (!aggregate(t) && selected(t)) {
+      Tensor all = Tensor::empty(g.num_outputs(t), out_dim_, device_);
+      panels_.stack(t).multiply(h.view(), all.view());
+      kernels::gather_rows(all.view(), kernels::view_of(at(selection_, t)), at(y, t).view());
+    } else if (!aggregate(t)) {
+      panels_.stack(t).multiply(h.view(), at(y, t).view());
+    }
     if (has_bias_) kernels::add_bias(at(y, t).view(), at(biases_, t).value.view());
   }
   if (step.training) {
@@ -273,12 +326,13 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   for (int t = 0; t < types; ++t) {
     if (!computes(t)) continue;
     const Tensor& gy = at(grad_y, t);
-    HALO_EXPECTS(gy.rows() == g.num_outputs(t) && gy.cols() == out_dim_ && gy.device() == device_,
+    HALO_EXPECTS(gy.rows() == training_rows(t) && gy.cols() == out_dim_ && gy.device() == device_,
                  "RgcnConv " + name_ + ": gradient of type " + g.vertex_type_name(t) + " is " +
                      std::to_string(gy.rows()) + " x " + std::to_string(gy.cols()) + " on " + gy.device().to_string() +
-                     ", the output " + std::to_string(g.num_outputs(t)) + " x " + std::to_string(out_dim_) + " on " +
+                     ", the output " + std::to_string(training_rows(t)) + " x " + std::to_string(out_dim_) + " on " +
                      device_.to_string());
   }
+  const auto selected = [&](int t) { return at(selected_, t) != 0; };
   saved_ = false;
   const std::vector<ConstTensorView> x = std::move(inputs_);
   std::vector<Tensor> a = std::move(stacked_inputs_);
@@ -295,10 +349,17 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   Tensor grad_h;
   if (!panels_.empty()) {
     Tensor stacked = Tensor::empty(panels_.output_rows(), out_dim_, device_);
-    for (int t = 0; t < types; ++t)
-      if (computes(t) && !aggregate(t))
-        kernels::copy(at(grad_y, t).view(),
-                      stacked.view().slice_rows(panels_.output_row(t), panels_.output_row(t) + g.num_outputs(t)));
+    for (int t = 0; t < types; ++t) {
+      if (!computes(t) || aggregate(t)) continue;
+      const TensorView rows =
+          stacked.view().slice_rows(panels_.output_row(t), panels_.output_row(t) + g.num_outputs(t));
+      if (selected(t)) {  // the rows outside the selection had no part in the loss
+        kernels::fill(rows, 0.0f);
+        kernels::scatter_add_rows(at(grad_y, t).view(), kernels::view_of(at(selection_, t)), rows);
+      } else {
+        kernels::copy(at(grad_y, t).view(), rows);
+      }
+    }
     grad_h = Tensor::empty(panels_.rows(), out_dim_, device_);
     panels_.transpose().multiply(stacked.view(), grad_h.view());
   }
@@ -395,9 +456,11 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   for (int t : banded) {
     const graph::RelationStack& st = g.stack(t);
     const std::vector<std::int64_t>& bands = at(bands_, t);
-    if (wants(t))
-      kernels::axpby(1.0f, columns(at(a, t), bands[bands.size() - 2], bands.back()), 1.0f,
-                     at(grad_x, t).view().slice_rows(0, g.num_outputs(t)));
+    const TensorView root_band = columns(at(a, t), bands[bands.size() - 2], bands.back());
+    if (wants(t) && selected(t))
+      kernels::scatter_add_rows(root_band, kernels::view_of(at(selection_, t)), at(grad_x, t).view());
+    else if (wants(t))
+      kernels::axpby(1.0f, root_band, 1.0f, at(grad_x, t).view().slice_rows(0, g.num_outputs(t)));
     for (int k = 0; k < st.num_blocks(); ++k) {
       const int r = at(st.relations, k);
       if (wants(g.relation_src(r)))
@@ -460,7 +523,8 @@ std::int64_t RgcnConv::saved_bytes() const {
 
 std::int64_t RgcnConv::graph_bytes() const {
   std::int64_t bytes = panels_.bytes();
-  for (std::size_t r = 0; r < blocks_.size(); ++r) bytes += blocks_[r].bytes() + block_transposes_[r].bytes();
+  for (std::size_t r = 0; r < blocks_.size(); ++r)
+    bytes += blocks_[r].bytes() + block_transposes_[r].bytes() + selected_blocks_[r].bytes();
   return bytes;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/base/array.hpp"
 #include "graph/csr.hpp"
 #include "graph/hetero_graph.hpp"
 #include "graph/relation_stack.hpp"
@@ -93,6 +94,18 @@ class RgcnConv {
   // bases two more GEMMs (dV += aᵀ · dW, da += dW · Vᵀ).
   std::vector<kernels::Tensor> backward(std::vector<kernels::Tensor> grad_y, const Step& step);
 
+  // From now on a training forward computes only the output rows `rows` of type `type` (its
+  // y[type] has rows.size rows, row k being output row rows[k]) and the backward after it takes
+  // their gradient only; an evaluation forward still computes every row. For a model's last
+  // layer, whose training loss reads the training vertices' logits alone. An aggregate-first type
+  // multiplies only those rows (row-selected copies of its blocks on the layer's device, whose
+  // transposes then replace the whole blocks' for backward); a transform-first type computes
+  // every row and keeps the selected ones. `rows` is copied; InvalidArgument for a type that is
+  // not an output, a row outside its outputs or a row listed twice. O(rows + their entries).
+  void set_training_rows(int type, kernels::IndexView rows);
+  // The output rows a training forward computes of an output type.
+  std::int64_t training_rows(int type) const;
+
   // Relation weights (computed relations in relation order) or bases and comp, then roots, then
   // biases (output types in type order).
   std::vector<Parameter*> parameters();
@@ -170,7 +183,10 @@ class RgcnConv {
   std::vector<std::vector<std::int64_t>> bands_;
   detail::RgcnPanels panels_;                       // the transform-first layout
   std::vector<CsrOperator> blocks_;             // per relation into an aggregate-first type: M_r
-  std::vector<CsrOperator> block_transposes_;   // and M_rᵀ
+  std::vector<CsrOperator> block_transposes_;   // and M_rᵀ (of the training rows' M_r when a type has them)
+  std::vector<char> selected_;                  // per type: set_training_rows was called
+  std::vector<Array<std::int64_t>> selection_;  // and the rows it gave
+  std::vector<CsrOperator> selected_blocks_;    // per relation into an aggregate-first selected type: its rows of M_r
   std::vector<char> input_grad_;
   std::vector<kernels::ConstTensorView> inputs_;   // x, kept by a training forward
   std::vector<kernels::Tensor> stacked_inputs_;    // per aggregate-first type: [A_r ... | x_t]

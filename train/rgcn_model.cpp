@@ -8,6 +8,7 @@
 
 #include "graph/base/array.hpp"
 #include "graph/base/error.hpp"
+#include "kernels/dropout.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/tensor.hpp"
 #include "train/activation.hpp"
@@ -279,6 +280,9 @@ Tensor RgcnModel::forward(const Step& step) {
       } else if (s.dropout.active(step)) {
         s.dropped[ts] = s.dropout.forward(*x[ts], m.type_step(step, t));
         in.push_back(s.dropped[ts].view());
+        // A ReLU output read through dropout: backward gates by the dropout's output alone
+        // (both backward passes in one), so the ReLU's is freed now.
+        if (i > 0) m.stages[i - 1].out[ts] = Tensor();
       } else {
         in.push_back(x[ts]->view());
       }
@@ -313,7 +317,7 @@ Tensor RgcnModel::forward(const Step& step) {
 void RgcnModel::backward(Tensor grad_logits, const Step& step) {
   Impl& m = *impl_;
   HALO_EXPECTS(m.backward_pending, "RgcnModel: backward needs a training forward before it");
-  const std::int64_t rows = m.outputs(m.target);
+  const std::int64_t rows = m.stages.back().conv->training_rows(m.target);
   HALO_EXPECTS(grad_logits.rows() == rows && grad_logits.cols() == m.num_classes,
                "RgcnModel: the logits' gradient is " + std::to_string(grad_logits.rows()) + " x " +
                    std::to_string(grad_logits.cols()) + ", expected " + std::to_string(rows) + " x " +
@@ -326,25 +330,39 @@ void RgcnModel::backward(Tensor grad_logits, const Step& step) {
   g[static_cast<std::size_t>(m.target)] = std::move(grad_logits);
   for (std::size_t i = m.stages.size(); i-- > 0;) {
     Stage& s = m.stages[i];
-    if (i + 1 < m.stages.size()) {
+    // A hidden layer's ReLU backward, unless the next layer's dropout backward did it already.
+    if (i + 1 < m.stages.size() && !m.stages[i + 1].dropout.active(step)) {
       for (int t = 0; t < types; ++t) {
         const auto ts = static_cast<std::size_t>(t);
         if (!s.conv->computes(t)) continue;
         const ConstTensorView out = s.out[ts].view().slice_rows(0, m.outputs(t));
         kernels::relu_backward(out, g[ts].view(), g[ts].view());
-        s.out[ts] = Tensor();  // the next layer, the only other reader, is done
       }
     }
+    for (Tensor& out : s.out) out = Tensor();  // the next layer, the only other reader, is done
     g = s.conv->backward(std::move(g), step);
     for (int t = 0; t < types; ++t) {
       const auto ts = static_cast<std::size_t>(t);
+      if (s.conv->reads(t) && s.conv->input_grad(t)) {
+        if (i > 0 && s.dropout.active(step)) {
+          // The input is the previous layer's ReLU output, dropped: both backward passes in one,
+          // on every input row (a halo row's copy gates exactly as its owner's row does).
+          kernels::relu_backward(s.dropped[ts].view(), g[ts].view(), g[ts].view(),
+                                 kernels::dropout_scale(s.dropout.p()));
+        } else {
+          g[ts] = s.dropout.backward(std::move(g[ts]), m.type_step(step, t));
+        }
+        g[ts] = m.owned_gradient(t, std::move(g[ts]));
+        if (i == 0) m.tables[ts]->accumulate_grad(g[ts].view());
+      }
       s.dropped[ts] = Tensor();
-      if (!s.conv->reads(t) || !s.conv->input_grad(t)) continue;
-      g[ts] = s.dropout.backward(std::move(g[ts]), m.type_step(step, t));
-      g[ts] = m.owned_gradient(t, std::move(g[ts]));
-      if (i == 0) m.tables[ts]->accumulate_grad(g[ts].view());
     }
   }
+}
+
+void RgcnModel::set_training_rows(kernels::IndexView rows) {
+  impl_->backward_pending = false;
+  impl_->stages.back().conv->set_training_rows(impl_->target, rows);
 }
 
 std::vector<Parameter*> RgcnModel::parameters() { return impl_->parameters; }

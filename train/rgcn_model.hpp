@@ -97,6 +97,13 @@ class RgcnModel {
   // gradient is nonzero. Frees what the forward kept.
   void backward(kernels::Tensor grad_logits, const Step& step);
 
+  // From now on a training forward returns the logits of these target rows only (row k: target
+  // vertex rows[k]; on a rank, its output row rows[k]), all the training loss reads, and the last
+  // layer computes no others (RgcnConv::set_training_rows); backward then takes their gradient.
+  // An evaluation forward still returns every row. InvalidArgument for a row out of range or
+  // listed twice.
+  void set_training_rows(kernels::IndexView rows);
+
   // The dense parameters, for the optimiser: every layer's RgcnConv::parameters() in layer
   // order. The tables are not among them: sparse_step updates them.
   std::vector<Parameter*> parameters();

@@ -35,6 +35,10 @@ class RgcnTrainable : public Trainable {
   std::vector<std::pair<std::string, Array<std::int64_t>*>> counters() override { return model_.counters(); }
   void zero_grad() override { model_.zero_grad(); }
   void after_step(const OptimizerConfig& optimizer) override { model_.sparse_step(optimizer); }
+  bool take_training_rows(kernels::IndexView rows) override {
+    model_.set_training_rows(rows);
+    return true;
+  }
   const RgcnModel& model() const { return model_; }
 
  private:

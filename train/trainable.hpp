@@ -28,6 +28,11 @@ class Trainable {
   // Integer state a checkpoint keeps (an embedding table's per-row step counts); none by default.
   virtual std::vector<std::pair<std::string, Array<std::int64_t>*>> counters() { return {}; }
   virtual void zero_grad() = 0;
+  // Offers the rows the training loss reads (this process's training rows, as the logits of
+  // forward index them). A model that takes the offer returns true and from then on returns, from
+  // a training forward, their logits only (row k for rows[k]; an evaluation forward still returns
+  // every row), saving the work of the others; the default declines.
+  virtual bool take_training_rows(kernels::IndexView /*rows*/) { return false; }
   // Updates the model makes itself after the optimiser's step (sparse embedding rows); none by
   // default.
   virtual void after_step(const OptimizerConfig& /*optimizer*/) {}

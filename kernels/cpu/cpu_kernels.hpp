@@ -56,7 +56,7 @@ void scatter_add_rows(ConstTensorView src, IndexView index, TensorView out);
 void add_bias(TensorView x, ConstTensorView bias);
 void column_sums(ConstTensorView x, TensorView out, bool accumulate);
 void relu_forward(ConstTensorView x, TensorView y);
-void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x);
+void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale);
 void axpby(float alpha, ConstTensorView x, float beta, TensorView y);
 void normalize_rows(TensorView x);
 double sum_of_squares(ConstTensorView x);

@@ -23,6 +23,7 @@
 #include "graph/base/parallel.hpp"
 #include "graph/base/random.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/dropout.hpp"
 
 namespace halo::kernels::cpu {
 namespace {
@@ -149,7 +150,7 @@ void dropout(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView
   if (x.rows == 0 || x.cols == 0) return;
   const MaskParams mask{stream_id(key.seed, key.epoch, key.layer),
                         static_cast<std::uint32_t>(std::ceil(static_cast<double>(p) * 65536.0)),
-                        1.0f / (1.0f - p)};
+                        dropout_scale(p)};
   parallel_for_ranges(
       0, x.rows, [&](std::int64_t begin, std::int64_t end) { dropout_rows(x, y, global_ids.data, mask, begin, end); },
       std::max<std::int64_t>(1, values_per_chunk / x.cols));

@@ -36,12 +36,12 @@ void relu_forward(ConstTensorView x, TensorView y) {
   });
 }
 
-void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x) {
+void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale) {
   for_rows(y.rows, y.cols, [&](std::int64_t i) {
     const float* out = y.row(i);
     const float* g = grad_y.row(i);
     float* gx = grad_x.row(i);
-    for (std::int64_t j = 0; j < y.cols; ++j) gx[j] = out[j] > 0.0f ? g[j] : 0.0f;
+    for (std::int64_t j = 0; j < y.cols; ++j) gx[j] = out[j] > 0.0f ? g[j] * scale : 0.0f;
   });
 }
 

@@ -8,6 +8,7 @@
 #include "graph/base/random.hpp"
 #include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/cuda/kernel_util.cuh"
+#include "kernels/dropout.hpp"
 
 namespace halo::kernels::cuda {
 namespace {
@@ -54,7 +55,7 @@ void dropout(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView
   // The key, threshold and scale exactly as the CPU twin forms them.
   const std::uint64_t key64 = stream_id(key.seed, key.epoch, key.layer);
   const auto threshold = static_cast<std::uint32_t>(std::ceil(static_cast<double>(p) * 65536.0));
-  const float scale = 1.0f / (1.0f - p);
+  const float scale = dropout_scale(p);
   DeviceBuffer<std::int64_t> ids;
   if (global_ids.data != nullptr) ids = upload(d, global_ids.data, x.rows);
   const std::int64_t threads = x.rows * ((x.cols + 7) / 8);

@@ -35,8 +35,9 @@ struct ReluBackward {
   std::int64_t g_stride;
   float* gx;
   std::int64_t gx_stride;
+  float scale;
   __device__ void operator()(std::int64_t r, std::int64_t c) const {
-    gx[r * gx_stride + c] = y[r * y_stride + c] > 0.0f ? g[r * g_stride + c] : 0.0f;
+    gx[r * gx_stride + c] = y[r * y_stride + c] > 0.0f ? g[r * g_stride + c] * scale : 0.0f;
   }
 };
 
@@ -116,11 +117,11 @@ void relu_forward(ConstTensorView x, TensorView y) {
   launch_elementwise(d, x.rows, x.cols, ReluForward{x.data, x.stride, y.data, y.stride});
 }
 
-void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x) {
+void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale) {
   const int d = y.device.index;
   ScopedDevice scoped(d);
   launch_elementwise(d, y.rows, y.cols,
-                     ReluBackward{y.data, y.stride, grad_y.data, grad_y.stride, grad_x.data, grad_x.stride});
+                     ReluBackward{y.data, y.stride, grad_y.data, grad_y.stride, grad_x.data, grad_x.stride, scale});
 }
 
 void axpby(float alpha, ConstTensorView x, float beta, TensorView y) {

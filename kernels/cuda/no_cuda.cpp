@@ -27,7 +27,7 @@ void scatter_add_rows(ConstTensorView, IndexView, TensorView) { missing("scatter
 void add_bias(TensorView, ConstTensorView) { missing("add_bias"); }
 void column_sums(ConstTensorView, TensorView, bool) { missing("column_sums"); }
 void relu_forward(ConstTensorView, TensorView) { missing("relu_forward"); }
-void relu_backward(ConstTensorView, ConstTensorView, TensorView) { missing("relu_backward"); }
+void relu_backward(ConstTensorView, ConstTensorView, TensorView, float) { missing("relu_backward"); }
 void axpby(float, ConstTensorView, float, TensorView) { missing("axpby"); }
 void normalize_rows(TensorView) { missing("normalize_rows"); }
 double sum_of_squares(ConstTensorView) { missing("sum_of_squares"); }

@@ -46,6 +46,10 @@ TEST_CASE("add_bias, relu_forward, relu_backward and axpby on a GPU equal their 
   Tensor gpu_gx = test::on_gpu(g);
   relu_backward(gpu_y.view(), gpu_gx.view(), gpu_gx.view());
   CHECK(test::identical(test::on_host(gpu_gx).view(), cpu_gx.view()));
+  relu_backward(cpu_y.view(), g.view(), cpu_gx.view(), 1.75f);
+  gpu_gx = test::on_gpu(g);
+  relu_backward(gpu_y.view(), gpu_gx.view(), gpu_gx.view(), 1.75f);
+  CHECK(test::identical(test::on_host(gpu_gx).view(), cpu_gx.view()));
 
   for (const float beta : {0.0f, -0.75f}) {
     CAPTURE(beta);

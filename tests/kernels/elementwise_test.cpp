@@ -1,6 +1,7 @@
-// Tests of kernels/elementwise.*: bias, column sums, ReLU, axpby, row normalisation and the sum of
-// squares against double references, in place and on strided views, and the thread-count
-// independence of the reductions.
+// Tests of kernels/elementwise.*: bias, column sums, ReLU (its scaled backward against dropout's
+// and ReLU's backward one after the other), axpby, row normalisation and the sum of squares
+// against double references, in place and on strided views, and the thread-count independence
+// of the reductions.
 #include "kernels/elementwise.hpp"
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "graph/base/error.hpp"
+#include "kernels/dropout.hpp"
 #include "tests/kernels/kernel_test_util.hpp"
 
 using namespace halo;
@@ -78,6 +80,22 @@ TEST_CASE("relu_forward clamps negatives and relu_backward passes gradients wher
   Tensor g = grad_y.clone();
   relu_backward(y.view(), g.view(), g.view());
   CHECK(test::identical(g.view(), grad_x.view()));
+
+  // Scaled, with y a dropout of the ReLU output: dropout's backward then ReLU's, in one pass.
+  const float p = 0.4f;
+  const DropoutKey key{7, 3, 1};
+  Tensor dropped = test::poisoned(20, 7);
+  dropout_forward(y.view(), dropped.view(), p, key, {});
+  Tensor two_passes = test::poisoned(20, 7);
+  dropout_backward(grad_y.view(), two_passes.view(), p, key, {});
+  relu_backward(y.view(), two_passes.view(), two_passes.view());
+  Tensor one_pass = test::poisoned(20, 7);
+  relu_backward(dropped.view(), grad_y.view(), one_pass.view(), dropout_scale(p));
+  CHECK(test::identical(one_pass.view(), two_passes.view()));
+  std::int64_t zeroed = 0;  // entries the mask dropped although the ReLU passed them
+  for (std::int64_t k = 0; k < 20 * 7; ++k)
+    zeroed += y.data()[k] > 0.0f && dropped.data()[k] == 0.0f ? 1 : 0;
+  CHECK(zeroed > 0);
   CHECK_THROWS_WITH(
       relu_forward(in_place.view().slice_rows(0, 19), TensorView{in_place.data() + 1, 19, 7, 7, Device::cpu()}),
       Catch::Contains("y must be x itself or not overlap it"));

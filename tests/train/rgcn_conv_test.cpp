@@ -206,6 +206,34 @@ std::vector<Dense> random_parameters(RgcnConv& conv, RandomStream& rng) {
   return params;
 }
 
+// Random values for the parameters of a (random_parameters), given to b as well (a layer of the
+// same shape).
+std::vector<Dense> same_random_parameters(RgcnConv& a, RgcnConv& b, RandomStream& rng) {
+  std::vector<Dense> params = random_parameters(a, rng);
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    a.parameters()[k]->value.copy_from(test::to_tensor(params[k]).view());
+    b.parameters()[k]->value.copy_from(test::to_tensor(params[k]).view());
+  }
+  return params;
+}
+
+std::vector<ConstTensorView> views_of(const std::vector<Tensor>& x) {
+  std::vector<ConstTensorView> views;
+  for (const Tensor& t : x) views.push_back(t.view());
+  return views;
+}
+
+// One random input per vertex type of g, in_dims[t] columns wide.
+std::vector<Tensor> random_inputs(const graph::HeteroGraph& g, const std::vector<std::int64_t>& in_dims,
+                                  RandomStream& rng) {
+  std::vector<Tensor> x;
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    Dense xt = test::random_dense(rng, g.vertex_count(t), in_dims[static_cast<std::size_t>(t)]);
+    x.push_back(test::to_tensor(xt));
+  }
+  return x;
+}
+
 }  // namespace
 
 TEST_CASE("RgcnConv matches the per-relation mean sum and its finite-difference gradients", "[train]") {
@@ -346,18 +374,9 @@ TEST_CASE("RgcnConv returns no input gradient for types switched off and the sam
   CHECK_FALSE(some.input_grad(0));
   CHECK(some.input_grad(1));
   RandomStream rng(seed, 1);
-  std::vector<Dense> params = random_parameters(all, rng);
-  for (std::size_t k = 0; k < params.size(); ++k) {
-    all.parameters()[k]->value.copy_from(test::to_tensor(params[k]).view());
-    some.parameters()[k]->value.copy_from(test::to_tensor(params[k]).view());
-  }
-  std::vector<Tensor> x;
-  std::vector<ConstTensorView> views;
-  for (int t = 0; t < g.num_vertex_types(); ++t) {
-    Dense xt = test::random_dense(rng, g.vertex_count(t), in_dims[static_cast<std::size_t>(t)]);
-    x.push_back(test::to_tensor(xt));
-  }
-  for (const Tensor& t : x) views.push_back(t.view());
+  const std::vector<Dense> params = same_random_parameters(all, some, rng);
+  const std::vector<Tensor> x = random_inputs(g, in_dims, rng);
+  const std::vector<ConstTensorView> views = views_of(x);
   Step step;
   all.forward(views, step);
   some.forward(views, step);
@@ -531,4 +550,84 @@ TEST_CASE("RgcnConv on a part computes the first input rows of each type from al
   CHECK(e.worst_gradient() < 1e-3);
   CHECK_THROWS_WITH(RgcnGraph({"paper", "author"}, outputs, inputs, {{{"author", "writes", "paper"}, 0, 0, &writes}}),
                     Catch::Contains("relation author__writes__paper is 4 x 5, expected 4 x 7"));
+}
+
+TEST_CASE("RgcnConv with training rows computes those rows and the gradients of a loss that reads them alone",
+          "[train]") {
+  const RgcnOrder order = GENERATE(RgcnOrder::transform_first, RgcnOrder::aggregate_first);
+  const std::uint64_t seed = test::case_seed(order == RgcnOrder::aggregate_first ? 91 : 90);
+  CAPTURE(static_cast<int>(order), seed);
+  const graph::HeteroGraph g = random_mag(seed);
+  const RgcnGraph rg(g);
+  const std::vector<std::int64_t> in_dims{5, 3, 4, 2};
+  const std::int64_t out_dim = 3;
+  RgcnConv all(rg, in_dims, out_dim, 0, true, "conv0", kernels::Device::cpu(), {{}, order});
+  RgcnConv some(rg, in_dims, out_dim, 0, true, "conv0", kernels::Device::cpu(), {{}, order});
+  // Papers (type 0) in a scrambled order, one field (type 2); the authors keep all their rows.
+  const std::vector<std::vector<std::int64_t>> rows{{4, 1, 5, 0}, {}, {2}, {}};
+  some.set_training_rows(0, {rows[0].data(), 4});
+  some.set_training_rows(2, {rows[2].data(), 1});
+  CHECK(some.training_rows(0) == 4);
+  CHECK(some.training_rows(1) == 7);
+  CHECK(some.training_rows(2) == 1);
+  RandomStream rng(seed, 1);
+  const std::vector<Dense> params = same_random_parameters(all, some, rng);
+  const std::vector<Tensor> x = random_inputs(g, in_dims, rng);
+  const std::vector<ConstTensorView> views = views_of(x);
+  const auto selected = [&](int t) { return t == 0 || t == 2; };
+
+  // An evaluation forward computes every row, as without a selection.
+  Step eval;
+  eval.training = false;
+  const std::vector<Tensor> y_eval = some.forward(views, eval);
+  const std::vector<Tensor> y_all = all.forward(views, Step{});
+  for (int t = 0; t < g.num_vertex_types(); ++t)
+    CHECK(test::max_relative_error(test::to_dense(y_eval[static_cast<std::size_t>(t)]),
+                                   test::to_dense(y_all[static_cast<std::size_t>(t)])) < 1e-6);
+
+  // A training forward computes the selected rows only, in their order.
+  const std::vector<Tensor> y_some = some.forward(views, Step{});
+  std::vector<Tensor> up_all, up_some;
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    const auto ts = static_cast<std::size_t>(t);
+    const Dense full = test::to_dense(y_all[ts]);
+    Dense up = test::random_dense(rng, some.training_rows(t), out_dim);
+    Dense up_full(g.vertex_count(t), out_dim);  // zero outside the selection: the loss does not read those rows
+    if (!selected(t)) up_full = up;
+    Dense expected(some.training_rows(t), out_dim);
+    for (std::int64_t k = 0; k < some.training_rows(t); ++k) {
+      const std::int64_t row = selected(t) ? rows[ts][static_cast<std::size_t>(k)] : k;
+      for (std::int64_t j = 0; j < out_dim; ++j) {
+        expected.at(k, j) = full.at(row, j);
+        if (selected(t)) up_full.at(row, j) = up.at(k, j);
+      }
+    }
+    CAPTURE(t);
+    CHECK(test::max_relative_error(test::to_dense(y_some[ts]), expected) < 1e-6);
+    up_some.push_back(test::to_tensor(up));
+    up_all.push_back(test::to_tensor(up_full));
+  }
+  const std::vector<Tensor> gx_all = all.backward(std::move(up_all), Step{});
+  const std::vector<Tensor> gx_some = some.backward(std::move(up_some), Step{});
+  for (std::size_t t = 0; t < gx_all.size(); ++t) {
+    CAPTURE(t);
+    CHECK(test::max_relative_error(test::to_dense(gx_some[t]), test::to_dense(gx_all[t])) < 1e-6);
+  }
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    CAPTURE(all.parameters()[k]->name);
+    CHECK(test::max_relative_error(test::to_dense(some.parameters()[k]->grad),
+                                   test::to_dense(all.parameters()[k]->grad)) < 1e-6);
+  }
+
+  // Misuse: a row outside the type's outputs, a row twice, a type the layer does not compute, a
+  // gradient of every row after a forward of the selected ones.
+  const std::vector<std::int64_t> outside{6}, twice{1, 1}, one{0};
+  CHECK_THROWS_AS(some.set_training_rows(0, {outside.data(), 1}), InvalidArgument);
+  CHECK_THROWS_AS(some.set_training_rows(0, {twice.data(), 2}), InvalidArgument);
+  RgcnConv papers_only(rg, in_dims, out_dim, 0, true, "conv1", kernels::Device::cpu(), {{0}, order});
+  CHECK_THROWS_AS(papers_only.set_training_rows(1, {one.data(), 1}), InvalidArgument);
+  some.forward(views, Step{});
+  std::vector<Tensor> wrong;
+  for (int t = 0; t < g.num_vertex_types(); ++t) wrong.push_back(Tensor::zeros(g.vertex_count(t), out_dim));
+  CHECK_THROWS_AS(some.backward(std::move(wrong), Step{}), InvalidArgument);
 }

@@ -503,6 +503,76 @@ TEST_CASE("RgcnModel computes the same logits, gradients and updates on one and 
   CHECK(one.tables == two.tables);
 }
 
+TEST_CASE("RgcnModel trained on the training rows' logits alone follows the model that computes every row",
+          "[train]") {
+  const std::uint64_t seed = test::case_seed(32);
+  CAPTURE(seed);
+  const graph::HeteroGraph g = random_hetero_graph(seed);
+  const RgcnGraph rg(g);
+  RandomStream rng(seed, 1);
+  Dense x = test::random_dense(rng, 300, 24);
+  const Tensor features = test::to_tensor(x);
+  std::vector<std::int64_t> labels(300), rows, row_labels, positions;
+  for (std::int64_t i = 0; i < 300; ++i) labels[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(rng.below(5));
+  for (std::int64_t i = 299; i >= 0; i -= 3) {  // descending: the selection keeps the caller's order
+    positions.push_back(static_cast<std::int64_t>(rows.size()));
+    rows.push_back(i);
+    row_labels.push_back(labels[static_cast<std::size_t>(i)]);
+  }
+  const auto n = static_cast<std::int64_t>(rows.size());
+  RgcnModelConfig c = config_of(2, 32, 0.5f, 0.2f, 0, true, 16);
+  SECTION("relation weights") {}
+  SECTION("bases") { c.num_bases = 3; }
+
+  RgcnModel every(c, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
+  RgcnModel some(c, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
+  some.set_training_rows({rows.data(), n});
+  OptimizerConfig adam;
+  std::unique_ptr<Optimizer> opt_every = make_optimizer(adam);
+  std::unique_ptr<Optimizer> opt_some = make_optimizer(adam);
+  for (int epoch = 1; epoch <= 4; ++epoch) {
+    CAPTURE(epoch);
+    Step step;
+    step.seed = seed;
+    step.epoch = static_cast<std::uint64_t>(epoch);
+    every.zero_grad();
+    some.zero_grad();
+    const Tensor all_logits = every.forward(step);
+    const Tensor row_logits = some.forward(step);
+    REQUIRE(row_logits.rows() == n);
+    Tensor grad_every = Tensor::empty(300, 5);
+    Tensor grad_some = Tensor::empty(n, 5);
+    const kernels::LossSum loss_every = kernels::log_softmax_nll(all_logits.view(), labels.data(), {rows.data(), n},
+                                                                 1.0f / static_cast<float>(n), grad_every.view());
+    const kernels::LossSum loss_some = kernels::log_softmax_nll(
+        row_logits.view(), row_labels.data(), {positions.data(), n}, 1.0f / static_cast<float>(n), grad_some.view());
+    CHECK(loss_some.loss_sum == Approx(loss_every.loss_sum).epsilon(1e-6));
+    every.backward(std::move(grad_every), step);
+    some.backward(std::move(grad_some), step);
+    for (std::size_t k = 0; k < every.parameters().size(); ++k) {
+      CAPTURE(every.parameters()[k]->name);
+      CHECK(test::max_relative_error(test::to_dense(some.parameters()[k]->grad),
+                                     test::to_dense(every.parameters()[k]->grad)) < 1e-5);
+    }
+    opt_every->step(every.parameters());
+    opt_some->step(some.parameters());
+    every.sparse_step(adam);
+    some.sparse_step(adam);
+  }
+  // Evaluation returns every row, as the model without a selection does.
+  Step eval;
+  eval.training = false;
+  const Tensor all_eval = every.forward(eval);
+  const Tensor some_eval = some.forward(eval);
+  CHECK(test::max_relative_error(test::to_dense(some_eval), test::to_dense(all_eval)) < 1e-4);
+  for (int t : {1, 2, 3})
+    CHECK(test::max_relative_error(test::to_dense(some.embedding(t)->parameter().value),
+                                   test::to_dense(every.embedding(t)->parameter().value)) < 1e-4);
+  // A gradient of every row after a training forward of the selected ones is refused.
+  some.forward(Step{});
+  CHECK_THROWS_AS(some.backward(Tensor::zeros(300, 5), Step{}), InvalidArgument);
+}
+
 TEST_CASE("RgcnModel::activation_bytes bounds what a training step allocates", "[train]") {
   const RgcnModelConfig c = GENERATE(config_of(2, 32, 0.5f, 0.5f, 0, true, 16),
                                      config_of(3, 16, 0.5f, 0.0f, 2, true, 24),

@@ -60,22 +60,30 @@ double l2_term(Trainable& model) {
   return sum;
 }
 
-enum Split { train_split = 0, valid_split = 1, test_split = 2 };
+// The training rows' loss reads either the training rows of every row's logits (train_split) or
+// logits holding those rows alone, in their order (training_logits).
+enum Split { train_split = 0, valid_split = 1, test_split = 2, training_logits = 3 };
 
 // The split's rows and labels for `logits`, prepared on its device once (on a GPU the loss and
 // accuracy then bring back only their results) and made again only if the logits' shape or
 // device, the labels or the split change.
 const kernels::LossRows& split_rows(LoopContext& c, Split split, const kernels::Tensor& logits) {
-  const kernels::IndexView mask = split == train_split ? c.train : split == valid_split ? c.valid : c.test;
+  const kernels::IndexView mask = split == train_split   ? c.train
+                                  : split == valid_split ? c.valid
+                                  : split == test_split  ? c.test
+                                                         : kernels::IndexView{c.training_positions.data(),
+                                                                              static_cast<std::int64_t>(c.training_positions.size())};
+  const std::int64_t* labels = split == training_logits ? c.training_labels.data() : c.labels;
   LoopContext::PreparedSplit& p = c.prepared[static_cast<std::size_t>(split)];
   const kernels::LossRows& rows = p.rows;
-  const bool current = p.labels == c.labels && p.mask.data == mask.data && p.mask.size == mask.size &&
+  const bool current = p.labels == labels && p.mask.data == mask.data && p.mask.size == mask.size &&
                        rows.size() == mask.size && rows.logits_rows() == logits.rows() &&
                        rows.classes() == logits.cols() && rows.device() == logits.device();
   if (!current) {
     // Only the training loss writes a gradient, which needs each row once.
-    p.rows = kernels::LossRows(c.labels, mask, logits.rows(), logits.cols(), logits.device(), split == train_split);
-    p.labels = c.labels;
+    const bool distinct = split == train_split || split == training_logits;
+    p.rows = kernels::LossRows(labels, mask, logits.rows(), logits.cols(), logits.device(), distinct);
+    p.labels = labels;
     p.mask = mask;
   }
   return p.rows;
@@ -103,7 +111,9 @@ Step make_step(LoopContext& c, bool training, std::uint64_t seed, int epoch) {
 
 // One training step: sets r.loss (mean over the training vertices of all ranks), r.time_s and the
 // traffic, and adds the time split to `split`.
-void train_step(LoopContext& c, Trainable& model, Optimizer& optimizer, std::uint64_t seed, EpochRecord& r, TimeSplit& split) {
+// `training_only`: the model returns the training rows' logits alone (take_training_rows).
+void train_step(LoopContext& c, Trainable& model, Optimizer& optimizer, std::uint64_t seed, bool training_only,
+                EpochRecord& r, TimeSplit& split) {
   const kernels::KernelTimes before = kernels::kernel_times();
   dist::HaloExchange* exchange = c.exchange;
   if (exchange != nullptr) {
@@ -116,7 +126,8 @@ void train_step(LoopContext& c, Trainable& model, Optimizer& optimizer, std::uin
   model.zero_grad();
   kernels::Tensor logits = model.forward(step);
   kernels::Tensor grad = kernels::Tensor::empty(logits.rows(), logits.cols(), logits.device());
-  kernels::LossSum loss = kernels::log_softmax_nll(logits.view(), split_rows(c, train_split, logits),
+  kernels::LossSum loss = kernels::log_softmax_nll(logits.view(),
+                                                   split_rows(c, training_only ? training_logits : train_split, logits),
                                                    1.0f / static_cast<float>(c.train_total), grad.view());
   logits = kernels::Tensor();
   model.backward(std::move(grad), step);
@@ -221,6 +232,15 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
   result.seed = cfg.seed + static_cast<std::uint64_t>(run);
   std::unique_ptr<Optimizer> optimizer = make_optimizer(cfg.optimizer);
   RunTracker tracker(cfg.early_stopping);
+  const bool training_only = model.take_training_rows(c.train);
+  if (training_only && c.training_positions.size() != static_cast<std::size_t>(c.train.size)) {
+    c.training_labels.resize(static_cast<std::size_t>(c.train.size));
+    c.training_positions.resize(static_cast<std::size_t>(c.train.size));
+    for (std::int64_t k = 0; k < c.train.size; ++k) {
+      c.training_labels[static_cast<std::size_t>(k)] = c.labels[c.train.data[k]];
+      c.training_positions[static_cast<std::size_t>(k)] = k;
+    }
+  }
   int first_epoch = 1;
   if (cfg.resume && checkpoint_exists(cfg.checkpoint_dir, run)) {
     const CheckpointState saved = load_checkpoint(cfg.checkpoint_dir, run, c.fingerprint,
@@ -251,7 +271,7 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
   for (int epoch = first_epoch; epoch <= cfg.epochs; ++epoch) {
     EpochRecord r;
     r.epoch = epoch;
-    train_step(c, model, *optimizer, result.seed, r, result.time_split);
+    train_step(c, model, *optimizer, result.seed, training_only, r, result.time_split);
     r.train_acc = r.valid_acc = r.test_acc = r.valid_loss = nan;
     if (epoch % cfg.eval_every == 0 || epoch == cfg.epochs) evaluate(c, model, result.seed, epoch, r);
     result.epochs.push_back(r);

@@ -40,15 +40,19 @@ struct LoopContext {
   FeatureInput* input = nullptr;            // the streamed first-layer input, for its statistics; or null
   std::optional<sampling::BoundarySampler> sampler;  // set by run_all when boundary_sample_rate < 1
   FeaturePassStats streamed;                // the training steps' streaming passes, all runs
+  // For a model that returns the training rows' logits only (Trainable::take_training_rows):
+  // the labels of the training rows in their order, and the positions 0, 1, ... of those logits.
+  std::vector<std::int64_t> training_labels;
+  std::vector<std::int64_t> training_positions;
   // The splits' rows and labels prepared on the logits' device at their first loss or accuracy
-  // (train, valid, test), kept for every later epoch and run; with the labels and mask they were
-  // made from, so that a change of either remakes them.
+  // (train, valid, test, then the training rows' own logits), kept for every later epoch and run;
+  // with the labels and mask they were made from, so that a change of either remakes them.
   struct PreparedSplit {
     const std::int64_t* labels = nullptr;
     kernels::IndexView mask;
     kernels::LossRows rows;
   };
-  std::array<PreparedSplit, 3> prepared;
+  std::array<PreparedSplit, 4> prepared;
 };
 
 
