@@ -1,5 +1,5 @@
-// Tests of graph/transform.cpp: transpose, degrees, self loops and the GCN / mean weights, on
-// hand-drawn graphs and on random graphs against the naive and dense references.
+// Tests of graph/transform.cpp: transpose, row selection, degrees, self loops and the GCN / mean
+// weights, on hand-drawn graphs and on random graphs against the naive and dense references.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -69,6 +69,33 @@ TEST_CASE("transpose sorts the rows of an unsorted graph and keeps a symmetric c
   const CsrGraph sym = random_graph(5, 60, 60, true, IndexType::i32, true);
   REQUIRE(sym.properties().symmetric);
   CHECK(transpose(sym).properties().symmetric);
+}
+
+TEST_CASE("select_rows copies the listed rows in their order, repeats included", "[graph]") {
+  const IndexType type = GENERATE(IndexType::i32, IndexType::i64);
+  const bool weighted = GENERATE(false, true);
+  const CsrGraph g = random_graph(11, 120, 70, weighted, type);
+  const std::vector<std::int64_t> rows{119, 3, 3, 0, 57, 58, 1};
+  const CsrGraph s = select_rows(g, rows.data(), static_cast<std::int64_t>(rows.size()));
+  CHECK(s.index_type() == type);
+  CHECK(s.has_weights() == weighted);
+  CHECK(s.properties().sorted == g.properties().sorted);
+  const halo::test::NaiveCsr from = halo::test::to_naive(g);
+  halo::test::NaiveCsr expected;
+  expected.num_rows = static_cast<std::int64_t>(rows.size());
+  expected.num_cols = g.num_cols();
+  for (std::int64_t r : rows) {
+    for (auto e = from.indptr[static_cast<std::size_t>(r)]; e < from.indptr[static_cast<std::size_t>(r) + 1]; ++e) {
+      expected.indices.push_back(from.indices[static_cast<std::size_t>(e)]);
+      expected.weights.push_back(from.weights[static_cast<std::size_t>(e)]);
+    }
+    expected.indptr.push_back(static_cast<std::int64_t>(expected.indices.size()));
+  }
+  REQUIRE(expected.indices.size() > 10);
+  CHECK(halo::test::csr_difference(halo::test::to_naive(s), expected) == "");
+  CHECK(select_rows(g, rows.data(), 0).num_rows() == 0);
+  const std::vector<std::int64_t> outside{5, 120};
+  CHECK_THROWS_WITH(select_rows(g, outside.data(), 2), Catch::Contains("row 120 (entry 1)"));
 }
 
 TEST_CASE("row and column degrees count the entries of each row and column", "[graph]") {
