@@ -223,14 +223,26 @@ void accumulate_row_grad(ConstTensorView grad_all, TensorView grad, SparseRows& 
   const char* op = "accumulate_row_grad";
   check_sparse_rows(op, "grad", grad, rows);
   detail::check_shape(op, "grad_all", grad_all, grad.rows, grad.cols);
-  detail::check_device(op, "grad_all", grad_all, grad.device);
-  HALO_KERNEL_EXPECTS(op, !detail::overlaps(grad_all, grad), "grad_all and grad must be separate tensors");
+  accumulate_row_grad(grad_all, grad, rows, 0);
+}
+
+void accumulate_row_grad(ConstTensorView grad_rows, TensorView grad, SparseRows& rows, std::int64_t first_row) {
+  const char* op = "accumulate_row_grad";
+  check_sparse_rows(op, "grad", grad, rows);
+  detail::check_view(op, "grad_rows", grad_rows);
+  HALO_KERNEL_EXPECTS(op, first_row >= 0 && first_row + grad_rows.rows <= grad.rows && grad_rows.cols == grad.cols,
+                      "grad_rows (" + std::to_string(grad_rows.rows) + " x " + std::to_string(grad_rows.cols) +
+                          ") from row " + std::to_string(first_row) + " must lie within grad (" +
+                          std::to_string(grad.rows) + " x " + std::to_string(grad.cols) + ")");
+  detail::check_device(op, "grad_rows", grad_rows, grad.device);
+  HALO_KERNEL_EXPECTS(op, !detail::overlaps(grad_rows, grad), "grad_rows and grad must be separate tensors");
   ScopedKernelTimer timer(KernelFamily::other);
+  const TensorView target = grad.slice_rows(first_row, first_row + grad_rows.rows);
   if (grad.device.is_cuda()) {
-    cuda::accumulate_row_grad(grad_all, grad, rows.touched());
+    cuda::accumulate_row_grad(grad_rows, target, rows.touched() + first_row);
     return;
   }
-  cpu::accumulate_row_grad(grad_all, grad, rows.touched());
+  cpu::accumulate_row_grad(grad_rows, target, rows.touched() + first_row);
 }
 
 void adam_step_touched(TensorView param, TensorView grad, TensorView m, TensorView v, SparseRows& rows,

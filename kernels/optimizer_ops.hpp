@@ -76,6 +76,10 @@ class SparseRows {
 // grad += grad_all (both param-shaped, on rows' device) and touches every row where grad_all holds
 // a nonzero value (negative zero is zero). Rows x cols work, parallel over rows, deterministic.
 void accumulate_row_grad(ConstTensorView grad_all, TensorView grad, SparseRows& rows);
+// The same for a chunk of the rows: grad[first_row + i] += grad_rows[i] for the rows of grad_rows,
+// touching those where grad_rows holds a nonzero value (InvalidArgument when the chunk reaches past
+// the last row). grad_rows.rows x cols work.
+void accumulate_row_grad(ConstTensorView grad_rows, TensorView grad, SparseRows& rows, std::int64_t first_row);
 
 // One Adam / AdamW step of every touched row, each its own parameter with its own step count: the
 // row's count rises by one and the row takes exactly adam_step's update with that count (the

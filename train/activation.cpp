@@ -14,8 +14,6 @@ using kernels::Tensor;
 
 namespace {
 
-kernels::DropoutKey key_of(const Step& step, std::uint32_t layer) { return {step.seed, step.epoch, layer}; }
-
 void check_global_ids(const Step& step, std::int64_t rows) {
   HALO_EXPECTS(step.global_ids.data == nullptr || step.global_ids.size == rows,
                "Dropout: step.global_ids has " + std::to_string(step.global_ids.size) + " entries for " +
@@ -32,14 +30,14 @@ Tensor Dropout::forward(const Tensor& x, const Step& step) const {
   if (!active(step)) return x.clone();
   check_global_ids(step, x.rows());
   Tensor y = Tensor::empty(x.rows(), x.cols(), x.device());
-  kernels::dropout_forward(x.view(), y.view(), p_, key_of(step, layer_), step.global_ids);
+  kernels::dropout_forward(x.view(), y.view(), p_, key(step), step.global_ids);
   return y;
 }
 
 Tensor Dropout::backward(Tensor grad_y, const Step& step) const {
   if (!active(step)) return grad_y;
   check_global_ids(step, grad_y.rows());
-  kernels::dropout_backward(grad_y.view(), grad_y.view(), p_, key_of(step, layer_), step.global_ids);
+  kernels::dropout_backward(grad_y.view(), grad_y.view(), p_, key(step), step.global_ids);
   return grad_y;
 }
 

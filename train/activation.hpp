@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/dropout.hpp"
 #include "kernels/tensor.hpp"
 #include "train/step.hpp"
 
@@ -25,6 +26,8 @@ class Dropout {
   kernels::Tensor backward(kernels::Tensor grad_y, const Step& step) const;
 
   float p() const { return p_; }
+  // The key of the masks of `step` (its seed and epoch, this layer).
+  kernels::DropoutKey key(const Step& step) const { return {step.seed, step.epoch, layer_}; }
 
  private:
   float p_;

@@ -56,6 +56,17 @@ void EmbeddingTable::accumulate_grad(ConstTensorView grad_all) {
   pending_ = true;
 }
 
+void EmbeddingTable::accumulate_grad(std::int64_t first_row, ConstTensorView grad_rows) {
+  HALO_EXPECTS(first_row >= 0 && first_row + grad_rows.rows <= rows() && grad_rows.cols == dim() &&
+                   grad_rows.device == device(),
+               "EmbeddingTable " + table_.name + ": expected gradient rows within its " + std::to_string(rows()) +
+                   " x " + std::to_string(dim()) + " on " + device().to_string() + ", got " +
+                   std::to_string(grad_rows.rows) + " x " + std::to_string(grad_rows.cols) + " from row " +
+                   std::to_string(first_row) + " on " + grad_rows.device.to_string());
+  kernels::accumulate_row_grad(grad_rows, table_.grad.view(), rows_, first_row);
+  pending_ = pending_ || grad_rows.rows > 0;
+}
+
 std::int64_t EmbeddingTable::num_touched() const { return rows_.count_touched(); }
 
 bool EmbeddingTable::touched(std::int64_t row) const { return rows_.is_touched(row); }

@@ -58,6 +58,10 @@ class EmbeddingTable {
   // grad += grad_all (rows x dim, on the table's device) and touches the rows where grad_all
   // holds a nonzero value. O(rows · dim), parallel over rows; deterministic.
   void accumulate_grad(kernels::ConstTensorView grad_all);
+  // The same for a chunk of consecutive rows: grad[first_row + i] += grad_rows[i] (on the table's
+  // device), touching the rows where grad_rows holds a nonzero value; a streamed table's gradient
+  // arrives so. O(grad_rows.rows · dim).
+  void accumulate_grad(std::int64_t first_row, kernels::ConstTensorView grad_rows);
 
   std::int64_t num_touched() const;
   bool touched(std::int64_t row) const;

@@ -31,6 +31,8 @@ std::int64_t InputMatrix::rows() const {
   return pipeline_ != nullptr ? pipeline_->rows() : 0;
 }
 
+std::int64_t InputMatrix::chunk_rows() const { return pipeline_ != nullptr ? pipeline_->chunk_rows() : rows(); }
+
 std::int64_t InputMatrix::cols() const {
   if (tensor_ != nullptr) return tensor_->cols();
   return pipeline_ != nullptr ? pipeline_->cols() : 0;

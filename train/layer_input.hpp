@@ -40,6 +40,8 @@ class InputMatrix {
   bool streamed() const { return pipeline_ != nullptr; }
   std::int64_t rows() const;
   std::int64_t cols() const;
+  // Rows per chunk of a streaming pass (the pipeline's), or all rows when resident.
+  std::int64_t chunk_rows() const;
 
   // The resident tensor. Throws UnsupportedError when streamed (or empty), saying that `what`
   // needs the whole matrix at once.

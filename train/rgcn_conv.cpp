@@ -65,6 +65,12 @@ RgcnConv::RgcnConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, st
     computes_[static_cast<std::size_t>(t)] = 1;
   }
   reads_ = computes_;  // the root terms
+  streamed_.assign(static_cast<std::size_t>(types), 0);
+  for (int t : options.streamed) {
+    HALO_EXPECTS(t >= 0 && t < types, "RgcnConv " + name + ": streamed type " + std::to_string(t) +
+                                          " is not one of the " + std::to_string(types) + " vertex types");
+    streamed_[static_cast<std::size_t>(t)] = 1;
+  }
   slot_.assign(static_cast<std::size_t>(relations), -1);
   for (int r = 0; r < relations; ++r) {
     if (!computes(graph.relation_dst(r))) continue;
@@ -107,7 +113,10 @@ RgcnConv::RgcnConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, st
     roots_[ts] = make_parameter(name + ".root." + graph.vertex_type_name(t), in_dims_[ts], out_dim, device);
     if (has_bias_) biases_[ts] = make_parameter(name + ".bias." + graph.vertex_type_name(t), 1, out_dim, device);
     const graph::RelationStack& s = graph.stack(t);
-    RgcnOrder order = options.order;
+    // A streamed input enters row-wise products only: its readers transform first.
+    bool reads_streamed = streamed(t);
+    for (int r : s.relations) reads_streamed = reads_streamed || streamed(graph.relation_src(r));
+    RgcnOrder order = reads_streamed ? RgcnOrder::transform_first : options.order;
     if (order == RgcnOrder::automatic)
       order = order_cost(graph, in_dims_, out_dim, t, RgcnOrder::aggregate_first) <
                       order_cost(graph, in_dims_, out_dim, t, RgcnOrder::transform_first)
@@ -187,15 +196,25 @@ ConstTensorView RgcnConv::weight_view(int r) const {
   return composed_.view().slice_rows(slot * in, (slot + 1) * in);
 }
 
-void RgcnConv::check_inputs(const std::vector<ConstTensorView>& x) const {
+void RgcnConv::check_inputs(const std::vector<ConstTensorView>& x, const std::vector<InputMatrix>& streamed) const {
   HALO_EXPECTS(static_cast<int>(x.size()) == graph_->num_vertex_types(),
                "RgcnConv " + name_ + ": expected one input per vertex type (" +
                    std::to_string(graph_->num_vertex_types()) + "), got " + std::to_string(x.size()));
+  HALO_EXPECTS(streamed.empty() || static_cast<int>(streamed.size()) == graph_->num_vertex_types(),
+               "RgcnConv " + name_ + ": expected no streamed inputs or one per vertex type (" +
+                   std::to_string(graph_->num_vertex_types()) + "), got " + std::to_string(streamed.size()));
   for (int t = 0; t < graph_->num_vertex_types(); ++t) {
     if (!reads(t)) continue;
-    const ConstTensorView& v = x[static_cast<std::size_t>(t)];
     const std::int64_t rows = graph_->num_inputs(t);
     const std::int64_t cols = in_dims_[static_cast<std::size_t>(t)];
+    if (this->streamed(t)) {
+      const InputMatrix* m = streamed.empty() ? nullptr : &streamed[static_cast<std::size_t>(t)];
+      HALO_EXPECTS(m != nullptr && m->streamed() && m->rows() == rows && m->cols() == cols,
+                   "RgcnConv " + name_ + ": type " + graph_->vertex_type_name(t) + " needs a streamed input of " +
+                       std::to_string(rows) + " x " + std::to_string(cols));
+      continue;
+    }
+    const ConstTensorView& v = x[static_cast<std::size_t>(t)];
     HALO_EXPECTS(v.rows == rows && v.cols == cols, "RgcnConv " + name_ + ": input of type " +
                                                        graph_->vertex_type_name(t) + " is " + std::to_string(v.rows) +
                                                        " x " + std::to_string(v.cols) + ", expected " +
@@ -233,10 +252,12 @@ TensorView RgcnConv::panel(Tensor& h, int s) const {
   return {h.data() + panels_.base(s) * out_dim_, graph_->num_inputs(s), width, width, device_};
 }
 
-std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, const Step& step) {
-  check_inputs(x);
+std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, const Step& step,
+                                      const std::vector<InputMatrix>& streamed) {
+  check_inputs(x, streamed);
   saved_ = false;
   inputs_.clear();
+  streamed_inputs_.clear();
   stacked_inputs_.clear();
   stacked_weights_.clear();
   panel_weights_.clear();
@@ -259,7 +280,10 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
     for (std::size_t j = 0; j < bands.size(); ++j)
       kernels::copy(band_weight(bands[j]), columns(at(pw, s), static_cast<std::int64_t>(j) * out_dim_,
                                                    static_cast<std::int64_t>(j + 1) * out_dim_));
-    products.push_back({at(x, s), at(pw, s).view(), panel(h, s)});
+    if (this->streamed(s))
+      at(streamed, s).multiply(at(pw, s).view(), panel(h, s));  // one streaming pass
+    else
+      products.push_back({at(x, s), at(pw, s).view(), panel(h, s)});
   }
 
   // Aggregate-first: the bands of [A_r ... | x_t] and [W_r; ...; W_root,t], whose product is the
@@ -307,6 +331,7 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
   }
   if (step.training) {
     inputs_ = x;
+    streamed_inputs_ = streamed;
     stacked_inputs_ = std::move(a);
     stacked_weights_ = std::move(w);
     panel_weights_ = std::move(pw);
@@ -315,7 +340,7 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
   return y;
 }
 
-std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /*step*/) {
+std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /*step*/, const RowGradientSink& sink) {
   HALO_EXPECTS(saved_, "RgcnConv " + name_ + ": backward needs a training forward before it");
   const RgcnGraph& g = *graph_;
   const int types = g.num_vertex_types();
@@ -335,10 +360,12 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   const auto selected = [&](int t) { return at(selected_, t) != 0; };
   saved_ = false;
   const std::vector<ConstTensorView> x = std::move(inputs_);
+  const std::vector<InputMatrix> streamed = std::move(streamed_inputs_);
   std::vector<Tensor> a = std::move(stacked_inputs_);
   const std::vector<Tensor> w = std::move(stacked_weights_);
   const std::vector<Tensor> pw = std::move(panel_weights_);
   inputs_.clear();
+  streamed_inputs_.clear();
   stacked_inputs_.clear();
   stacked_weights_.clear();
   panel_weights_.clear();
@@ -378,6 +405,11 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   std::vector<GemmSegment> segments;
   for (int s = 0; s < types; ++s) {
     if (panels_.bands(s).empty()) continue;
+    if (this->streamed(s)) {  // one streaming pass, adding up chunk by chunk
+      at(grad_panel_weights, s) = Tensor::zeros(at(pw, s).rows(), at(pw, s).cols(), device_);
+      at(streamed, s).add_transposed_products({{panel(grad_h, s), at(grad_panel_weights, s).view()}});
+      continue;
+    }
     at(grad_panel_weights, s) = Tensor::empty(at(pw, s).rows(), at(pw, s).cols(), device_);
     segments.push_back({at(x, s), panel(grad_h, s), at(grad_panel_weights, s).view()});
   }
@@ -431,6 +463,10 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   segments.clear();
   for (int s = 0; s < types; ++s) {
     if (!wants(s)) continue;
+    if (this->streamed(s)) {
+      stream_input_gradient(s, panel(grad_h, s), at(pw, s).view(), at(streamed, s).chunk_rows(), sink);
+      continue;
+    }
     Tensor& gx = at(grad_x, s);
     if (panels_.bands(s).empty()) {
       gx = Tensor::zeros(g.num_inputs(s), at(in_dims_, s), device_);
@@ -470,6 +506,21 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
     }
   }
   return grad_x;
+}
+
+void RgcnConv::stream_input_gradient(int s, ConstTensorView grad_panel, ConstTensorView panel_weights,
+                                     std::int64_t chunk_rows, const RowGradientSink& sink) const {
+  HALO_EXPECTS(static_cast<bool>(sink), "RgcnConv " + name_ + ": the input gradient of streamed type " +
+                                            graph_->vertex_type_name(s) + " needs a sink for its row chunks");
+  const std::int64_t rows = grad_panel.rows;
+  const std::int64_t chunk = std::max<std::int64_t>(1, std::min(chunk_rows, rows));
+  Tensor buffer = Tensor::empty(chunk, in_dims_[static_cast<std::size_t>(s)], device_);
+  for (std::int64_t first = 0; first < rows; first += chunk) {
+    const std::int64_t n = std::min(chunk, rows - first);
+    const TensorView out = buffer.view().slice_rows(0, n);
+    kernels::gemm(grad_panel.slice_rows(first, first + n), Transpose::no, panel_weights, Transpose::yes, out);
+    sink(s, out, first);
+  }
 }
 
 std::vector<Parameter*> RgcnConv::parameters() {

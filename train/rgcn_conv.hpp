@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "graph/hetero_graph.hpp"
 #include "graph/relation_stack.hpp"
 #include "train/detail/rgcn_panels.hpp"
+#include "train/layer_input.hpp"
 #include "train/rgcn_graph.hpp"
 #include "kernels/device.hpp"
 #include "kernels/tensor.hpp"
@@ -47,6 +49,12 @@ struct RgcnConvOptions {
   // last layer needs only the labelled type, the one before only that type and its sources.
   std::vector<int> outputs;
   RgcnOrder order = RgcnOrder::automatic;
+  // The types whose input is streamed in row chunks (an InputMatrix over a FeaturePipeline: an
+  // embedding table larger than the device) instead of resident. Every output type that reads
+  // one, through a relation or as its root, is computed transform first whatever `order` says,
+  // so that x_s enters only row-wise products: x_s · [W_a | W_b | ...] forward, x_sᵀ · G_s and
+  // G_s · [W_a | W_b | ...]ᵀ backward, each one streaming pass or one pass of row chunks.
+  std::vector<int> streamed;
 };
 
 class RgcnConv {
@@ -81,7 +89,13 @@ class RgcnConv {
   // views x (the caller keeps them alive and unchanged until backward), the aggregate-first
   // stacks and the stacked weights. Deterministic for a fixed thread count (on a GPU, when the
   // SpMM there is: kernels/cuda/spmm.cu); no value comes back to the host.
-  std::vector<kernels::Tensor> forward(const std::vector<kernels::ConstTensorView>& x, const Step& step);
+  //
+  // A streamed type t (options.streamed) takes its input from streamed[t] instead (x[t] is then
+  // ignored; streamed holds an empty InputMatrix for every other type, or is empty when no type
+  // streams): its panel is one streaming pass, and a training forward keeps the handle (the
+  // caller keeps its pipeline alive, and the source unchanged, until backward).
+  std::vector<kernels::Tensor> forward(const std::vector<kernels::ConstTensorView>& x, const Step& step,
+                                       const std::vector<InputMatrix>& streamed = {});
 
   // From grad_y[t] = d loss / d y[t] of the last training forward (one per type; those of types
   // that are not outputs are ignored and may be empty): adds d loss / d θ to every parameter's
@@ -92,7 +106,14 @@ class RgcnConv {
   // G_s · [W_a | W_b | ...]ᵀ, one for the aggregate-first stacks' gradients
   // grad_y[t] · [W_r; ...]ᵀ (written over the saved stacks) and an SpMM with each M_rᵀ, with
   // bases two more GEMMs (dV += aᵀ · dW, da += dW · Vᵀ).
-  std::vector<kernels::Tensor> backward(std::vector<kernels::Tensor> grad_y, const Step& step);
+  //
+  // A streamed type's weight gradients take one streaming pass over its input, and its input
+  // gradient (when on) is not returned (an empty tensor) but handed to sink(type, rows,
+  // first_row) in row chunks of its pipeline's chunk size, in row order: rows is d loss / d x[t]
+  // for rows [first_row, first_row + rows.rows), on the layer's device, valid during the call.
+  using RowGradientSink = std::function<void(int type, kernels::ConstTensorView rows, std::int64_t first_row)>;
+  std::vector<kernels::Tensor> backward(std::vector<kernels::Tensor> grad_y, const Step& step,
+                                        const RowGradientSink& sink = {});
 
   // From now on a training forward computes only the output rows `rows` of type `type` (its
   // y[type] has rows.size rows, row k being output row rows[k]) and the backward after it takes
@@ -114,6 +135,8 @@ class RgcnConv {
   // type whose input is fixed features; keep it on for a type whose input is an embedding table.
   void set_input_grad(int type, bool needed);
   bool input_grad(int type) const { return input_grad_.at(static_cast<std::size_t>(type)) != 0; }
+  // Whether type t's input is streamed (options.streamed).
+  bool streamed(int type) const { return streamed_.at(static_cast<std::size_t>(type)) != 0; }
   // Whether the layer computes y[t]; whether some computed term reads x[t].
   bool computes(int type) const { return computes_.at(static_cast<std::size_t>(type)) != 0; }
   bool reads(int type) const { return reads_.at(static_cast<std::size_t>(type)) != 0; }
@@ -157,8 +180,11 @@ class RgcnConv {
   kernels::TensorView panel(kernels::Tensor& h, int s) const;
   bool aggregate(int t) const { return aggregate_[static_cast<std::size_t>(t)] != 0; }
   void check_output(int type) const;
-  void check_inputs(const std::vector<kernels::ConstTensorView>& x) const;
+  void check_inputs(const std::vector<kernels::ConstTensorView>& x, const std::vector<InputMatrix>& streamed) const;
   void compose_weights();
+  // Streamed type s's input gradient G_s · [W_a | W_b | ...]ᵀ, row chunk by row chunk into sink.
+  void stream_input_gradient(int s, kernels::ConstTensorView grad_panel, kernels::ConstTensorView panel_weights,
+                             std::int64_t chunk_rows, const RowGradientSink& sink) const;
 
   const RgcnGraph* graph_;
   std::string name_;
@@ -188,7 +214,9 @@ class RgcnConv {
   std::vector<Array<std::int64_t>> selection_;  // and the rows it gave
   std::vector<CsrOperator> selected_blocks_;    // per relation into an aggregate-first selected type: its rows of M_r
   std::vector<char> input_grad_;
+  std::vector<char> streamed_;                     // per type: options.streamed
   std::vector<kernels::ConstTensorView> inputs_;   // x, kept by a training forward
+  std::vector<InputMatrix> streamed_inputs_;       // and the streamed inputs
   std::vector<kernels::Tensor> stacked_inputs_;    // per aggregate-first type: [A_r ... | x_t]
   std::vector<kernels::Tensor> stacked_weights_;   // and [W_r; ...; W_root,t]
   std::vector<kernels::Tensor> panel_weights_;     // per panel's source type: [W_a | W_b | ...]

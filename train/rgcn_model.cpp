@@ -13,6 +13,8 @@
 #include "kernels/tensor.hpp"
 #include "train/activation.hpp"
 #include "train/dist/halo_exchange.hpp"
+#include "train/feature_pipeline.hpp"
+#include "train/feature_source.hpp"
 #include "train/init.hpp"
 
 namespace halo::train {
@@ -65,9 +67,22 @@ struct RgcnModel::Impl {
   Array<std::int64_t> own_ids;                 // single process: type offset + index, all types
   std::vector<kernels::IndexView> global_ids;  // per type: the global id of each input row
   std::vector<Tensor> table_inputs;            // per table type with halo rows: owned rows + halo rows
+  // Streamed tables (config.table_stream_budget > 0), per type: the source reading the host
+  // table's rows, its pipeline on the model's device, and a host chunk for gradients coming back
+  // from a GPU.
+  std::vector<std::unique_ptr<FeatureSource>> table_sources;
+  std::vector<std::unique_ptr<FeaturePipeline>> table_pipelines;
+  Tensor host_gradient_chunk;
   bool backward_pending = false;
 
   int types() const { return graph->num_vertex_types(); }
+  bool streamed(int t) const {
+    return !table_pipelines.empty() && table_pipelines[static_cast<std::size_t>(t)] != nullptr;
+  }
+  void stream_tables(std::int64_t budget);
+  // Adds a streamed table's gradient rows [first_row, first_row + rows.rows) (on the model's
+  // device), after the input dropout's backward when it was active.
+  void add_table_gradient(int t, kernels::ConstTensorView rows, std::int64_t first_row, const Step& step);
   std::int64_t outputs(int t) const { return graph->num_outputs(t); }
   std::int64_t inputs(int t) const { return graph->num_inputs(t); }
   dist::HaloExchange* exchange(int t) const { return exchanges.empty() ? nullptr : exchanges[static_cast<std::size_t>(t)]; }
@@ -109,6 +124,63 @@ struct RgcnModel::Impl {
     }
   }
 };
+
+void RgcnModel::Impl::stream_tables(std::int64_t budget) {
+  std::vector<int> streamed_types;
+  for (int t = 0; t < types(); ++t)
+    if (tables[static_cast<std::size_t>(t)]) streamed_types.push_back(t);
+  if (streamed_types.empty()) return;
+  const auto count = static_cast<std::int64_t>(streamed_types.size());
+  const std::int64_t share = budget / count;
+  table_sources.resize(static_cast<std::size_t>(types()));
+  table_pipelines.resize(static_cast<std::size_t>(types()));
+  for (int t : streamed_types) {
+    const auto ts = static_cast<std::size_t>(t);
+    EmbeddingTable& table = *tables[ts];
+    const std::int64_t row_bytes = table.dim() * float_bytes;
+    // Two staging chunks and the chunk the gradient comes back in: three chunks of at least a row.
+    const std::int64_t chunk = table.rows() == 0 ? 1 : std::min(table.rows(), share / (3 * row_bytes));
+    HALO_EXPECTS(chunk >= 1, "RgcnModel: a table stream budget of " + std::to_string(budget) + " bytes leaves " +
+                                 std::to_string(share) + " to table " + table.parameter().name +
+                                 ", below the 3 rows of " + std::to_string(row_bytes) +
+                                 " bytes it needs; give at least " + std::to_string(count * 3 * row_bytes) +
+                                 " bytes");
+    const Tensor& values = table.parameter().value;  // in host memory, updated by every sparse_step
+    table_sources[ts] = std::make_unique<FeatureSource>(FeatureSource::from_reader(
+        table.rows(), table.dim(), [&values](const FeatureBlock& block, kernels::TensorView out) {
+          for (std::int64_t r = block.row_begin; r < block.row_end; ++r)
+            std::copy_n(values.data() + r * values.cols() + block.col_begin, block.cols(),
+                        out.data + (r - block.row_begin) * out.stride);
+        }));
+    FeaturePipelineOptions options;
+    options.budget_bytes = 2 * chunk * row_bytes;
+    options.staging_buffers = 2;
+    options.chunk_rows = chunk;
+    options.device = device;
+    table_pipelines[ts] = std::make_unique<FeaturePipeline>(*table_sources[ts], options);
+  }
+}
+
+void RgcnModel::Impl::add_table_gradient(int t, ConstTensorView rows, std::int64_t first_row, const Step& step) {
+  const auto ts = static_cast<std::size_t>(t);
+  const Dropout& dropout = stages.front().dropout;
+  ConstTensorView g = rows;
+  Tensor dropped;
+  if (dropout.active(step)) {
+    dropped = Tensor::empty(rows.rows, rows.cols, rows.device);
+    kernels::dropout_backward(rows, dropped.view(), dropout.p(), dropout.key(step),
+                              {global_ids[ts].data + first_row, rows.rows});
+    g = dropped.view();
+  }
+  if (g.device.is_cuda()) {  // the table is in host memory
+    if (host_gradient_chunk.rows() < g.rows || host_gradient_chunk.cols() != g.cols)
+      host_gradient_chunk = Tensor::empty(g.rows, g.cols);
+    const kernels::TensorView host = host_gradient_chunk.view().slice_rows(0, g.rows);
+    kernels::copy(g, host);
+    g = host;
+  }
+  tables[ts]->accumulate_grad(first_row, g);
+}
 
 void RgcnModel::Impl::fill_halo(int t, Tensor& x) const {
   if (dist::HaloExchange* e = exchange(t)) e->forward(x.view());
@@ -187,8 +259,16 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
     }
     HALO_EXPECTS(config.embedding_dim > 0, "RgcnModel: type " + name + " has no features and embedding_dim is " +
                                                std::to_string(config.embedding_dim) + " (must be positive)");
-    m.tables[static_cast<std::size_t>(t)] = std::make_unique<EmbeddingTable>(
-        "embedding." + name, graph.num_outputs(t), config.embedding_dim, config.embedding_weight_decay, device);
+    m.tables[static_cast<std::size_t>(t)] =
+        std::make_unique<EmbeddingTable>("embedding." + name, graph.num_outputs(t), config.embedding_dim,
+                                         config.embedding_weight_decay,
+                                         config.table_stream_budget > 0 ? kernels::Device::cpu() : device);
+  }
+  if (config.table_stream_budget > 0) {
+    if (halo != nullptr)
+      throw UnsupportedError("RgcnModel: streamed embedding tables are not available on a rank of a distributed "
+                             "run (its tables' halo rows are exchanged whole)");
+    m.stream_tables(config.table_stream_budget);
   }
 
   // The types each layer must output: the last layer the target's logits; each layer before
@@ -206,8 +286,10 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
     m.stages.emplace_back(Dropout(i == 0 ? config.input_dropout : config.dropout, static_cast<std::uint32_t>(i)));
     Stage& s = m.stages.back();
     RgcnConvOptions options;
-    for (int t = 0; t < types; ++t)
+    for (int t = 0; t < types; ++t) {
       if (needed[i][static_cast<std::size_t>(t)] != 0) options.outputs.push_back(t);
+      if (i == 0 && m.streamed(t)) options.streamed.push_back(t);
+    }
     std::vector<std::int64_t> in_dims;
     for (int t = 0; t < types; ++t) in_dims.push_back(m.layer_in(i, t));
     // Bases need one input width over all computed relations; a layer where the widths differ
@@ -268,14 +350,20 @@ Tensor RgcnModel::forward(const Step& step) {
   const int types = m.types();
   std::vector<const Tensor*> x(static_cast<std::size_t>(types), nullptr);  // each type's input to the layer
   for (int t = 0; t < types; ++t)
-    if (m.stages.front().conv->reads(t)) x[static_cast<std::size_t>(t)] = m.first_input(t);
+    if (m.stages.front().conv->reads(t) && !m.streamed(t)) x[static_cast<std::size_t>(t)] = m.first_input(t);
   Tensor logits;
   for (std::size_t i = 0; i < m.stages.size(); ++i) {
     Stage& s = m.stages[i];
     std::vector<ConstTensorView> in;
+    std::vector<InputMatrix> streamed;  // the first layer's streamed tables, their dropout per chunk
     for (int t = 0; t < types; ++t) {
       const auto ts = static_cast<std::size_t>(t);
       if (!s.conv->reads(t)) {
+        in.emplace_back();
+      } else if (i == 0 && m.streamed(t)) {
+        streamed.resize(static_cast<std::size_t>(types));
+        const float p = s.dropout.active(step) ? s.dropout.p() : 0.0f;
+        streamed[ts] = InputMatrix(*m.table_pipelines[ts], dropout_rows(p, s.dropout.key(step), m.global_ids[ts]));
         in.emplace_back();
       } else if (s.dropout.active(step)) {
         s.dropped[ts] = s.dropout.forward(*x[ts], m.type_step(step, t));
@@ -287,7 +375,7 @@ Tensor RgcnModel::forward(const Step& step) {
         in.push_back(x[ts]->view());
       }
     }
-    std::vector<Tensor> y = s.conv->forward(in, step);
+    std::vector<Tensor> y = s.conv->forward(in, step, streamed);
     if (!step.training) {  // nothing will look back: keep only the newest activations
       for (Tensor& d : s.dropped) d = Tensor();
       if (i > 0)
@@ -340,10 +428,13 @@ void RgcnModel::backward(Tensor grad_logits, const Step& step) {
       }
     }
     for (Tensor& out : s.out) out = Tensor();  // the next layer, the only other reader, is done
-    g = s.conv->backward(std::move(g), step);
+    const RgcnConv::RowGradientSink to_table = [&](int t, ConstTensorView chunk, std::int64_t first_row) {
+      m.add_table_gradient(t, chunk, first_row, step);
+    };
+    g = s.conv->backward(std::move(g), step, i == 0 ? to_table : RgcnConv::RowGradientSink{});
     for (int t = 0; t < types; ++t) {
       const auto ts = static_cast<std::size_t>(t);
-      if (s.conv->reads(t) && s.conv->input_grad(t)) {
+      if (s.conv->reads(t) && s.conv->input_grad(t) && !(i == 0 && m.streamed(t))) {
         if (i > 0 && s.dropout.active(step)) {
           // The input is the previous layer's ReLU output, dropped: both backward passes in one,
           // on every input row (a halo row's copy gates exactly as its owner's row does).
@@ -408,6 +499,13 @@ EmbeddingTable* RgcnModel::embedding(int type) {
 
 bool RgcnModel::uses_bases(int layer) const { return impl_->stages.at(static_cast<std::size_t>(layer)).bases; }
 
+bool RgcnModel::streams_tables() const { return !impl_->table_pipelines.empty(); }
+
+std::int64_t RgcnModel::table_chunk_rows(int type) const {
+  HALO_EXPECTS(type >= 0 && type < impl_->types(), "RgcnModel: no vertex type " + std::to_string(type));
+  return impl_->streamed(type) ? impl_->table_pipelines[static_cast<std::size_t>(type)]->chunk_rows() : 0;
+}
+
 std::int64_t RgcnModel::activation_bytes() const {
   const Impl& m = *impl_;
   const int types = m.types();
@@ -417,6 +515,7 @@ std::int64_t RgcnModel::activation_bytes() const {
     const Stage& s = m.stages[i];
     std::int64_t inputs = 0, input_grads = 0, outputs = 0;
     for (int t = 0; t < types; ++t) {
+      if (i == 0 && m.streamed(t)) continue;  // chunks only: table_bytes counts them
       const std::int64_t in = m.inputs(t) * m.layer_in(i, t) * float_bytes;
       if (s.conv->reads(t)) inputs += in;
       if (s.conv->reads(t) && s.conv->input_grad(t)) input_grads += in;
@@ -438,21 +537,37 @@ std::int64_t RgcnModel::parameter_bytes() const {
   return bytes;
 }
 
+namespace {
+
+// A table's values, gradient, two Adam moments, per-row step count and touched flag.
+std::int64_t whole_table_bytes(const EmbeddingTable& table) {
+  return table.rows() * (4 * table.dim() * float_bytes + static_cast<std::int64_t>(sizeof(std::int64_t)) + 1);
+}
+
+}  // namespace
+
 std::int64_t RgcnModel::table_bytes() const {
   const Impl& m = *impl_;
   std::int64_t bytes = 0;
-  for (int t = 0; t < m.types(); ++t)
-    if (m.tables[static_cast<std::size_t>(t)] && m.exchange(t) != nullptr)
-      bytes += m.inputs(t) * m.input_width(t) * float_bytes;  // the table's rows with its halo rows
-  for (const auto& table : m.tables)
-    if (table)
-      bytes += table->rows() * (4 * table->dim() * float_bytes + static_cast<std::int64_t>(sizeof(std::int64_t)) + 1);
+  for (int t = 0; t < m.types(); ++t) {
+    const EmbeddingTable* table = m.tables[static_cast<std::size_t>(t)].get();
+    if (table == nullptr) continue;
+    if (m.streamed(t)) {  // two staging chunks and the gradient's
+      bytes += 3 * table_chunk_rows(t) * table->dim() * float_bytes;
+      continue;
+    }
+    bytes += whole_table_bytes(*table);
+    if (m.exchange(t) != nullptr) bytes += m.inputs(t) * m.input_width(t) * float_bytes;  // with its halo rows
+  }
   return bytes;
 }
 
 std::int64_t RgcnModel::host_bytes() const {
   const Impl& m = *impl_;
-  return static_cast<std::int64_t>(m.own_ids.bytes()) + (m.device.is_cuda() ? 0 : table_bytes());
+  std::int64_t bytes = static_cast<std::int64_t>(m.own_ids.bytes()) + (m.device.is_cuda() ? 0 : table_bytes());
+  for (int t = 0; t < m.types(); ++t)
+    if (m.streamed(t)) bytes += whole_table_bytes(*m.tables[static_cast<std::size_t>(t)]);
+  return bytes;
 }
 
 std::int64_t RgcnModel::graph_bytes() const {

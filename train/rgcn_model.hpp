@@ -34,6 +34,13 @@ struct RgcnModelConfig {
   std::int64_t embedding_dim = 128;     // width of the tables of types without features
   float weight_decay = 0.0f;            // conv weights (relation weights or bases and comp, roots); biases 0
   float embedding_weight_decay = 0.0f;  // the tables' decay (applied by sparse_step to touched rows only)
+  // 0: the tables live on the model's device. B > 0: the tables are streamed, as features too
+  // large for the device are (train/feature_pipeline.hpp): each stays in host memory with its
+  // gradient and Adam state (sparse_step runs on the host), and the first layer reads it in row
+  // chunks through a FeaturePipeline on the model's device, within B bytes there for all tables
+  // (split evenly; each table's share holds two staging chunks and the chunk its gradient comes
+  // back in). No cache: the values change every step. Distributed models refuse it.
+  std::int64_t table_stream_budget = 0;
 };
 
 namespace dist {
@@ -129,6 +136,10 @@ class RgcnModel {
   EmbeddingTable* embedding(int type);
   // Whether layer `layer` composes its relation weights from bases.
   bool uses_bases(int layer) const;
+  // Whether the tables are streamed (config.table_stream_budget > 0 and some type has a table),
+  // and the rows per chunk of a type's table (0 for a type whose table is not streamed).
+  bool streams_tables() const;
+  std::int64_t table_chunk_rows(int type) const;
 
   // For the memory plan, in bytes. activation_bytes: the peak of a training step on the model's
   // device apart from the inputs (features and tables), the logits and their gradient: every
@@ -137,9 +148,10 @@ class RgcnModel {
   // or their gradients, its input gradients). parameter_bytes: the dense
   // parameters' values (their gradients take as much again). table_bytes: the tables (values,
   // gradients, two Adam moments, per-row step counts and touched flags, and on a rank the
-  // tables' rows with their halo rows), on the model's device. host_bytes: host memory beyond
-  // the dense parameters: the dropout keys (8 bytes per vertex), and the tables when the model
-  // is on the CPU. graph_bytes: the sparse matrices the layers keep on the model's device
+  // tables' rows with their halo rows), on the model's device; streamed tables count only their
+  // staging there (table_stream_budget). host_bytes: host memory beyond the dense parameters: the
+  // dropout keys (8 bytes per vertex), and the tables when they are in host memory (a model on
+  // the CPU, or streamed tables). graph_bytes: the sparse matrices the layers keep on the model's device
   // (RgcnConv::graph_bytes). O(layers · types).
   std::int64_t activation_bytes() const;
   std::int64_t parameter_bytes() const;

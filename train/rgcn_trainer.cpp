@@ -101,8 +101,26 @@ MemoryPlan plan(const detail::RgcnProblem& problem, const RgcnModel& model, cons
 
 // What R-GCN training refuses on every device (UnsupportedError naming it).
 void check_input_settings(const TrainConfig& c) {
-  if (c.boundary_sample_rate < 1.0 || c.feature_memory_budget > 0 || c.precompute_first_aggregation)
-    throw UnsupportedError("train_rgcn: boundary sampling and feature streaming are not available for R-GCN yet");
+  if (c.boundary_sample_rate < 1.0 || c.precompute_first_aggregation)
+    throw UnsupportedError("train_rgcn: boundary sampling and a precomputed first aggregation are not available for "
+                           "R-GCN");
+}
+
+// The model's table_stream_budget: --feature-memory-budget when given (the features of featured
+// types stay resident; the tables are R-GCN's streamed input); on a GPU, also when the tables,
+// their gradients and Adam moments would take more than half of the GPU memory the features
+// leave, then with a sixteenth of the GPU's memory for their staging; else 0 (resident).
+std::int64_t table_stream_budget(const detail::RgcnProblem& problem, const RgcnModelConfig& m, const TrainConfig& c) {
+  if (c.feature_memory_budget > 0) return c.feature_memory_budget;
+  if (!c.device.is_cuda()) return 0;
+  std::int64_t tables = 0;
+  for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
+    if (problem.features[static_cast<std::size_t>(t)] == nullptr)
+      tables += problem.graph->num_outputs(t) *
+                (4 * m.embedding_dim * static_cast<std::int64_t>(sizeof(float)) + 9);
+  const std::int64_t gpu = c.memory_limit > 0 ? c.memory_limit : detail::gpu_memory_bytes(c.device);
+  if (gpu < 0 || tables <= (gpu - problem.feature_bytes) / 2) return 0;
+  return gpu / 16;
 }
 
 }  // namespace
@@ -116,6 +134,9 @@ void check_rgcn_settings(const TrainConfig& c) {
     throw UnsupportedError("train_rgcn_partitioned: distributed R-GCN trains on the cpu only, not on " +
                            c.device.to_string() +
                            "; one GPU trains a whole dataset (halo-train --dataset DIR --model rgcn --device cuda)");
+  if (c.feature_memory_budget > 0)
+    throw UnsupportedError("train_rgcn_partitioned: streamed embedding tables (--feature-memory-budget) are not "
+                           "available on the ranks of a distributed R-GCN");
   check_input_settings(c);
 }
 
@@ -123,11 +144,23 @@ TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfi
                                 const TrainConfig& config, const EpochCallback& on_epoch) {
   ThreadScope threads(config.threads);
   kernels::reset_tensor_peak_bytes(config.device);
+  RgcnModelConfig settings = model_config;
+  settings.table_stream_budget = table_stream_budget(problem, model_config, config);
   auto make = [&](std::uint64_t seed) {
-    return RgcnModel(model_config, *problem.graph, problem.features, problem.target, problem.num_classes, seed,
+    return RgcnModel(settings, *problem.graph, problem.features, problem.target, problem.num_classes, seed,
                      config.device, problem.halo);
   };
   std::unique_ptr<RgcnTrainable> first = std::make_unique<RgcnTrainable>(make(config.seed));
+  if (first->model().streams_tables()) {
+    const RgcnModel& m = first->model();
+    std::string tables;
+    for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
+      if (m.table_chunk_rows(t) > 0)
+        tables += fmt::format("{}{} ({} rows a chunk)", tables.empty() ? "" : ", ", problem.graph->vertex_type_name(t),
+                              m.table_chunk_rows(t));
+    log_info(fmt::format("embedding tables streamed from host memory through {} of staging on {}: {}",
+                         format_bytes(m.table_bytes()), config.device.to_string(), tables));
+  }
 
   TrainSummary summary;
   summary.memory_plan = plan(problem, first->model(), config.optimizer, config.device);

@@ -3,11 +3,12 @@
 // gradient against central finite differences (both orders, all or some output types, with and
 // without bases, different input widths per type, both index widths, a part's halo rows), bases
 // against the explicit W_r, a hand-drawn graph, per-type input gradients, the choice of order,
-// names, memory and misuse.
+// training rows, a streamed input type, names, memory and misuse.
 #include "train/rgcn_conv.hpp"
 
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -15,6 +16,9 @@
 
 #include "graph/build.hpp"
 #include "kernels/tensor.hpp"
+#include "train/feature_pipeline.hpp"
+#include "train/feature_source.hpp"
+#include "train/layer_input.hpp"
 #include "tests/reference/naive_layers.hpp"
 #include "tests/train/gradient_check.hpp"
 #include "train/layer.hpp"
@@ -254,7 +258,7 @@ TEST_CASE("RgcnConv matches the per-relation mean sum and its finite-difference 
   CAPTURE(num_bases, bias, out_dim, seed, static_cast<int>(order), outputs);
   const graph::HeteroGraph g = random_mag(seed);
   const RgcnGraph rg(g, type);
-  RgcnConv conv(rg, in_dims, out_dim, num_bases, bias, "conv0", kernels::Device::cpu(), {outputs, order});
+  RgcnConv conv(rg, in_dims, out_dim, num_bases, bias, "conv0", kernels::Device::cpu(), {outputs, order, {}});
   for (int t : outputs) CHECK(conv.order(t) == order);
   StackedRgcn layer(conv, type_rows(g), in_dims, out_dim);
   RandomStream rng(seed, 1);
@@ -399,7 +403,7 @@ TEST_CASE("RgcnConv returns no input gradient for types switched off and the sam
 TEST_CASE("RgcnConv names its parameters per relation and type and rejects misuse", "[train]") {
   const graph::HeteroGraph g = random_mag(5);
   const RgcnGraph rg(g);
-  RgcnConv conv(rg, {5, 3, 4, 2}, 6, 0, true, "conv1", kernels::Device::cpu(), {{}, RgcnOrder::transform_first});
+  RgcnConv conv(rg, {5, 3, 4, 2}, 6, 0, true, "conv1", kernels::Device::cpu(), {{}, RgcnOrder::transform_first, {}});
   const std::vector<Parameter*> ps = conv.parameters();
   REQUIRE(ps.size() == 7 + 4 + 4);
   CHECK(ps[0]->name == "conv1.weight.author__writes__paper");
@@ -495,12 +499,12 @@ TEST_CASE("RgcnConv picks per type the order with less work", "[train]") {
   CHECK(RgcnConv(rg, in_dims, 1, 0, true, "conv0").order(1) == RgcnOrder::transform_first);
   CHECK(RgcnConv(rg, in_dims, 5, 0, true, "conv0").order(1) == RgcnOrder::aggregate_first);
   // A layer asked for items only has no user root and reads users only through buys.
-  RgcnConv items(rg, in_dims, 5, 0, true, "conv0", kernels::Device::cpu(), {{1}, RgcnOrder::automatic});
+  RgcnConv items(rg, in_dims, 5, 0, true, "conv0", kernels::Device::cpu(), {{1}, RgcnOrder::automatic, {}});
   CHECK_FALSE(items.computes(0));
   CHECK(items.reads(0));
   CHECK(items.parameters().size() == 2 + 1 + 1);
   CHECK_THROWS_WITH(items.root(0), Catch::Contains("not an output"));
-  CHECK_THROWS_WITH(RgcnConv(rg, in_dims, 5, 0, true, "conv0", kernels::Device::cpu(), {{2}, RgcnOrder::automatic}),
+  CHECK_THROWS_WITH(RgcnConv(rg, in_dims, 5, 0, true, "conv0", kernels::Device::cpu(), {{2}, RgcnOrder::automatic, {}}),
                     Catch::Contains("output type 2 is not one of the 2 vertex types"));
 }
 
@@ -524,7 +528,7 @@ TEST_CASE("RgcnConv on a part computes the first input rows of each type from al
   CHECK(rg.num_inputs(1) == 5);
   CHECK(rg.relation_rows(0) == 5);
   const std::int64_t out_dim = 4;
-  RgcnConv conv(rg, in_dims, out_dim, 0, true, "conv0", kernels::Device::cpu(), {{}, order});
+  RgcnConv conv(rg, in_dims, out_dim, 0, true, "conv0", kernels::Device::cpu(), {{}, order, {}});
   const std::vector<std::int64_t> in_rows{0, 7, 12}, out_rows{0, 4, 7};
   StackedRgcn layer(conv, in_rows, out_rows, in_dims, out_dim);
   Dense x = test::random_dense(rng, 12, 3);
@@ -561,8 +565,8 @@ TEST_CASE("RgcnConv with training rows computes those rows and the gradients of 
   const RgcnGraph rg(g);
   const std::vector<std::int64_t> in_dims{5, 3, 4, 2};
   const std::int64_t out_dim = 3;
-  RgcnConv all(rg, in_dims, out_dim, 0, true, "conv0", kernels::Device::cpu(), {{}, order});
-  RgcnConv some(rg, in_dims, out_dim, 0, true, "conv0", kernels::Device::cpu(), {{}, order});
+  RgcnConv all(rg, in_dims, out_dim, 0, true, "conv0", kernels::Device::cpu(), {{}, order, {}});
+  RgcnConv some(rg, in_dims, out_dim, 0, true, "conv0", kernels::Device::cpu(), {{}, order, {}});
   // Papers (type 0) in a scrambled order, one field (type 2); the authors keep all their rows.
   const std::vector<std::vector<std::int64_t>> rows{{4, 1, 5, 0}, {}, {2}, {}};
   some.set_training_rows(0, {rows[0].data(), 4});
@@ -624,10 +628,87 @@ TEST_CASE("RgcnConv with training rows computes those rows and the gradients of 
   const std::vector<std::int64_t> outside{6}, twice{1, 1}, one{0};
   CHECK_THROWS_AS(some.set_training_rows(0, {outside.data(), 1}), InvalidArgument);
   CHECK_THROWS_AS(some.set_training_rows(0, {twice.data(), 2}), InvalidArgument);
-  RgcnConv papers_only(rg, in_dims, out_dim, 0, true, "conv1", kernels::Device::cpu(), {{0}, order});
+  RgcnConv papers_only(rg, in_dims, out_dim, 0, true, "conv1", kernels::Device::cpu(), {{0}, order, {}});
   CHECK_THROWS_AS(papers_only.set_training_rows(1, {one.data(), 1}), InvalidArgument);
   some.forward(views, Step{});
   std::vector<Tensor> wrong;
   for (int t = 0; t < g.num_vertex_types(); ++t) wrong.push_back(Tensor::zeros(g.vertex_count(t), out_dim));
   CHECK_THROWS_AS(some.backward(std::move(wrong), Step{}), InvalidArgument);
+}
+
+TEST_CASE("RgcnConv with a streamed input type computes what the resident input gives, in row chunks", "[train]") {
+  const std::uint64_t seed = test::case_seed(92);
+  CAPTURE(seed);
+  const graph::HeteroGraph g = random_mag(seed);
+  const RgcnGraph rg(g);
+  const std::vector<std::int64_t> in_dims{5, 3, 4, 2};
+  const std::int64_t out_dim = 3;
+  // Aggregating first is asked of every type; the papers (which read the authors) and the authors
+  // (their own root) transform first instead, the fields keep it.
+  RgcnConv resident(rg, in_dims, out_dim, 0, true, "conv0", kernels::Device::cpu(),
+                    {{}, RgcnOrder::aggregate_first, {}});
+  RgcnConv streaming(rg, in_dims, out_dim, 0, true, "conv0", kernels::Device::cpu(),
+                     {{}, RgcnOrder::aggregate_first, {1}});
+  CHECK(streaming.streamed(1));
+  CHECK(streaming.order(0) == RgcnOrder::transform_first);
+  CHECK(streaming.order(1) == RgcnOrder::transform_first);
+  CHECK(streaming.order(2) == RgcnOrder::aggregate_first);
+  RandomStream rng(seed, 1);
+  const std::vector<Dense> params = same_random_parameters(resident, streaming, rng);
+  const std::vector<Tensor> x = random_inputs(g, in_dims, rng);
+  // The 7 authors in chunks of 3, 3 and 1 rows.
+  Array<float> authors = Array<float>::matrix(x[1].rows(), x[1].cols());
+  const std::vector<float> values = x[1].to_vector();
+  std::copy(values.begin(), values.end(), authors.data());
+  const FeatureSource source = FeatureSource::from_array(std::move(authors));
+  FeaturePipelineOptions chunks;
+  chunks.chunk_rows = 3;
+  chunks.budget_bytes = 2 * 3 * source.row_bytes();
+  FeaturePipeline pipeline(source, chunks);
+  std::vector<InputMatrix> streamed(4);
+  streamed[1] = InputMatrix(pipeline, {});
+  std::vector<ConstTensorView> views = views_of(x);
+  views[1] = {};  // not read: the author rows come from the pipeline
+
+  const std::vector<Tensor> y_resident = resident.forward(views_of(x), Step{});
+  const std::vector<Tensor> y_streaming = streaming.forward(views, Step{}, streamed);
+  for (std::size_t t = 0; t < 4; ++t) {
+    CAPTURE(t);
+    CHECK(test::max_relative_error(test::to_dense(y_streaming[t]), test::to_dense(y_resident[t])) < 1e-5);
+  }
+  std::vector<Tensor> up_resident, up_streaming;
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    Dense up = test::random_dense(rng, g.vertex_count(t), out_dim);
+    up_resident.push_back(test::to_tensor(up));
+    up_streaming.push_back(test::to_tensor(up));
+  }
+  Dense author_grad(7, 3, std::nan(""));
+  std::vector<std::int64_t> chunk_starts;
+  const auto sink = [&](int type, ConstTensorView rows, std::int64_t first_row) {
+    CHECK(type == 1);
+    chunk_starts.push_back(first_row);
+    for (std::int64_t i = 0; i < rows.rows; ++i)
+      for (std::int64_t j = 0; j < rows.cols; ++j) author_grad.at(first_row + i, j) = rows.row(i)[j];
+  };
+  const std::vector<Tensor> gx_resident = resident.backward(std::move(up_resident), Step{});
+  const std::vector<Tensor> gx_streaming = streaming.backward(std::move(up_streaming), Step{}, sink);
+  CHECK(chunk_starts == std::vector<std::int64_t>{0, 3, 6});
+  CHECK(gx_streaming[1].empty());
+  CHECK(test::max_relative_error(author_grad, test::to_dense(gx_resident[1])) < 1e-5);
+  for (std::size_t t : {0u, 2u}) {
+    CAPTURE(t);
+    CHECK(test::max_relative_error(test::to_dense(gx_streaming[t]), test::to_dense(gx_resident[t])) < 1e-5);
+  }
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    CAPTURE(resident.parameters()[k]->name);
+    CHECK(test::max_relative_error(test::to_dense(streaming.parameters()[k]->grad),
+                                   test::to_dense(resident.parameters()[k]->grad)) < 1e-5);
+  }
+
+  // Misuse: no streamed input for a streamed type, or no sink for its gradient.
+  CHECK_THROWS_AS(streaming.forward(views, Step{}), InvalidArgument);
+  streaming.forward(views, Step{}, streamed);
+  std::vector<Tensor> up;
+  for (int t = 0; t < g.num_vertex_types(); ++t) up.push_back(Tensor::zeros(g.vertex_count(t), out_dim));
+  CHECK_THROWS_AS(streaming.backward(std::move(up), Step{}), InvalidArgument);
 }

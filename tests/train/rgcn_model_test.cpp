@@ -2,8 +2,9 @@
 // initialisation from the seed), its forward and backward through log_softmax_nll against a
 // float64 R-GCN written edge by edge and central finite differences (dense parameters and
 // embedding tables, with dropout keyed on global ids), the sparse update leaving rows outside the
-// target's receptive field untouched, results that do not depend on the thread count, the
-// memory estimate, and misuse.
+// target's receptive field untouched, results that do not depend on the thread count, training
+// on the training rows' logits alone, streamed tables against resident ones, the memory estimate,
+// and misuse.
 #include "train/rgcn_model.hpp"
 
 #include <algorithm>
@@ -77,6 +78,26 @@ graph::HeteroGraph random_hetero_graph(std::uint64_t seed) {
   g.add_reverse_relations();
   return g;
 }
+
+// random_hetero_graph's papers with 24 random features and a random label among 5 each; with
+// every > 0, every every-th paper labelled for the loss (rows).
+struct RandomProblem {
+  graph::HeteroGraph g;
+  RgcnGraph rg;
+  Tensor features;
+  std::vector<std::int64_t> labels, rows;
+
+  RandomProblem(std::uint64_t seed, std::int64_t every) : g(random_hetero_graph(seed)), rg(g) {
+    RandomStream rng(seed, 1);
+    Dense x = test::random_dense(rng, 300, 24);
+    features = test::to_tensor(x);
+    labels.resize(300);
+    for (std::int64_t i = 0; i < 300; ++i) {
+      labels[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(rng.below(5));
+      if (every > 0 && i % every == 0) rows.push_back(i);
+    }
+  }
+};
 
 // The global id of a type's vertex i: the vertex counts of the types before it, plus i.
 std::vector<std::int64_t> global_ids(const graph::HeteroGraph& g, int type) {
@@ -455,16 +476,11 @@ TEST_CASE("RgcnModel updates only the embedding rows in the receptive field of t
 TEST_CASE("RgcnModel computes the same logits, gradients and updates on one and on two threads", "[train]") {
   const std::uint64_t seed = test::case_seed(31);
   CAPTURE(seed);
-  const graph::HeteroGraph g = random_hetero_graph(seed);
-  const RgcnGraph rg(g);
-  RandomStream rng(seed, 1);
-  Dense x = test::random_dense(rng, 300, 24);
-  const Tensor features = test::to_tensor(x);
-  std::vector<std::int64_t> labels(300), rows;
-  for (std::int64_t i = 0; i < 300; ++i) {
-    labels[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(rng.below(5));
-    if (i % 4 == 0) rows.push_back(i);
-  }
+  const RandomProblem problem(seed, 4);
+  const RgcnGraph& rg = problem.rg;
+  const Tensor& features = problem.features;
+  const std::vector<std::int64_t>& labels = problem.labels;
+  const std::vector<std::int64_t>& rows = problem.rows;
   RgcnModelConfig c = config_of(3, 32, 0.5f, 0.2f, 0, true, 16);
   SECTION("relation weights") {}
   SECTION("bases") { c.num_bases = 3; }
@@ -507,13 +523,11 @@ TEST_CASE("RgcnModel trained on the training rows' logits alone follows the mode
           "[train]") {
   const std::uint64_t seed = test::case_seed(32);
   CAPTURE(seed);
-  const graph::HeteroGraph g = random_hetero_graph(seed);
-  const RgcnGraph rg(g);
-  RandomStream rng(seed, 1);
-  Dense x = test::random_dense(rng, 300, 24);
-  const Tensor features = test::to_tensor(x);
-  std::vector<std::int64_t> labels(300), rows, row_labels, positions;
-  for (std::int64_t i = 0; i < 300; ++i) labels[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(rng.below(5));
+  const RandomProblem problem(seed, 0);
+  const RgcnGraph& rg = problem.rg;
+  const Tensor& features = problem.features;
+  const std::vector<std::int64_t>& labels = problem.labels;
+  std::vector<std::int64_t> rows, row_labels, positions;
   for (std::int64_t i = 299; i >= 0; i -= 3) {  // descending: the selection keeps the caller's order
     positions.push_back(static_cast<std::int64_t>(rows.size()));
     rows.push_back(i);
@@ -571,6 +585,92 @@ TEST_CASE("RgcnModel trained on the training rows' logits alone follows the mode
   // A gradient of every row after a training forward of the selected ones is refused.
   some.forward(Step{});
   CHECK_THROWS_AS(some.backward(Tensor::zeros(300, 5), Step{}), InvalidArgument);
+}
+
+TEST_CASE("RgcnModel with streamed tables trains as with the tables resident", "[train]") {
+  const std::uint64_t seed = test::case_seed(33);
+  CAPTURE(seed);
+  const RandomProblem problem(seed, 3);
+  const graph::HeteroGraph& g = problem.g;
+  const RgcnGraph& rg = problem.rg;
+  const Tensor& features = problem.features;
+  const std::vector<std::int64_t>& labels = problem.labels;
+  const std::vector<std::int64_t>& rows = problem.rows;
+  // Input dropout too: its mask is drawn chunk by chunk, and its backward undone chunk by chunk.
+  const RgcnModelConfig resident_config = config_of(2, 32, 0.5f, 0.2f, 0, true, 16);
+  RgcnModelConfig streamed_config = resident_config;
+  streamed_config.table_stream_budget = 3 * 3 * 7 * 16 * 4;  // three tables, three chunks of 7 rows each
+  RgcnModel resident(resident_config, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
+  RgcnModel streamed(streamed_config, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
+  CHECK_FALSE(resident.streams_tables());
+  REQUIRE(streamed.streams_tables());
+  CHECK(streamed.table_chunk_rows(0) == 0);
+  for (int t : {1, 2, 3}) {
+    CAPTURE(t);
+    // An empty table (venue) still gets a one-row chunk.
+    CHECK(streamed.table_chunk_rows(t) == std::max<std::int64_t>(1, std::min<std::int64_t>(7, g.vertex_count(t))));
+    CHECK_FALSE(streamed.embedding(t)->device().is_cuda());
+  }
+  const std::int64_t chunk_rows =
+      streamed.table_chunk_rows(1) + streamed.table_chunk_rows(2) + streamed.table_chunk_rows(3);
+  CHECK(streamed.table_bytes() == 3 * chunk_rows * 16 * 4);
+  CHECK(streamed.table_bytes() <= streamed_config.table_stream_budget);
+  CHECK(streamed.host_bytes() > resident.host_bytes());
+
+  // The same losses to 1e-5; the first step's gradients to 1e-5 as well (later ones come from
+  // parameters Adam has moved apart by rounding: a near-zero gradient's step is sign(g) · lr).
+  OptimizerConfig adam;
+  std::unique_ptr<Optimizer> opt_resident = make_optimizer(adam);
+  std::unique_ptr<Optimizer> opt_streamed = make_optimizer(adam);
+  for (int epoch = 1; epoch <= 3; ++epoch) {
+    CAPTURE(epoch);
+    Step step;
+    step.seed = seed;
+    step.epoch = static_cast<std::uint64_t>(epoch);
+    std::vector<double> losses;
+    for (RgcnModel* model : {&resident, &streamed}) {
+      model->zero_grad();
+      const Tensor logits = model->forward(step);
+      Tensor grad = Tensor::empty(300, 5);
+      losses.push_back(kernels::log_softmax_nll(logits.view(), labels.data(),
+                                                {rows.data(), static_cast<std::int64_t>(rows.size())},
+                                                1.0f / static_cast<float>(rows.size()), grad.view())
+                           .loss_sum);
+      model->backward(std::move(grad), step);
+    }
+    CHECK(losses[1] == Approx(losses[0]).epsilon(1e-5));
+    if (epoch == 1) {
+      for (std::size_t k = 0; k < resident.parameters().size(); ++k) {
+        CAPTURE(resident.parameters()[k]->name);
+        CHECK(test::max_relative_error(test::to_dense(streamed.parameters()[k]->grad),
+                                       test::to_dense(resident.parameters()[k]->grad)) < 1e-5);
+      }
+      for (int t : {1, 2}) {
+        CAPTURE(t);
+        CHECK(streamed.embedding(t)->num_touched() == resident.embedding(t)->num_touched());
+        CHECK(test::max_relative_error(test::to_dense(streamed.embedding(t)->parameter().grad),
+                                       test::to_dense(resident.embedding(t)->parameter().grad)) < 1e-5);
+      }
+    }
+    opt_resident->step(resident.parameters());
+    opt_streamed->step(streamed.parameters());
+    resident.sparse_step(adam);
+    streamed.sparse_step(adam);
+    for (int t : {1, 2}) {
+      CHECK(streamed.embedding(t)->num_touched() == 0);
+      CHECK(streamed.embedding(t)->row_steps().to_vector() == resident.embedding(t)->row_steps().to_vector());
+    }
+  }
+  Step eval;
+  eval.training = false;
+  CHECK(test::max_relative_error(test::to_dense(streamed.forward(eval)), test::to_dense(resident.forward(eval))) <
+        1e-3);
+
+  // A budget below three rows of one table is refused with the minimum.
+  RgcnModelConfig tiny = resident_config;
+  tiny.table_stream_budget = 100;
+  CHECK_THROWS_WITH(RgcnModel(tiny, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed),
+                    Catch::Contains("give at least 576 bytes"));
 }
 
 TEST_CASE("RgcnModel::activation_bytes bounds what a training step allocates", "[train]") {

@@ -101,3 +101,22 @@ TEST_CASE("R-GCN classifies ACM's papers well above chance", "[train][slow]") {
   // 3 classes, the largest holds half the papers; HeCo-style baselines reach ~85-90 %.
   CHECK(s.test_acc_mean > 0.8);
 }
+
+TEST_CASE("train_rgcn with a feature memory budget streams the tables and follows the resident run", "[train]") {
+  datasets::Dataset ds = test::tiny_hetero();
+  ds.hetero.add_reverse_relations();
+  RgcnModelConfig m = small_rgcn();
+  m.dropout = 0.5f;
+  m.input_dropout = 0.3f;
+  TrainConfig c = test::short_training(6);
+  c.optimizer.lr = 0.05f;
+  const TrainSummary resident = train_rgcn(ds, m, c);
+  c.feature_memory_budget = 1024;  // a few rows per chunk of every table
+  const TrainSummary streamed = train_rgcn(ds, m, c);
+  REQUIRE(streamed.runs.at(0).epochs.size() == resident.runs.at(0).epochs.size());
+  for (std::size_t i = 0; i < resident.runs[0].epochs.size(); ++i)
+    CHECK(streamed.runs[0].epochs[i].loss == Approx(resident.runs[0].epochs[i].loss).epsilon(1e-5));
+  CHECK(resident.runs[0].epochs.back().loss != resident.runs[0].epochs.front().loss);
+  c.feature_memory_budget = 8;
+  CHECK_THROWS_WITH(train_rgcn(ds, m, c), Catch::Contains("give at least"));
+}

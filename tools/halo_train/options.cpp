@@ -179,7 +179,8 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
                  "Refuse runs whose memory plan exceeds BYTES (e.g. 8G, 512M); features that do not fit are streamed");
   app.add_option("--feature-memory-budget", o.feature_memory_budget,
                  "Stream the first layer's features through BYTES of staging buffers and cache (e.g. 512M, 2G); "
-                 "default: stream only when the memory plan does not fit");
+                 "with --model rgcn, the embedding tables through BYTES of staging. Default: stream only when the "
+                 "memory plan does not fit");
   app.add_flag("--precompute-first-aggregation", t.precompute_first_aggregation,
                "Compute Â·X once before training so the first layer needs no SpMM (needs --input-dropout 0)");
   app.add_option("--json", o.json, "Write the summary as JSON to FILE ('-' = stdout)");
