@@ -141,3 +141,22 @@ TEST_CASE("the row-sparse Adam on a GPU touches, steps and clears the rows its C
     CHECK(untouched > 0);
   }
 }
+
+TEST_CASE("accumulate_row_grad of a chunk on a GPU adds and touches what its CPU twin does", "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  RandomStream rng(57, 0);
+  const Tensor start = test::random_tensor(rng, 40, 6);
+  std::vector<float> values(13 * 6, 0.0f);
+  for (std::size_t k = 0; k < values.size(); k += 4) values[k] = static_cast<float>(rng.uniform());
+  const Tensor chunk = Tensor::from_vector(13, 6, values);
+  Tensor cpu_grad = start.clone();
+  Tensor gpu_grad = test::on_gpu(start);
+  SparseRows cpu(40, Device::cpu());
+  SparseRows gpu(40, Device::cuda());
+  accumulate_row_grad(chunk.view(), cpu_grad.view(), cpu, 20);
+  accumulate_row_grad(test::on_gpu(chunk).view(), gpu_grad.view(), gpu, 20);
+  CHECK(test::identical(test::on_host(gpu_grad).view(), cpu_grad.view()));
+  CHECK(gpu.count_touched() == cpu.count_touched());
+  CHECK(cpu.count_touched() > 0);
+  for (std::int64_t r = 0; r < 40; ++r) CHECK(gpu.is_touched(r) == cpu.is_touched(r));
+}

@@ -225,6 +225,20 @@ TEST_CASE("accumulate_row_grad adds a whole-table gradient and touches its nonze
   CHECK(state.host_steps().to_vector() == std::vector<std::int64_t>(4, 0));
 }
 
+TEST_CASE("accumulate_row_grad of a chunk adds to its rows only and touches its nonzero ones", "[kernels]") {
+  // The chunk is rows 1..2: row 1 gets a zero row, row 2 one value.
+  const Tensor chunk = Tensor::from_vector(2, 2, {0, -0.0f, 0, 4});
+  Tensor grad = Tensor::from_vector(4, 2, {1, 1, 1, 1, 1, 1, 1, 1});
+  SparseRows state(4, Device::cpu());
+  accumulate_row_grad(chunk.view(), grad.view(), state, 1);
+  CHECK(grad.to_vector() == std::vector<float>{1, 1, 1, 1, 1, 5, 1, 1});
+  CHECK(state.count_touched() == 1);
+  CHECK(state.is_touched(2));
+  CHECK_THROWS_WITH(accumulate_row_grad(chunk.view(), grad.view(), state, 3),
+                    Catch::Contains("from row 3 must lie within grad (4 x 2)"));
+  CHECK_THROWS_AS(accumulate_row_grad(chunk.view(), grad.view(), state, -1), InvalidArgument);
+}
+
 TEST_CASE("the row-sparse steps refuse tensors whose rows or device differ from the row state's", "[kernels]") {
   SparseRows state(3, Device::cpu());
   Tensor three = Tensor::zeros(3, 2), four = Tensor::zeros(4, 2);
