@@ -5,7 +5,10 @@ Graph: a generated SBM of 250 K vertices, ~12 M directed edges and 100 features 
 Model: GCN, 3 layers, 256 hidden, dropout 0.5, Adam. Reports the median epoch time and the peak
 memory (resident set) of each, and SpMM alone (halo-bench spmm vs torch.sparse.mm on the same
 GCN-normalised CSR) at widths 16, 64, 128, 256 with the STREAM-style copy bandwidth measured by
-halo-bench in the same run. PyG reads halo's .npy files directly with numpy.
+halo-bench in the same run. The SpMMs take turns (`--spmm-turns`, halo then torch each turn), so
+both meet the same spells of load on a shared machine; a width's speedup is the median of its
+turns' ratios. `--spmm-only` measures the SpMMs alone and keeps the epoch entries of the existing
+result file. PyG reads halo's .npy files directly with numpy.
 
 Peers come from bench/.venv (torch, torch_geometric). Each framework runs in its own process so
 peak memory is its own.
@@ -13,11 +16,12 @@ peak memory is its own.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
 
-from common import child_env, machine, write_result
+from common import child_env, load_average, machine, write_result
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -101,7 +105,11 @@ def main():
     p.add_argument("--work", default=os.path.join(ROOT, "bench", "work"))
     p.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     p.add_argument("--output", default=os.path.join(ROOT, "bench", "results", "gcn_vs_pyg.json"))
+    p.add_argument("--spmm-turns", type=int, default=3, help="turns of halo's then torch's SpMM")
+    p.add_argument("--spmm-only", action="store_true",
+                   help="skip the training epochs; keep their entries from the existing --output file")
     args = p.parse_args()
+    load_start = load_average()
 
     data = os.path.join(args.work, f"sbm-{args.nodes}")
     subprocess.run([os.path.join(args.bin, "halo-convert"), "synth", "sbm", data, "--nodes", str(args.nodes),
@@ -110,34 +118,50 @@ def main():
     info = run_json([os.path.join(args.bin, "halo-convert"), "info", data, "--json", "-"])
     print(f"graph: {info['num_nodes']} vertices, {info['num_edges']} directed edges, {info['feature_dim']} features", flush=True)
 
-    halo_json = os.path.join(args.work, "halo-train.json")
-    subprocess.run([os.path.join(args.bin, "halo-train"), "--dataset", data, "--model", "gcn",
-                    "--layers", str(args.layers), "--hidden", str(args.hidden), "--dropout", str(args.dropout),
-                    "--input-dropout", "0", "--bias", "--epochs", str(args.epochs), "--eval-every", str(args.epochs + 1),
-                    "--patience", "0", "--threads", str(args.threads), "--json", halo_json, "-q"], check=True)
-    with open(halo_json) as f:
-        halo = json.load(f)
-    halo_epoch = halo["epoch_time_median_s"]
-    print(f"halo GCN: {halo_epoch * 1e3:.0f} ms/epoch, peak {halo['peak_memory_bytes'] / 2**30:.2f} GiB", flush=True)
-
-    pyg = run_json([sys.executable, "-c", PYG_CHILD, data, str(args.epochs), str(args.hidden), str(args.layers),
-                    str(args.dropout), str(args.threads)])
-    print(f"PyG GCN:  {pyg['epoch_time_median_s'] * 1e3:.0f} ms/epoch, peak {pyg['peak_rss_bytes'] / 2**30:.2f} GiB", flush=True)
+    if args.spmm_only:
+        with open(args.output) as f:
+            previous = json.load(f)
+        halo = {"peak_memory_bytes": previous["halo"]["peak_memory_bytes"]}
+        halo_epoch = previous["halo"]["epoch_time_median_s"]
+        pyg = previous["pyg"]
+    else:
+        halo_json = os.path.join(args.work, "halo-train.json")
+        subprocess.run([os.path.join(args.bin, "halo-train"), "--dataset", data, "--model", "gcn",
+                        "--layers", str(args.layers), "--hidden", str(args.hidden), "--dropout", str(args.dropout),
+                        "--input-dropout", "0", "--bias", "--epochs", str(args.epochs),
+                        "--eval-every", str(args.epochs + 1), "--patience", "0", "--threads", str(args.threads),
+                        "--json", halo_json, "-q"], check=True)
+        with open(halo_json) as f:
+            halo = json.load(f)
+        halo_epoch = halo["epoch_time_median_s"]
+        print(f"halo GCN: {halo_epoch * 1e3:.0f} ms/epoch, peak {halo['peak_memory_bytes'] / 2**30:.2f} GiB", flush=True)
+        pyg = run_json([sys.executable, "-c", PYG_CHILD, data, str(args.epochs), str(args.hidden), str(args.layers),
+                        str(args.dropout), str(args.threads)])
+        print(f"PyG GCN:  {pyg['epoch_time_median_s'] * 1e3:.0f} ms/epoch, peak {pyg['peak_rss_bytes'] / 2**30:.2f} GiB",
+              flush=True)
 
     widths = "16,64,128,256"
     spmm_json = os.path.join(args.work, "halo-spmm.json")
-    subprocess.run([os.path.join(args.bin, "halo-bench"), "spmm", "--dataset", data, "--widths", widths,
-                    "--repeat", "10", "--json", spmm_json, "-q"], check=True)
-    with open(spmm_json) as f:
-        halo_spmm = json.load(f)
-    torch_spmm = run_json([sys.executable, "-c", TORCH_SPMM_CHILD, data, widths, "10", str(args.threads)])
+    turns = []
+    for _ in range(args.spmm_turns):
+        subprocess.run([os.path.join(args.bin, "halo-bench"), "spmm", "--dataset", data, "--widths", widths,
+                        "--repeat", "10", "--json", spmm_json, "-q"], check=True)
+        with open(spmm_json) as f:
+            halo_spmm = json.load(f)
+        torch_spmm = run_json([sys.executable, "-c", TORCH_SPMM_CHILD, data, widths, "10", str(args.threads)])
+        turns.append(list(zip(halo_spmm["widths"], torch_spmm["widths"])))
     spmm_rows = []
-    for h, t in zip(halo_spmm["widths"], torch_spmm["widths"]):
-        spmm_rows.append({"width": h["width"], "halo_s": h["seconds"], "torch_sparse_mm_s": t["seconds"],
-                          "speedup": t["seconds"] / h["seconds"], "halo_effective_gb_per_s": h["effective_gb_per_s"],
-                          "copy_gb_per_s": h["copy_gb_per_s"]})
-        print(f"spmm width {h['width']:>3}: halo {h['seconds'] * 1e3:7.2f} ms, torch.sparse.mm {t['seconds'] * 1e3:7.2f} ms "
-              f"({t['seconds'] / h['seconds']:.2f}x), {h['effective_gb_per_s']:.1f} GB/s vs copy {h['copy_gb_per_s']:.1f} GB/s")
+    for i in range(len(turns[0])):
+        pairs = [turn[i] for turn in turns]
+        ratios = [t["seconds"] / h["seconds"] for h, t in pairs]
+        row = {"width": pairs[0][0]["width"], "speedup": statistics.median(ratios), "turns": [
+            {"halo_s": h["seconds"], "torch_sparse_mm_s": t["seconds"], "speedup": t["seconds"] / h["seconds"],
+             "halo_effective_gb_per_s": h["effective_gb_per_s"], "copy_gb_per_s": h["copy_gb_per_s"]}
+            for h, t in pairs]}
+        spmm_rows.append(row)
+        print(f"spmm width {row['width']:>3}: " + ", ".join(
+            f"halo {h['seconds'] * 1e3:.1f} ms vs torch.sparse.mm {t['seconds'] * 1e3:.1f} ms "
+            f"(copy {h['copy_gb_per_s']:.1f} GB/s)" for h, t in pairs) + f": median {row['speedup']:.2f}x", flush=True)
 
     result = {
         "benchmark": "gcn_vs_pyg",
@@ -152,6 +176,10 @@ def main():
         "epoch_speedup": pyg["epoch_time_median_s"] / halo_epoch,
         "memory_ratio": halo["peak_memory_bytes"] / pyg["peak_rss_bytes"],
         "spmm": spmm_rows,
+        "spmm_turns": args.spmm_turns,
+        "epochs_from_previous_run": args.spmm_only,
+        "load_average_start": load_start,
+        "load_average_end": load_average(),
     }
     print(f"epoch: halo is {result['epoch_speedup']:.2f}x faster; memory ratio halo/PyG {result['memory_ratio']:.2f}")
     write_result(args.output, result)
