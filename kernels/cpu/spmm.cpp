@@ -16,21 +16,12 @@ namespace {
 constexpr std::int64_t ranges_per_thread = 4;
 // Neighbours whose rows are requested ahead of use: a gathered row is a cache miss the hardware
 // prefetcher cannot predict. Only the first line of the row is requested: the prefetcher follows
-// the rest of a wide row once it is being read. A row of one cache line (16 floats or fewer) is
+// the rest of a wide row once it is being read. Rows of one cache line (the width-16 loop) are
 // requested twice as far ahead and into L2 only, which holds more requests in flight than L1:
-// 15-17 % faster at width 16, and slower for wider rows (halo-bench spmm, 250 K vertices, 2-core
-// Xeon, prefetch distances 8 to 64 with either target compared).
+// 14-16 % faster at width 16; wider rows were slower so (halo-bench spmm, 250 K vertices, 2-core
+// Xeon; distances 8 to 64 with either target compared).
 constexpr std::int64_t prefetch_distance = 16;
 constexpr std::int64_t narrow_prefetch_distance = 32;
-
-// Requests the first line of the row of x that entry k of the row list names.
-template <class I>
-inline void prefetch_row(ConstTensorView x, const I* indices, std::int64_t k, bool narrow) {
-  if (narrow)
-    __builtin_prefetch(x.row(indices[k]), 0, 1);
-  else
-    __builtin_prefetch(x.row(indices[k]));
-}
 
 // The loops below are written for g++ -O3 to vectorise over the feature dimension: contiguous
 // rows, no aliasing (__restrict), and eight (then four) neighbours per pass over the output row,
@@ -72,8 +63,11 @@ inline __attribute__((always_inline)) void spmm_rows(const graph::CsrView<I>& a,
   const I* __restrict indices = a.indices;
   const float* __restrict weights = a.weights;
   const std::int64_t num_edges = a.num_edges;
-  const bool narrow = f <= 16;
-  const std::int64_t ahead = narrow ? narrow_prefetch_distance : prefetch_distance;
+  // Compile-time constants, not a run-time choice: with a branch on the width here GCC contracted
+  // the sums into fused multiply-adds differently in the two specialisations, and their results
+  // must agree bit for bit (FeatureInput's column panels of Â·X against the whole product).
+  constexpr std::int64_t ahead = Width == 16 ? narrow_prefetch_distance : prefetch_distance;
+  constexpr int locality = Width == 16 ? 1 : 3;  // __builtin_prefetch's: 1 = into L2, 3 = into L1
   for (std::int64_t r = begin; r < end; ++r) {
     float* o = out.row(r);
     if (!accumulate) std::fill(o, o + f, 0.0f);
@@ -81,7 +75,7 @@ inline __attribute__((always_inline)) void spmm_rows(const graph::CsrView<I>& a,
     const std::int64_t row_end = a.indptr[r + 1];
     for (; e + 8 <= row_end; e += 8) {
       for (std::int64_t k = e + ahead; k < std::min(e + ahead + 8, num_edges); ++k)
-        prefetch_row(x, indices, k, narrow);
+        __builtin_prefetch(x.row(indices[k]), 0, locality);
       const float* xs[8];
       for (int q = 0; q < 8; ++q) xs[q] = x.row(indices[e + q]);
       if constexpr (Weighted)
@@ -91,7 +85,7 @@ inline __attribute__((always_inline)) void spmm_rows(const graph::CsrView<I>& a,
     }
     for (; e + 4 <= row_end; e += 4) {
       for (std::int64_t k = e + ahead; k < std::min(e + ahead + 4, num_edges); ++k)
-        prefetch_row(x, indices, k, narrow);
+        __builtin_prefetch(x.row(indices[k]), 0, locality);
       const float* x0 = x.row(indices[e]);
       const float* x1 = x.row(indices[e + 1]);
       const float* x2 = x.row(indices[e + 2]);
