@@ -220,10 +220,8 @@ Array<std::int64_t>& SparseRows::host_steps() {
 }
 
 void accumulate_row_grad(ConstTensorView grad_all, TensorView grad, SparseRows& rows) {
-  const char* op = "accumulate_row_grad";
-  check_sparse_rows(op, "grad", grad, rows);
-  detail::check_shape(op, "grad_all", grad_all, grad.rows, grad.cols);
-  accumulate_row_grad(grad_all, grad, rows, 0);
+  detail::check_shape("accumulate_row_grad", "grad_all", grad_all, grad.rows, grad.cols);
+  accumulate_row_grad(grad_all, grad, rows, 0);  // checks the rest
 }
 
 void accumulate_row_grad(ConstTensorView grad_rows, TensorView grad, SparseRows& rows, std::int64_t first_row) {

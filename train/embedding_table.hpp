@@ -39,6 +39,14 @@ class EmbeddingTable {
   EmbeddingTable(std::string name, std::int64_t rows, std::int64_t dim, float weight_decay = 0.0f,
                  kernels::Device device = kernels::Device::cpu());
 
+  // Bytes a table of rows x dim holds: its values, gradient and two Adam moments, and per row a
+  // step count and a touched flag.
+  static std::int64_t bytes_for(std::int64_t rows, std::int64_t dim) {
+    return rows * (4 * dim * static_cast<std::int64_t>(sizeof(float)) + static_cast<std::int64_t>(sizeof(std::int64_t)) +
+                   1);
+  }
+  std::int64_t bytes() const { return bytes_for(rows(), dim()); }
+
   std::int64_t rows() const { return table_.value.rows(); }
   std::int64_t dim() const { return table_.value.cols(); }
   const kernels::Device& device() const { return table_.value.device(); }

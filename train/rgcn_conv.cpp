@@ -196,19 +196,19 @@ ConstTensorView RgcnConv::weight_view(int r) const {
   return composed_.view().slice_rows(slot * in, (slot + 1) * in);
 }
 
-void RgcnConv::check_inputs(const std::vector<ConstTensorView>& x, const std::vector<InputMatrix>& streamed) const {
+void RgcnConv::check_inputs(const std::vector<ConstTensorView>& x, const std::vector<InputMatrix>& streamed_x) const {
   HALO_EXPECTS(static_cast<int>(x.size()) == graph_->num_vertex_types(),
                "RgcnConv " + name_ + ": expected one input per vertex type (" +
                    std::to_string(graph_->num_vertex_types()) + "), got " + std::to_string(x.size()));
-  HALO_EXPECTS(streamed.empty() || static_cast<int>(streamed.size()) == graph_->num_vertex_types(),
+  HALO_EXPECTS(streamed_x.empty() || static_cast<int>(streamed_x.size()) == graph_->num_vertex_types(),
                "RgcnConv " + name_ + ": expected no streamed inputs or one per vertex type (" +
-                   std::to_string(graph_->num_vertex_types()) + "), got " + std::to_string(streamed.size()));
+                   std::to_string(graph_->num_vertex_types()) + "), got " + std::to_string(streamed_x.size()));
   for (int t = 0; t < graph_->num_vertex_types(); ++t) {
     if (!reads(t)) continue;
     const std::int64_t rows = graph_->num_inputs(t);
     const std::int64_t cols = in_dims_[static_cast<std::size_t>(t)];
-    if (this->streamed(t)) {
-      const InputMatrix* m = streamed.empty() ? nullptr : &streamed[static_cast<std::size_t>(t)];
+    if (streamed(t)) {
+      const InputMatrix* m = streamed_x.empty() ? nullptr : &streamed_x[static_cast<std::size_t>(t)];
       HALO_EXPECTS(m != nullptr && m->streamed() && m->rows() == rows && m->cols() == cols,
                    "RgcnConv " + name_ + ": type " + graph_->vertex_type_name(t) + " needs a streamed input of " +
                        std::to_string(rows) + " x " + std::to_string(cols));
@@ -253,8 +253,8 @@ TensorView RgcnConv::panel(Tensor& h, int s) const {
 }
 
 std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, const Step& step,
-                                      const std::vector<InputMatrix>& streamed) {
-  check_inputs(x, streamed);
+                                      const std::vector<InputMatrix>& streamed_x) {
+  check_inputs(x, streamed_x);
   saved_ = false;
   inputs_.clear();
   streamed_inputs_.clear();
@@ -280,8 +280,8 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
     for (std::size_t j = 0; j < bands.size(); ++j)
       kernels::copy(band_weight(bands[j]), columns(at(pw, s), static_cast<std::int64_t>(j) * out_dim_,
                                                    static_cast<std::int64_t>(j + 1) * out_dim_));
-    if (this->streamed(s))
-      at(streamed, s).multiply(at(pw, s).view(), panel(h, s));  // one streaming pass
+    if (streamed(s))
+      at(streamed_x, s).multiply(at(pw, s).view(), panel(h, s));  // one streaming pass
     else
       products.push_back({at(x, s), at(pw, s).view(), panel(h, s)});
   }
@@ -331,7 +331,7 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
   }
   if (step.training) {
     inputs_ = x;
-    streamed_inputs_ = streamed;
+    streamed_inputs_ = streamed_x;
     stacked_inputs_ = std::move(a);
     stacked_weights_ = std::move(w);
     panel_weights_ = std::move(pw);
@@ -360,7 +360,7 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   const auto selected = [&](int t) { return at(selected_, t) != 0; };
   saved_ = false;
   const std::vector<ConstTensorView> x = std::move(inputs_);
-  const std::vector<InputMatrix> streamed = std::move(streamed_inputs_);
+  const std::vector<InputMatrix> streamed_x = std::move(streamed_inputs_);
   std::vector<Tensor> a = std::move(stacked_inputs_);
   const std::vector<Tensor> w = std::move(stacked_weights_);
   const std::vector<Tensor> pw = std::move(panel_weights_);
@@ -405,9 +405,9 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   std::vector<GemmSegment> segments;
   for (int s = 0; s < types; ++s) {
     if (panels_.bands(s).empty()) continue;
-    if (this->streamed(s)) {  // one streaming pass, adding up chunk by chunk
+    if (streamed(s)) {  // one streaming pass, adding up chunk by chunk
       at(grad_panel_weights, s) = Tensor::zeros(at(pw, s).rows(), at(pw, s).cols(), device_);
-      at(streamed, s).add_transposed_products({{panel(grad_h, s), at(grad_panel_weights, s).view()}});
+      at(streamed_x, s).add_transposed_products({{panel(grad_h, s), at(grad_panel_weights, s).view()}});
       continue;
     }
     at(grad_panel_weights, s) = Tensor::empty(at(pw, s).rows(), at(pw, s).cols(), device_);
@@ -463,8 +463,8 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   segments.clear();
   for (int s = 0; s < types; ++s) {
     if (!wants(s)) continue;
-    if (this->streamed(s)) {
-      stream_input_gradient(s, panel(grad_h, s), at(pw, s).view(), at(streamed, s).chunk_rows(), sink);
+    if (streamed(s)) {
+      stream_input_gradient(s, panel(grad_h, s), at(pw, s).view(), at(streamed_x, s).chunk_rows(), sink);
       continue;
     }
     Tensor& gx = at(grad_x, s);

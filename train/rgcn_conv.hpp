@@ -90,12 +90,12 @@ class RgcnConv {
   // stacks and the stacked weights. Deterministic for a fixed thread count (on a GPU, when the
   // SpMM there is: kernels/cuda/spmm.cu); no value comes back to the host.
   //
-  // A streamed type t (options.streamed) takes its input from streamed[t] instead (x[t] is then
-  // ignored; streamed holds an empty InputMatrix for every other type, or is empty when no type
+  // A streamed type t (options.streamed) takes its input from streamed_x[t] instead (x[t] is then
+  // ignored; streamed_x holds an empty InputMatrix for every other type, or is empty when no type
   // streams): its panel is one streaming pass, and a training forward keeps the handle (the
   // caller keeps its pipeline alive, and the source unchanged, until backward).
   std::vector<kernels::Tensor> forward(const std::vector<kernels::ConstTensorView>& x, const Step& step,
-                                       const std::vector<InputMatrix>& streamed = {});
+                                       const std::vector<InputMatrix>& streamed_x = {});
 
   // From grad_y[t] = d loss / d y[t] of the last training forward (one per type; those of types
   // that are not outputs are ignored and may be empty): adds d loss / d θ to every parameter's
@@ -110,8 +110,9 @@ class RgcnConv {
   // A streamed type's weight gradients take one streaming pass over its input, and its input
   // gradient (when on) is not returned (an empty tensor) but handed to sink(type, rows,
   // first_row) in row chunks of its pipeline's chunk size, in row order: rows is d loss / d x[t]
-  // for rows [first_row, first_row + rows.rows), on the layer's device, valid during the call.
-  using RowGradientSink = std::function<void(int type, kernels::ConstTensorView rows, std::int64_t first_row)>;
+  // for rows [first_row, first_row + rows.rows), on the layer's device, valid during the call
+  // (the sink may work on it in place).
+  using RowGradientSink = std::function<void(int type, kernels::TensorView rows, std::int64_t first_row)>;
   std::vector<kernels::Tensor> backward(std::vector<kernels::Tensor> grad_y, const Step& step,
                                         const RowGradientSink& sink = {});
 
@@ -180,7 +181,7 @@ class RgcnConv {
   kernels::TensorView panel(kernels::Tensor& h, int s) const;
   bool aggregate(int t) const { return aggregate_[static_cast<std::size_t>(t)] != 0; }
   void check_output(int type) const;
-  void check_inputs(const std::vector<kernels::ConstTensorView>& x, const std::vector<InputMatrix>& streamed) const;
+  void check_inputs(const std::vector<kernels::ConstTensorView>& x, const std::vector<InputMatrix>& streamed_x) const;
   void compose_weights();
   // Streamed type s's input gradient G_s · [W_a | W_b | ...]ᵀ, row chunk by row chunk into sink.
   void stream_input_gradient(int s, kernels::ConstTensorView grad_panel, kernels::ConstTensorView panel_weights,

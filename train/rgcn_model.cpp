@@ -82,7 +82,7 @@ struct RgcnModel::Impl {
   void stream_tables(std::int64_t budget);
   // Adds a streamed table's gradient rows [first_row, first_row + rows.rows) (on the model's
   // device), after the input dropout's backward when it was active.
-  void add_table_gradient(int t, kernels::ConstTensorView rows, std::int64_t first_row, const Step& step);
+  void add_table_gradient(int t, kernels::TensorView rows, std::int64_t first_row, const Step& step);
   std::int64_t outputs(int t) const { return graph->num_outputs(t); }
   std::int64_t inputs(int t) const { return graph->num_inputs(t); }
   dist::HaloExchange* exchange(int t) const { return exchanges.empty() ? nullptr : exchanges[static_cast<std::size_t>(t)]; }
@@ -161,17 +161,12 @@ void RgcnModel::Impl::stream_tables(std::int64_t budget) {
   }
 }
 
-void RgcnModel::Impl::add_table_gradient(int t, ConstTensorView rows, std::int64_t first_row, const Step& step) {
+void RgcnModel::Impl::add_table_gradient(int t, kernels::TensorView rows, std::int64_t first_row, const Step& step) {
   const auto ts = static_cast<std::size_t>(t);
   const Dropout& dropout = stages.front().dropout;
+  if (dropout.active(step))
+    kernels::dropout_backward(rows, rows, dropout.p(), dropout.key(step), {global_ids[ts].data + first_row, rows.rows});
   ConstTensorView g = rows;
-  Tensor dropped;
-  if (dropout.active(step)) {
-    dropped = Tensor::empty(rows.rows, rows.cols, rows.device);
-    kernels::dropout_backward(rows, dropped.view(), dropout.p(), dropout.key(step),
-                              {global_ids[ts].data + first_row, rows.rows});
-    g = dropped.view();
-  }
   if (g.device.is_cuda()) {  // the table is in host memory
     if (host_gradient_chunk.rows() < g.rows || host_gradient_chunk.cols() != g.cols)
       host_gradient_chunk = Tensor::empty(g.rows, g.cols);
@@ -428,7 +423,7 @@ void RgcnModel::backward(Tensor grad_logits, const Step& step) {
       }
     }
     for (Tensor& out : s.out) out = Tensor();  // the next layer, the only other reader, is done
-    const RgcnConv::RowGradientSink to_table = [&](int t, ConstTensorView chunk, std::int64_t first_row) {
+    const RgcnConv::RowGradientSink to_table = [&](int t, kernels::TensorView chunk, std::int64_t first_row) {
       m.add_table_gradient(t, chunk, first_row, step);
     };
     g = s.conv->backward(std::move(g), step, i == 0 ? to_table : RgcnConv::RowGradientSink{});
@@ -537,15 +532,6 @@ std::int64_t RgcnModel::parameter_bytes() const {
   return bytes;
 }
 
-namespace {
-
-// A table's values, gradient, two Adam moments, per-row step count and touched flag.
-std::int64_t whole_table_bytes(const EmbeddingTable& table) {
-  return table.rows() * (4 * table.dim() * float_bytes + static_cast<std::int64_t>(sizeof(std::int64_t)) + 1);
-}
-
-}  // namespace
-
 std::int64_t RgcnModel::table_bytes() const {
   const Impl& m = *impl_;
   std::int64_t bytes = 0;
@@ -556,7 +542,7 @@ std::int64_t RgcnModel::table_bytes() const {
       bytes += 3 * table_chunk_rows(t) * table->dim() * float_bytes;
       continue;
     }
-    bytes += whole_table_bytes(*table);
+    bytes += table->bytes();
     if (m.exchange(t) != nullptr) bytes += m.inputs(t) * m.input_width(t) * float_bytes;  // with its halo rows
   }
   return bytes;
@@ -566,7 +552,7 @@ std::int64_t RgcnModel::host_bytes() const {
   const Impl& m = *impl_;
   std::int64_t bytes = static_cast<std::int64_t>(m.own_ids.bytes()) + (m.device.is_cuda() ? 0 : table_bytes());
   for (int t = 0; t < m.types(); ++t)
-    if (m.streamed(t)) bytes += whole_table_bytes(*m.tables[static_cast<std::size_t>(t)]);
+    if (m.streamed(t)) bytes += m.tables[static_cast<std::size_t>(t)]->bytes();
   return bytes;
 }
 

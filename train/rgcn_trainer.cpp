@@ -116,8 +116,7 @@ std::int64_t table_stream_budget(const detail::RgcnProblem& problem, const RgcnM
   std::int64_t tables = 0;
   for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
     if (problem.features[static_cast<std::size_t>(t)] == nullptr)
-      tables += problem.graph->num_outputs(t) *
-                (4 * m.embedding_dim * static_cast<std::int64_t>(sizeof(float)) + 9);
+      tables += EmbeddingTable::bytes_for(problem.graph->num_outputs(t), m.embedding_dim);
   const std::int64_t gpu = c.memory_limit > 0 ? c.memory_limit : detail::gpu_memory_bytes(c.device);
   if (gpu < 0 || tables <= (gpu - problem.feature_bytes) / 2) return 0;
   return gpu / 16;

@@ -1,4 +1,4 @@
-// The row loop of the CPU's elementwise kernels: rows in parallel, in chunks of about 16 K values,
+// The row loop of the CPU's row-by-row kernels: rows in parallel, in chunks of about 16 K values,
 // so narrow and wide tensors both get chunks worth scheduling. Each row is handled by one thread.
 #pragma once
 

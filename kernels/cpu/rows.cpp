@@ -8,6 +8,7 @@
 #include "graph/base/error.hpp"
 #include "graph/base/parallel.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/row_loop.hpp"
 
 namespace halo::kernels::cpu {
 namespace {
@@ -30,9 +31,7 @@ void gather_rows(ConstTensorView src, IndexView index, TensorView out) {
   check_indices("gather_rows", index, src.rows);
   if (src.cols == 0) return;
   const std::size_t row_bytes = static_cast<std::size_t>(src.cols) * sizeof(float);
-  parallel_for(
-      0, index.size, [&](std::int64_t i) { std::memcpy(out.row(i), src.row(index.data[i]), row_bytes); },
-      std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(src.cols, 1)));
+  for_rows(index.size, src.cols, [&](std::int64_t i) { std::memcpy(out.row(i), src.row(index.data[i]), row_bytes); });
 }
 
 void scatter_add_rows(ConstTensorView src, IndexView index, TensorView out) {

@@ -95,18 +95,6 @@ struct AccumulateRowGrad {
   }
 };
 
-// AdamStepFactors (kernels/detail/adam_update.hpp) of a row's own step count, formed on the
-// device by the same double formula.
-struct RowFactors {
-  double lr, beta1, beta2;
-  __device__ void operator()(std::int64_t step, float& neg_step_size, float& bias_correction2_sqrt) const {
-    const double bias_correction1 = 1.0 - ::pow(beta1, static_cast<double>(step));
-    const double bias_correction2 = 1.0 - ::pow(beta2, static_cast<double>(step));
-    neg_step_size = static_cast<float>(-(lr / bias_correction1));
-    bias_correction2_sqrt = static_cast<float>(::sqrt(bias_correction2));
-  }
-};
-
 struct AdamTouched {
   float* p;
   std::int64_t p_stride;
@@ -118,18 +106,17 @@ struct AdamTouched {
   std::int64_t v_stride;
   std::int64_t cols;
   AdamConstants c;
-  RowFactors factors;
+  double lr, beta1, beta2;  // for each row's AdamStepFactors, formed here from its own count
   std::uint8_t* touched;
   std::int64_t* steps;
   __device__ void operator()(std::int64_t i, int lane) const {
     if (touched[i] == 0) return;  // the same for every lane
     const std::int64_t step = steps[i] + 1;
-    float neg_step_size = 0.0f, bias_correction2_sqrt = 0.0f;
-    factors(step, neg_step_size, bias_correction2_sqrt);
+    const detail::AdamStepFactors f(lr, beta1, beta2, step);
     for (std::int64_t j = lane; j < cols; j += warp_size) {
       float& gj = g[i * g_stride + j];
-      detail::adam_update(p[i * p_stride + j], gj, m[i * m_stride + j], v[i * v_stride + j], c, neg_step_size,
-                          bias_correction2_sqrt);
+      detail::adam_update(p[i * p_stride + j], gj, m[i * m_stride + j], v[i * v_stride + j], c, f.neg_step_size,
+                          f.bias_correction2_sqrt);
       gj = 0.0f;
     }
     __syncwarp(full_warp);  // every lane has read the flag and the count
@@ -215,10 +202,10 @@ void adam_step_touched(TensorView param, TensorView grad, TensorView m, TensorVi
                        std::int64_t* steps, const AdamHyper& h) {
   const int d = param.device.index;
   ScopedDevice scoped(d);
-  const RowFactors factors{static_cast<double>(h.lr), static_cast<double>(h.beta1), static_cast<double>(h.beta2)};
   launch_row_warps(d, param.rows,
                    AdamTouched{param.data, param.stride, grad.data, grad.stride, m.data, m.stride, v.data, v.stride,
-                               param.cols, AdamConstants(h), factors, touched, steps});
+                               param.cols, AdamConstants(h), static_cast<double>(h.lr), static_cast<double>(h.beta1),
+                               static_cast<double>(h.beta2), touched, steps});
 }
 
 void clear_touched(TensorView grad, std::uint8_t* touched) {

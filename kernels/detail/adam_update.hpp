@@ -30,15 +30,19 @@ struct AdamConstants {
   }
 };
 
-// -lr / bias_correction1 and sqrt(bias_correction2) of step `step` (from 1).
+// -lr / bias_correction1 and sqrt(bias_correction2) of step `step` (from 1), formed in double.
+// Also formed on a GPU, per row, by the row-sparse Adam (its pow may round its last bit apart
+// from the host's).
 struct AdamStepFactors {
   float neg_step_size, bias_correction2_sqrt;
-  AdamStepFactors(const AdamHyper& h, std::int64_t step) {
-    const double bias_correction1 = 1.0 - std::pow(static_cast<double>(h.beta1), static_cast<double>(step));
-    const double bias_correction2 = 1.0 - std::pow(static_cast<double>(h.beta2), static_cast<double>(step));
-    neg_step_size = static_cast<float>(-(static_cast<double>(h.lr) / bias_correction1));
-    bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
+  HALO_HOST_DEVICE AdamStepFactors(double lr, double beta1, double beta2, std::int64_t step) {
+    const double bias_correction1 = 1.0 - ::pow(beta1, static_cast<double>(step));
+    const double bias_correction2 = 1.0 - ::pow(beta2, static_cast<double>(step));
+    neg_step_size = static_cast<float>(-(lr / bias_correction1));
+    bias_correction2_sqrt = static_cast<float>(::sqrt(bias_correction2));
   }
+  AdamStepFactors(const AdamHyper& h, std::int64_t step)
+      : AdamStepFactors(static_cast<double>(h.lr), static_cast<double>(h.beta1), static_cast<double>(h.beta2), step) {}
 };
 
 // The update of parameter p with gradient g and moments m, v.
