@@ -16,6 +16,12 @@ namespace halo::train::dist {
 enum class DataType { float32, float64, int64 };
 std::size_t size_of(DataType type);
 
+// The checks every rank of a `size`-rank world makes of an all-to-all-v's counts (one per rank,
+// none negative, what `rank` sends itself equal to what it expects from itself): InvalidArgument
+// naming the first bad count.
+void check_all_to_all_counts(int rank, int size, const std::vector<std::int64_t>& send_counts,
+                             const std::vector<std::int64_t>& recv_counts);
+
 template <class T>
 constexpr DataType data_type_of();
 template <>

@@ -42,6 +42,22 @@ std::size_t size_of(DataType type) {
   throw InvalidArgument("size_of: unknown DataType");
 }
 
+void check_all_to_all_counts(int rank, int size, const std::vector<std::int64_t>& send_counts,
+                             const std::vector<std::int64_t>& recv_counts) {
+  const auto p = static_cast<std::size_t>(size);
+  HALO_EXPECTS(send_counts.size() == p && recv_counts.size() == p,
+               "expected " + std::to_string(p) + " send and receive counts, got " + std::to_string(send_counts.size()) +
+                   " and " + std::to_string(recv_counts.size()));
+  for (std::size_t q = 0; q < p; ++q)
+    HALO_EXPECTS(send_counts[q] >= 0 && recv_counts[q] >= 0,
+                 "counts must be >= 0, got " + std::to_string(send_counts[q]) + " to send to and " +
+                     std::to_string(recv_counts[q]) + " to receive from rank " + std::to_string(q));
+  const auto self = static_cast<std::size_t>(rank);
+  HALO_EXPECTS(send_counts[self] == recv_counts[self],
+               "rank " + std::to_string(rank) + " sends itself " + std::to_string(send_counts[self]) +
+                   " elements but expects " + std::to_string(recv_counts[self]));
+}
+
 std::unique_ptr<PendingAllToAll> Communicator::start_all_to_all_v(const void* send,
                                                                   const std::vector<std::int64_t>& send_counts,
                                                                   void* recv,

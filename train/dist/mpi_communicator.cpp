@@ -148,19 +148,9 @@ std::unique_ptr<PendingAllToAll> MpiCommunicator::start_all_to_all_v(const void*
                                                                      void* recv,
                                                                      const std::vector<std::int64_t>& recv_counts,
                                                                      DataType type) {
+  check_all_to_all_counts(impl_->rank, impl_->size, send_counts, recv_counts);
   const auto p = static_cast<std::size_t>(impl_->size);
-  HALO_EXPECTS(send_counts.size() == p && recv_counts.size() == p,
-               "expected " + std::to_string(p) + " send and receive counts, got " + std::to_string(send_counts.size()) +
-                   " and " + std::to_string(recv_counts.size()));
-  for (std::size_t q = 0; q < p; ++q) {
-    HALO_EXPECTS(recv_counts[q] >= 0 && send_counts[q] >= 0,
-                 "counts must be >= 0, got " + std::to_string(send_counts[q]) + " to send to and " +
-                     std::to_string(recv_counts[q]) + " to receive from rank " + std::to_string(q));
-  }
   const auto self = static_cast<std::size_t>(impl_->rank);
-  HALO_EXPECTS(send_counts[self] == recv_counts[self],
-               "rank " + std::to_string(self) + " sends itself " + std::to_string(send_counts[self]) +
-                   " elements but expects " + std::to_string(recv_counts[self]));
   const auto element = static_cast<std::int64_t>(size_of(type));
   const auto* send_bytes = static_cast<const char*>(send);
   auto* recv_bytes = static_cast<char*>(recv);

@@ -287,18 +287,9 @@ std::unique_ptr<PendingAllToAll> NcclCommunicator::start_all_to_all_v(const void
                                                                       const std::vector<std::int64_t>& recv_counts,
                                                                       DataType type) {
   Impl& s = *impl_;
+  check_all_to_all_counts(s.rank, s.size, send_counts, recv_counts);
   const auto p = static_cast<std::size_t>(s.size);
-  HALO_EXPECTS(send_counts.size() == p && recv_counts.size() == p,
-               "expected " + std::to_string(p) + " send and receive counts, got " + std::to_string(send_counts.size()) +
-                   " and " + std::to_string(recv_counts.size()));
-  for (std::size_t q = 0; q < p; ++q)
-    HALO_EXPECTS(send_counts[q] >= 0 && recv_counts[q] >= 0,
-                 "counts must be >= 0, got " + std::to_string(send_counts[q]) + " to send to and " +
-                     std::to_string(recv_counts[q]) + " to receive from rank " + std::to_string(q));
   const auto self = static_cast<std::size_t>(s.rank);
-  HALO_EXPECTS(send_counts[self] == recv_counts[self],
-               "rank " + std::to_string(s.rank) + " sends itself " + std::to_string(send_counts[self]) +
-                   " elements but expects " + std::to_string(recv_counts[self]));
   CurrentDevice current(s.device);
   const std::int64_t element = bytes_of(1, type);
   const std::int64_t send_bytes = bytes_of(sum(send_counts), type);
