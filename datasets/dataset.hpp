@@ -64,9 +64,13 @@ struct Dataset {
   std::int64_t num_edges() const;      // directed CSR entries, all relations together
 };
 
+// Whether check_dataset reads every feature value (a pass over the whole matrix) or only its
+// shape: a reader that rejected every non-finite value as it parsed skips the pass.
+enum class FeatureValues { check, already_checked };
+
 // Checks the whole dataset for consistency: sizes agree between graph, features, labels and
 // types; labels in [-1, num_classes); split ids in range, unique within and across splits;
 // features finite. Throws InvalidArgument naming the array and the first bad value.
-void check_dataset(const Dataset& ds);
+void check_dataset(const Dataset& ds, FeatureValues features = FeatureValues::check);
 
 }  // namespace halo::datasets

@@ -14,6 +14,7 @@
 
 #include "datasets/detail/line_blocks.hpp"
 #include "datasets/detail/parse_number.hpp"
+#include "datasets/detail/plain_csv_lines.hpp"
 #include "graph/base/error.hpp"
 #include "graph/base/parallel.hpp"
 #include "graph/base/progress.hpp"
@@ -51,11 +52,13 @@ class FirstError {
 };
 
 // Runs fn(block) on every block on all threads; rethrows the error on the smallest line.
-// Reports progress in rows (`rows` < 0: total unknown) through the logger.
+// Reports progress in rows (`rows` < 0: total unknown) through the logger. Ends with Error
+// when `stop` becomes true.
 template <class Fn>
-void for_each_block(LineBlockReader& reader, std::int64_t rows, Fn&& fn) {
+void for_each_block(LineBlockReader& reader, std::int64_t rows, Fn&& fn, const std::atomic<bool>* stop = nullptr) {
   Progress progress("reading " + reader.path(), rows);
   FirstError first;
+  std::atomic<bool> stopped{false};
   parallel_for_each_thread(0, max_threads(), [&](int, int, std::int64_t, std::int64_t) {
     for (;;) {
       LineBlock* block = nullptr;
@@ -67,6 +70,12 @@ void for_each_block(LineBlockReader& reader, std::int64_t rows, Fn&& fn) {
         return;
       }
       if (!block) return;
+      if (stop && stop->load(std::memory_order_relaxed)) {
+        reader.release(block);
+        reader.cancel();
+        stopped = true;
+        return;
+      }
       // Blocks past a known error cannot change the report; blocks before it still can.
       if (block->first_line < first.line()) {
         try {
@@ -81,6 +90,7 @@ void for_each_block(LineBlockReader& reader, std::int64_t rows, Fn&& fn) {
     }
   });
   first.rethrow();
+  if (stopped) throw Error("reading " + reader.path() + " stopped before its end");
 }
 
 bool is_line_end(const char* p, const char* end) { return p == end || *p == '\n' || *p == '\r'; }
@@ -190,6 +200,19 @@ inline std::int64_t parse_id(const std::string& path, const char*& p, const char
   return v;
 }
 
+// For the fast path's fields that its plain readers decline: one whole number that parse_float
+// reads to the field's end and that is finite ("1e-05", a field at a block's start).
+__attribute__((noinline)) bool whole_float_field(const char* s, const char* e, float& value) {
+  const std::from_chars_result r = parse_float(s, e, value);
+  return r.ec == std::errc() && r.ptr == e && std::isfinite(value);
+}
+
+// Likewise for ids: a non-negative integer that parse_int64 reads to the field's end.
+__attribute__((noinline)) bool whole_integer_field(const char* s, const char* e, std::int64_t& value) {
+  const std::from_chars_result r = parse_int64(s, e, value);
+  return r.ec == std::errc() && r.ptr == e && value >= 0;
+}
+
 }  // namespace
 
 template <class I>
@@ -209,8 +232,17 @@ std::vector<Array<I>> read_id_columns(const std::string& path, const ExpectedRow
   LineBlockReader reader(path);
   for_each_block(reader, rows.rows, [&](const LineBlock& b) {
     const std::int64_t allowed = allowed_rows(b, rows);
-    const std::int64_t first_row = b.first_line - 1;
-    parse_lines(path, b.begin(), b.end(), b.first_line, allowed, cols,
+    const PlainLines fast =
+        parse_plain_lines(b.begin(), b.end(), allowed, cols, [&](std::int64_t k, std::int64_t c, const char* s, const char* e) {
+          std::int64_t v = 0;
+          if (!((e - b.begin() >= 16 && plain_integer_field(s, e, v)) || whole_integer_field(s, e, v)) ||
+              v >= columns[static_cast<std::size_t>(c)].limit)
+            return false;
+          dst[static_cast<std::size_t>(c)][b.first_line - 1 + k] = static_cast<I>(v);
+          return true;
+        });
+    const std::int64_t first_row = b.first_line - 1 + fast.lines;
+    parse_lines(path, fast.next, b.end(), b.first_line + fast.lines, allowed - fast.lines, cols,
                 [&](const char*& p, const char* end, std::int64_t c, std::int64_t line, std::int64_t k) {
                   dst[static_cast<std::size_t>(c)][first_row + k] =
                       static_cast<I>(parse_id(path, p, end, c, line, columns[static_cast<std::size_t>(c)]));
@@ -251,7 +283,7 @@ Array<std::int64_t> read_id_list(const std::string& path, const IdColumn& column
   return out;
 }
 
-Array<float> read_float_matrix(const std::string& path, const ExpectedRows& rows) {
+Array<float> read_float_matrix(const std::string& path, const ExpectedRows& rows, const std::atomic<bool>* stop) {
   HALO_EXPECTS(rows.rows >= 0, "the row count of " + path + " must be known");
   LineBlockReader reader(path);
   const std::int64_t cols = width_of(reader, rows);
@@ -259,8 +291,14 @@ Array<float> read_float_matrix(const std::string& path, const ExpectedRows& rows
   float* x = out.data();
   for_each_block(reader, rows.rows, [&](const LineBlock& b) {
     const std::int64_t allowed = allowed_rows(b, rows);
-    float* row0 = x + (b.first_line - 1) * cols;
-    parse_lines(path, b.begin(), b.end(), b.first_line, allowed, cols,
+    float* first = x + (b.first_line - 1) * cols;
+    const PlainLines fast =
+        parse_plain_lines(b.begin(), b.end(), allowed, cols, [&](std::int64_t k, std::int64_t c, const char* s, const char* e) {
+          float& v = first[k * cols + c];
+          return (e - b.begin() >= 16 && plain_decimal_field(s, e, v)) || whole_float_field(s, e, v);
+        });
+    float* row0 = x + (b.first_line - 1 + fast.lines) * cols;
+    parse_lines(path, fast.next, b.end(), b.first_line + fast.lines, allowed - fast.lines, cols,
                 [&](const char*& p, const char* end, std::int64_t c, std::int64_t line, std::int64_t k) {
                   float v = 0;
                   const char* q = (p != end && *p == '+') ? p + 1 : p;
@@ -273,7 +311,7 @@ Array<float> read_float_matrix(const std::string& path, const ExpectedRows& rows
                   p = r.ptr;
                 });
     check_no_extra_rows(b, allowed, rows, path);
-  });
+  }, stop);
   check_row_total(reader, rows);
   return out;
 }

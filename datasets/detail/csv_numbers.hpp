@@ -6,6 +6,7 @@
 // on the smallest line is reported.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -41,8 +42,10 @@ std::vector<Array<I>> read_id_columns(const std::string& path, const ExpectedRow
 Array<std::int64_t> read_id_list(const std::string& path, const IdColumn& column);
 
 // Reads rows.rows x F float32 values (F = the number of fields on line 1; rows.rows >= 0
-// required). Integer files are converted. NaN and infinities are errors.
-Array<float> read_float_matrix(const std::string& path, const ExpectedRows& rows);
+// required). Integer files are converted. NaN and infinities are errors. When `stop` is given
+// and becomes true (set by another thread), the read ends early with halo::Error.
+Array<float> read_float_matrix(const std::string& path, const ExpectedRows& rows,
+                               const std::atomic<bool>* stop = nullptr);
 
 // What a label file must hold.
 struct LabelSpec {

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -137,4 +138,17 @@ TEST_CASE("read_id_columns reports the first bad line whatever the thread count"
   for (int i = 0; i < rows; ++i) expected += i == 199'999 ? 2 : i == 549'999 ? 50 : (std::int64_t{i} * 7) % rows;
   CHECK(sum == expected);
   CHECK(c[0][123'456] == 123'456);
+}
+
+TEST_CASE("read_float_matrix ends with an error once its stop flag is set, and reads to the end while it is clear", "[datasets]") {
+  ScratchDir scratch;
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += std::to_string(i) + ".5,-1.25\n";
+  halo::test::write_file(scratch / "feat.csv", text);
+  std::atomic<bool> stop{true};
+  CHECK_THROWS_WITH(read_float_matrix(scratch / "feat.csv", {1000, "test"}, &stop), Contains("stopped before its end"));
+  stop = false;
+  const halo::Array<float> x = read_float_matrix(scratch / "feat.csv", {1000, "test"}, &stop);
+  CHECK(x[999 * 2] == 999.5f);
+  CHECK(x[999 * 2 + 1] == -1.25f);
 }

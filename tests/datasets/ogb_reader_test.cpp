@@ -251,6 +251,18 @@ TEST_CASE("read_ogb reports an edge to a vertex past the vertex count", "[datase
   CHECK_THAT(e.what(), Contains("destination vertex 5") && Contains("0..4") && Contains("num-node-list.csv.gz"));
 }
 
+TEST_CASE("read_ogb reports the edge file's fault when the feature file, read beside it, has one too", "[datasets]") {
+  ScratchDir scratch;
+  const std::string dir = copy_fixture(scratch, "tiny", "nan_feature");
+  std::filesystem::copy_file(ogb_fixture("malformed/non_numeric/raw/edge.csv.gz"), dir + "/raw/edge.csv.gz",
+                             std::filesystem::copy_options::overwrite_existing);
+  for (int i = 0; i < 20; ++i) {  // whichever thread fails first
+    const IoError e = ogb_io_error(dir);
+    CHECK(e.file() == copied_file(scratch, "raw/edge.csv.gz"));
+    CHECK(e.line() == 3);
+  }
+}
+
 TEST_CASE("read_ogb reports a negative vertex id", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "negative_id");
