@@ -1,8 +1,11 @@
 // CPU SpMM: rows are cut into ranges of about equal work (nonzeros + rows, found by binary search
 // on indptr), a few ranges per thread, scheduled dynamically. One thread computes each output
 // row, adding its neighbours' rows in CSR order, so the result does not depend on the threads.
+// Features wider than 64 go through in dense panels of 64 columns.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "graph/base/parallel.hpp"
@@ -22,6 +25,13 @@ constexpr std::int64_t ranges_per_thread = 4;
 // Xeon; distances 8 to 64 with either target compared).
 constexpr std::int64_t prefetch_distance = 16;
 constexpr std::int64_t narrow_prefetch_distance = 32;
+// Wider features are multiplied one column panel at a time, each first copied into a dense
+// rows x 64 block: the rows gathered at random then come from a block a quarter the size (at
+// width 256) that the caches keep far better than the same bytes spread over the wide rows, whose
+// neighbouring lines the hardware prefetcher fetches too. The copy costs one pass over X. Width
+// 128: 10-20 % faster, 256: 23 %; 64 beat 32 and 128 (halo-bench spmm, 250 K vertices, 2-core
+// Xeon).
+constexpr std::int64_t panel_width = 64;
 
 // The loops below are written for g++ -O3 to vectorise over the feature dimension: contiguous
 // rows, no aliasing (__restrict), and eight (then four) neighbours per pass over the output row,
@@ -183,14 +193,34 @@ void spmm_impl(const graph::CsrView<I>& a, ConstTensorView x, TensorView out, Ac
   const bool accumulate = mode == Accumulate::add;
   const std::int64_t ranges = std::min<std::int64_t>(a.num_rows, ranges_per_thread * max_threads());
   const std::vector<std::int64_t> bounds = balanced_row_ranges(a, ranges);
-  parallel_for(
-      0, ranges,
-      [&](std::int64_t k) {
-        const std::int64_t begin = bounds[static_cast<std::size_t>(k)];
-        const std::int64_t end = bounds[static_cast<std::size_t>(k) + 1];
-        spmm_row_range(a, x, out, accumulate, begin, end);
-      },
-      1);
+  const auto multiply = [&](ConstTensorView xs, TensorView os) {
+    parallel_for(
+        0, ranges,
+        [&](std::int64_t k) {
+          const std::int64_t begin = bounds[static_cast<std::size_t>(k)];
+          const std::int64_t end = bounds[static_cast<std::size_t>(k) + 1];
+          spmm_row_range(a, xs, os, accumulate, begin, end);
+        },
+        1);
+  };
+  if (x.cols <= panel_width) {
+    multiply(x, out);
+    return;
+  }
+  // One panel of X at a time, copied into a dense rows x panel_width block; each output value
+  // is still the same sum in the same order, so the result is bit for bit the unpanelled one.
+  const std::unique_ptr<float, void (*)(float*)> panel(
+      static_cast<float*>(allocate(static_cast<std::size_t>(x.rows * panel_width) * sizeof(float))),
+      [](float* p) { release(p); });
+  for (std::int64_t c0 = 0; c0 < x.cols; c0 += panel_width) {
+    const std::int64_t width = std::min(panel_width, x.cols - c0);
+    const std::size_t row_bytes = static_cast<std::size_t>(width) * sizeof(float);
+    parallel_for_ranges(0, x.rows, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t r = begin; r < end; ++r) std::memcpy(panel.get() + r * width, x.row(r) + c0, row_bytes);
+    });
+    multiply(ConstTensorView{panel.get(), x.rows, width, width, x.device},
+             TensorView{out.data + c0, out.rows, width, out.stride, out.device});
+  }
 }
 
 }  // namespace

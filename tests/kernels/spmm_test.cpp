@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "graph/base/error.hpp"
@@ -106,6 +108,30 @@ TEST_CASE("spmm reads and writes strided views without touching their padding", 
   spmm(g.view<std::int32_t>(), xs.view, out.view);
   CHECK(test::difference(out.view, test::naive_spmm(sparse, test::to_dense(x.view())), 1e-5, 1e-4) == "");
   CHECK(out.padding_intact(std::numeric_limits<float>::quiet_NaN()));
+}
+
+TEST_CASE("spmm of features wider than its 64-column panels matches the reference and its panels alone, bit for bit", "[kernels]") {
+  RandomStream rng(24, 0);
+  const test::NaiveSparse sparse = random_sparse(rng.next_u64(), 150, 160, 9, 900);
+  const graph::CsrGraph g = to_graph<std::int32_t>(sparse, true);
+  const std::int64_t f = 150;  // panels of 64, 64 and 22 columns
+  const Tensor x = test::random_tensor(rng, 160, f);
+  const test::Strided xs = test::strided_copy(x, 3);
+  test::Strided out(150, f, 5, std::numeric_limits<float>::quiet_NaN());
+  spmm(g.view<std::int32_t>(), xs.view, out.view);
+  CHECK(out.padding_intact(std::numeric_limits<float>::quiet_NaN()));
+  CHECK(test::difference(out.view, test::naive_spmm(sparse, test::to_dense(x.view())), 1e-5, 1e-4) == "");
+  // Each panel's columns multiplied on their own, in place in the wide matrix (no copy).
+  for (std::int64_t c0 = 0; c0 < f; c0 += 64) {
+    const std::int64_t width = std::min<std::int64_t>(64, f - c0);
+    Tensor part = test::poisoned(150, width);
+    spmm(g.view<std::int32_t>(), ConstTensorView{x.data() + c0, 160, width, f, x.device()}, part.view());
+    std::int64_t differ = 0;
+    for (std::int64_t r = 0; r < 150; ++r)
+      differ += std::memcmp(part.view().row(r), out.view.row(r) + c0, static_cast<std::size_t>(width) * sizeof(float)) != 0;
+    CAPTURE(c0);
+    CHECK(differ == 0);
+  }
 }
 
 TEST_CASE("spmm gives the same bits on 1, 2 and 3 threads", "[kernels]") {
