@@ -13,6 +13,7 @@
 #include "datasets/detail/ogb_common.hpp"
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
+#include "graph/base/parallel.hpp"
 
 namespace halo::datasets {
 
@@ -61,7 +62,8 @@ Dataset read_homogeneous(detail::OgbSettings& s) {
   std::atomic<bool> stop_features{false};
   std::future<Array<float>> features;
   if (!features_path.empty())
-    features = std::async(std::launch::async, [&] {
+    features = std::async(std::launch::async, [&, threads = max_threads()] {
+      const ThreadScope scope(threads);  // a new thread starts from OpenMP's default, not the caller's
       return detail::read_float_matrix(features_path, {n, base_name(nodes_path)}, &stop_features);
     });
   Dataset ds;
