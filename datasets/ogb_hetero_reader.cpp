@@ -2,8 +2,10 @@
 // one edge list per (head, relation, tail) triplet, per-type features and labels, and the split
 // of the type nodetype-has-split marks.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -11,6 +13,7 @@
 #include "datasets/detail/csv_table.hpp"
 #include "datasets/detail/gzip_reader.hpp"
 #include "datasets/detail/ogb_common.hpp"
+#include "datasets/detail/read_beside.hpp"
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
 
@@ -84,6 +87,16 @@ Dataset read_ogb_hetero(OgbSettings& s) {
   if (!add_inverse_edge && same_type_relation) throw_unknown_add_inverse_edge(s);
   const bool inverse = add_inverse_edge.value_or(false);
 
+  // The types' features are read beside the relations (see detail/read_beside.hpp); an error in
+  // a relation stops them and is the one reported, as when the files are read in order.
+  ReadBeside<std::map<std::string, Array<float>>> features([&](const std::atomic<bool>* stop) {
+    std::map<std::string, Array<float>> out;
+    for (const auto& [type, count] : counts) {
+      const std::string path = find_csv(raw + "/node-feat/" + type + "/node-feat.csv");
+      if (!path.empty()) out.emplace(type, read_float_matrix(path, {count, count_source(type)}, stop));
+    }
+    return out;
+  });
   Dataset ds;
   for (const auto& [type, count] : counts) ds.hetero.add_vertex_type(type, count);
   bool all_symmetric = true;
@@ -114,12 +127,13 @@ Dataset read_ogb_hetero(OgbSettings& s) {
   const CsvTable label_table = read_csv_table(require_csv(raw + "/nodetype-has-label.csv"));
   const std::vector<std::string>& label_types = type_header(label_table);
   std::vector<const Array<std::int64_t>*> all_labels;
+  std::map<std::string, Array<float>> type_features = features.get();
   for (const auto& [type, count] : counts) {
     NodeType node;
     node.name = type;
     node.count = count;
-    const std::string features = find_csv(raw + "/node-feat/" + type + "/node-feat.csv");
-    if (!features.empty()) node.features = read_float_matrix(features, {count, count_source(type)});
+    const auto it = type_features.find(type);
+    if (it != type_features.end()) node.features = std::move(it->second);
     ds.node_types.push_back(std::move(node));
   }
   for (std::size_t c = 0; c < label_types.size(); ++c) {

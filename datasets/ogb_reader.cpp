@@ -5,15 +5,15 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <future>
+#include <optional>
 #include <system_error>
 
 #include "datasets/detail/csv_numbers.hpp"
 #include "datasets/detail/gzip_reader.hpp"
 #include "datasets/detail/ogb_common.hpp"
+#include "datasets/detail/read_beside.hpp"
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
-#include "graph/base/parallel.hpp"
 
 namespace halo::datasets {
 
@@ -56,30 +56,21 @@ Dataset read_homogeneous(detail::OgbSettings& s) {
   coo.drop_duplicates = s.options.to_undirected;
   const std::string edges_path = detail::require_csv(raw + "/edge.csv");
   const std::string features_path = detail::find_csv(raw + "/node-feat.csv");
-  // The features are read beside the edges: each file's inflate is one serial stream, so two at
-  // once keep both cores busy where one leaves the parsers waiting for its decompressor. An
-  // error in the edges stops the features' read and is the one reported (files in order).
-  std::atomic<bool> stop_features{false};
-  std::future<Array<float>> features;
+  // The features are read beside the edges (see detail/read_beside.hpp); an error in the edges
+  // stops them and is the one reported, as when the files are read in order.
+  std::optional<detail::ReadBeside<Array<float>>> features;
   if (!features_path.empty())
-    features = std::async(std::launch::async, [&, threads = max_threads()] {
-      const ThreadScope scope(threads);  // a new thread starts from OpenMP's default, not the caller's
-      return detail::read_float_matrix(features_path, {n, base_name(nodes_path)}, &stop_features);
+    features.emplace([&](const std::atomic<bool>* stop) {
+      return detail::read_float_matrix(features_path, {n, base_name(nodes_path)}, stop);
     });
   Dataset ds;
-  try {
-    ds.graph = detail::read_edge_csr(edges_path, {num_edges, base_name(edges_count_path)},
-                                     {n, "source vertex", n_source}, {n, "destination vertex", n_source}, coo);
-  } catch (...) {
-    stop_features = true;
-    if (features.valid()) features.wait();
-    throw;
-  }
+  ds.graph = detail::read_edge_csr(edges_path, {num_edges, base_name(edges_count_path)},
+                                   {n, "source vertex", n_source}, {n, "destination vertex", n_source}, coo);
 
   NodeType node;
   node.name = "node";
   node.count = n;
-  if (features.valid()) node.features = features.get();
+  if (features) node.features = features->get();
   node.labels = detail::read_node_labels(detail::require_csv(raw + "/node-label.csv"), n, base_name(nodes_path), s);
 
   ds.meta.name = s.meta.name;

@@ -108,6 +108,19 @@ TEST_CASE("read_ogb reports a relation edge to a vertex past its type's count", 
   CHECK_THAT(e.what(), Contains("destination ('paper') vertex 4") && Contains("num-node-dict.csv.gz"));
 }
 
+TEST_CASE("read_ogb reports a relation's fault when a feature file, read beside the relations, has one too", "[datasets]") {
+  ScratchDir scratch;
+  const std::string dir = copy_fixture(scratch, "tiny_hetero", "hetero_feature_rows");
+  const std::string edges = "raw/relations/author___writes___paper/edge.csv.gz";
+  std::filesystem::copy_file(ogb_fixture("malformed/hetero_edge_out_of_range/" + edges), dir + "/" + edges,
+                             std::filesystem::copy_options::overwrite_existing);
+  for (int i = 0; i < 20; ++i) {  // whichever thread fails first
+    const IoError e = ogb_io_error(dir);
+    CHECK(e.file() == copied_file(scratch, edges));
+    CHECK(e.line() == 4);
+  }
+}
+
 TEST_CASE("read_ogb reports a relation whose edge rows disagree with its num-edge-list", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "hetero_edge_rows", "tiny_hetero");
