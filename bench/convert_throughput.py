@@ -11,6 +11,9 @@ downloads hold one member per file. The headline numbers are therefore measured 
 every .csv.gz is recompressed as a single member (Python's gzip module, --gzip-level, default 6);
 the multi-member files as written are measured too (--members).
 
+halo and the peer run in alternating turns (--turns, default 3) and the median of the turns'
+ratios is the headline, since the machine is shared and its speed drifts.
+
 Peers run from a virtual environment (bench/.venv, ignored by git) holding pandas, numpy and
 ogb (installed with --no-deps: OGB's reader needs only pandas and numpy, its package __init__
 needs torch, so the reader module is loaded by path).
@@ -23,6 +26,7 @@ import multiprocessing
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -132,21 +136,18 @@ def read_with_ogb(folder, split):
                                   "labels": int(labels.shape[0])}
 
 
-def run_halo(binary, ogb_dir, halo_dir, summary_path, repeat):
-    """halo-convert ogb, `repeat` times; per run the read time, the whole time and the CPU time
-    (user + system, reading and writing), and the last summary."""
-    reads, totals, cpus = [], [], []
-    for _ in range(repeat):
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        subprocess.run([binary, "ogb", ogb_dir, halo_dir, "--force", "-q", "--json", summary_path], check=True)
-        totals.append(time.perf_counter() - start)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime - usage.ru_utime + after.ru_stime - usage.ru_stime)
-        with open(summary_path) as f:
-            summary = json.load(f)
-        reads.append(summary["read_seconds"])
-    return reads, totals, cpus, summary
+def run_halo(binary, ogb_dir, halo_dir, summary_path):
+    """One halo-convert ogb: its read time, the whole time and the CPU time (user + system, reading
+    and writing), and its summary."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([binary, "ogb", ogb_dir, halo_dir, "--force", "-q", "--json", summary_path], check=True)
+    total = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(summary_path) as f:
+        summary = json.load(f)
+    return {"read_seconds": summary["read_seconds"], "convert_seconds_with_write": total,
+            "convert_cpu_seconds_with_write": after.ru_utime - usage.ru_utime + after.ru_stime - usage.ru_stime}, summary
 
 
 def main():
@@ -165,7 +166,8 @@ def main():
     p.add_argument("--gzip-level", type=int, default=6, help="level of the single-member recompression (default 6)")
     p.add_argument("--peer-on-multi", action="store_true",
                    help="also time OGB's reader on the multi-member files (pandas reads both alike)")
-    p.add_argument("--repeat", type=int, default=1, help="halo runs per layout; the fastest read counts")
+    p.add_argument("--turns", type=int, default=3,
+                   help="turns of halo then the peer per layout; medians are reported (default 3)")
     p.add_argument("--reuse", action="store_true",
                    help="keep the generated files of an earlier run with the same graph parameters")
     args = p.parse_args()
@@ -231,30 +233,44 @@ def main():
                       key=os.path.getsize)
         entry = {"gzip": description, "compressed_bytes": compressed_bytes(folder),
                  "members_in_largest_file": {os.path.relpath(largest, folder): gzip_members(largest)}}
-        entry["load_average_before_halo"] = load_average()
-        reads, totals, cpus, summary = run_halo(args.binary, folder, halo_dir, summary_path, max(args.repeat, 1))
-        result["graph"]["stored_edges_directed"] = summary["num_edges"]
-        best = min(reads)
-        entry["halo"] = {"read_seconds": best, "read_mb_per_s": mb / best, "read_seconds_all_runs": reads,
-                         "convert_seconds_with_write": totals[reads.index(best)],
-                         "convert_cpu_seconds_with_write": cpus[reads.index(best)], "threads": os.cpu_count()}
-        print(f"[{name}] halo-convert ogb: read {best:.1f} s ({mb / best:.0f} MB/s), "
-              f"with writing the dataset directory {totals[reads.index(best)]:.1f} s", flush=True)
-        if not args.skip_peer and (key == "single" or args.peer_on_multi or len(chosen) == 1):
-            entry["load_average_before_peer"] = load_average()
+        with_peer = not args.skip_peer and (key == "single" or args.peer_on_multi or len(chosen) == 1)
+        halo_turns, peer_turns = [], []
+        for turn in range(max(args.turns, 1)):
+            load = load_average()
+            halo_run, summary = run_halo(args.binary, folder, halo_dir, summary_path)
+            halo_run["load_average_before"] = load
+            halo_turns.append(halo_run)
+            print(f"[{name}] turn {turn + 1}: halo-convert ogb read {halo_run['read_seconds']:.2f} s "
+                  f"({mb / halo_run['read_seconds']:.0f} MB/s), with writing the dataset directory "
+                  f"{halo_run['convert_seconds_with_write']:.1f} s", flush=True)
+            if not with_peer:
+                continue
+            load = load_average()
             try:
                 peer_seconds, peer_cpu_seconds, peer_counts = read_with_ogb(folder, "random")
             except ImportError as e:
                 print(f"peer skipped: {e}", file=sys.stderr)
-            else:
-                import pandas
-                entry["ogb_pandas"] = {"reader": "ogb.io.read_graph_raw.read_csv_graph_raw + pandas labels/splits",
-                                       "pandas": pandas.__version__, "read_seconds": peer_seconds,
-                                       "read_cpu_seconds": peer_cpu_seconds,
-                                       "read_mb_per_s": mb / peer_seconds, "counts": peer_counts}
-                entry["speedup_read"] = peer_seconds / best
-                print(f"[{name}] OGB reader (pandas): {peer_seconds:.1f} s ({mb / peer_seconds:.0f} MB/s); "
-                      f"halo is {peer_seconds / best:.1f}x faster", flush=True)
+                with_peer = False
+                continue
+            peer_turns.append({"read_seconds": peer_seconds, "read_cpu_seconds": peer_cpu_seconds,
+                               "counts": peer_counts, "load_average_before": load})
+            print(f"[{name}] turn {turn + 1}: OGB reader (pandas) {peer_seconds:.1f} s; "
+                  f"halo is {peer_seconds / halo_run['read_seconds']:.2f}x faster", flush=True)
+        result["graph"]["stored_edges_directed"] = summary["num_edges"]
+        read = statistics.median(t["read_seconds"] for t in halo_turns)
+        entry["halo"] = {"read_seconds": read, "read_mb_per_s": mb / read, "turns": halo_turns,
+                         "threads": os.cpu_count()}
+        if peer_turns:
+            import pandas
+            peer = statistics.median(t["read_seconds"] for t in peer_turns)
+            entry["ogb_pandas"] = {"reader": "ogb.io.read_graph_raw.read_csv_graph_raw + pandas labels/splits",
+                                   "pandas": pandas.__version__, "read_seconds": peer, "read_mb_per_s": mb / peer,
+                                   "turns": peer_turns}
+            ratios = [p["read_seconds"] / h["read_seconds"] for h, p in zip(halo_turns, peer_turns)]
+            entry["speedup_read_turns"] = ratios
+            entry["speedup_read"] = statistics.median(ratios)
+            print(f"[{name}] median of {len(ratios)} turns: halo {read:.2f} s, OGB reader {peer:.1f} s, "
+                  f"halo {entry['speedup_read']:.2f}x faster", flush=True)
         result[name] = entry
     headline = result[result["headline"]]
     if "speedup_read" in headline:
