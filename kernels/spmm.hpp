@@ -21,10 +21,19 @@ enum class Accumulate { overwrite, add };
 // CUDA: the CSR must be the view of a kernels::cuda::DeviceCsr on the tensors' GPU (a host CSR
 // is refused with InvalidArgument); halo's kernel or cuSPARSE, see kernels/cuda/spmm.cu.
 // The CSR is trusted: column ids are not range-checked here (graph::validate checks them).
+// CPU, f > cpu_spmm_panel_columns: x is multiplied one panel of that many columns at a time,
+// each copied into a dense block first (cpu_spmm_workspace_bytes of host memory during the call).
 void spmm(const graph::CsrView<std::int32_t>& a, ConstTensorView x, TensorView out,
           Accumulate mode = Accumulate::overwrite);
 void spmm(const graph::CsrView<std::int64_t>& a, ConstTensorView x, TensorView out,
           Accumulate mode = Accumulate::overwrite);
+
+// The CPU SpMM's panel width, and the host memory it takes during a call whose x has `rows`
+// rows and `cols` columns: 0 up to the panel width, else one dense panel (rows x panel floats).
+constexpr std::int64_t cpu_spmm_panel_columns = 64;
+constexpr std::int64_t cpu_spmm_workspace_bytes(std::int64_t rows, std::int64_t cols) {
+  return cols > cpu_spmm_panel_columns ? rows * cpu_spmm_panel_columns * static_cast<std::int64_t>(sizeof(float)) : 0;
+}
 
 // The same on an owning graph (dispatches on its index type).
 void spmm(const graph::CsrGraph& a, ConstTensorView x, TensorView out, Accumulate mode = Accumulate::overwrite);

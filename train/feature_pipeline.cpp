@@ -308,7 +308,10 @@ Array<float> FeaturePipeline::aggregate(const graph::CsrGraph& a) {
                    bytes_text(minimum));
   Array<float> z = Array<float>::matrix(n_out, cols);
   if (cols == 0 || n_out == 0) return z;
-  const std::int64_t width = std::min(cols, (options_.budget_bytes - cache_bytes) / column_bytes);
+  // At most the CPU SpMM's panel width: a wider panel would be copied again, into a block the
+  // budget does not count.
+  const std::int64_t width =
+      std::min({cols, kernels::cpu_spmm_panel_columns, (options_.budget_bytes - cache_bytes) / column_bytes});
   const std::int64_t panels = ceil_div(cols, width);
   std::vector<Tensor> inputs;
   for (int s = 0; s < options_.staging_buffers; ++s) inputs.push_back(Tensor::empty(n, width));

@@ -128,7 +128,8 @@ class FeaturePipeline {
   // panel p - 1 goes through kernels::spmm, and each result panel is copied out into Z's columns.
   // kernels::spmm adds each value's terms in CSR order whatever the width, so Z holds the
   // in-memory SpMM's values bit for bit. The budget left by the cache holds staging_buffers input
-  // panels and one output panel: w = budget / ((staging_buffers · rows + a.num_rows()) · 4);
+  // panels and one output panel: w = budget / ((staging_buffers · rows + a.num_rows()) · 4), at
+  // most kernels::cpu_spmm_panel_columns (so that spmm multiplies the panel as it is);
   // InvalidArgument names the minimum (w = 1) when even that does not fit. Releases the staging
   // buffers first. Z (a.num_rows() x cols) is host memory as large as X; wrap it in
   // FeatureSource::from_array to stream later epochs from it. Cost: cols / w passes over the pages

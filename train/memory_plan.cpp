@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "graph/base/error.hpp"
+#include "kernels/spmm.hpp"
 #include "train/feature_pipeline.hpp"
 
 namespace halo::train {
@@ -67,6 +68,11 @@ MemoryPlan plan_items(const graph::CsrGraph& g, std::int64_t operator_bytes, std
       {"gradients", params},
       {"optimizer state", optimizer_state},
   };
+  // The CPU SpMM's dense panel of its input at the widest width a layer may aggregate (an upper
+  // bound: GCN aggregates the narrower side of each layer).
+  const std::int64_t panel =
+      kernels::cpu_spmm_workspace_bytes(g.num_cols(), std::max({feature_dim, model.config().hidden, classes}));
+  if (panel > 0) plan.items.push_back({cpu_spmm_panel_item, panel});
   return plan;
 }
 

@@ -16,6 +16,9 @@
 
 namespace halo::train {
 
+// The item of the CPU SpMM's panel (kernels::cpu_spmm_workspace_bytes), which GPU runs do not use.
+inline constexpr const char* cpu_spmm_panel_item = "SpMM panel (CPU)";
+
 struct MemoryItem {
   std::string name;        // "graph (CSR)", "activations", ...
   std::int64_t bytes = 0;
@@ -35,7 +38,8 @@ struct MemoryPlan {
 // CSR, the operators GraphOperators builds for the model's kind (upper bound: a self loop per
 // vertex, plus the transpose when the operator is not symmetric), the feature tensor, labels and
 // splits, Model::activation_bytes for every vertex, logits and their gradient, parameters,
-// gradients, and the optimiser state (2x parameters for Adam/AdamW, 1x for SGD with momentum).
+// gradients, the optimiser state (2x parameters for Adam/AdamW, 1x for SGD with momentum), and
+// the CPU SpMM's panel when a layer is wider than it (cpu_spmm_panel_item).
 // O(1) work; allocates nothing.
 MemoryPlan plan_training_memory(const datasets::Dataset& ds, const Model& model, const OptimizerConfig& optimizer);
 

@@ -52,8 +52,8 @@ class FirstError {
 };
 
 // Runs fn(block) on every block on all threads; rethrows the error on the smallest line.
-// Reports progress in rows (`rows` < 0: total unknown) through the logger. Ends with Error
-// when `stop` becomes true.
+// Reports progress in rows (`rows` < 0: total unknown) through the logger. Ends early with
+// Error when `stop` becomes true before the last block is handed out.
 template <class Fn>
 void for_each_block(LineBlockReader& reader, std::int64_t rows, Fn&& fn, const std::atomic<bool>* stop = nullptr) {
   Progress progress("reading " + reader.path(), rows);

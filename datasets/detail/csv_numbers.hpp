@@ -43,7 +43,8 @@ Array<std::int64_t> read_id_list(const std::string& path, const IdColumn& column
 
 // Reads rows.rows x F float32 values (F = the number of fields on line 1; rows.rows >= 0
 // required). Integer files are converted. NaN and infinities are errors. When `stop` is given
-// and becomes true (set by another thread), the read ends early with halo::Error.
+// and becomes true (set by another thread) before the last block is handed out, the read ends
+// early with halo::Error (or with the error of a block parsed before).
 Array<float> read_float_matrix(const std::string& path, const ExpectedRows& rows,
                                const std::atomic<bool>* stop = nullptr);
 

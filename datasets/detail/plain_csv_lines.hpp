@@ -73,6 +73,7 @@ inline __m128i digit_lanes(__m128i bytes) {
 // weighs 10^(15 - lane); the whole part moves one lane up over the '.' to follow the same rule.
 inline bool plain_decimal_field(const char* s, const char* e, float& value) {
   const bool negative = *s == '-';
+  if (e - s > 17) return false;
   const int n = static_cast<int>(e - s) - (negative ? 1 : 0);
   if (n < 3 || n > 16) return false;
   const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(e - 16));
@@ -94,8 +95,9 @@ inline bool plain_decimal_field(const char* s, const char* e, float& value) {
 // The field [s, e) as a non-negative integer, when it is 1 to 16 digits. Reads the 16 bytes
 // before e, which must be readable.
 inline bool plain_integer_field(const char* s, const char* e, std::int64_t& value) {
+  if (e - s > 16) return false;
   const int n = static_cast<int>(e - s);
-  if (n < 1 || n > 16) return false;
+  if (n < 1) return false;
   const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(e - 16));
   const __m128i digit = digit_lanes(bytes);
   const unsigned range = (0xffffu << (16 - n)) & 0xffffu;
@@ -109,9 +111,10 @@ inline bool plain_integer_field(const char* s, const char* e, std::int64_t& valu
 // ending in '\n': field(k, c, s, e) takes field c of line k, the bytes [s, e), and returns
 // whether it could. (The field readers above need 16 readable bytes before e, which the first
 // fields of [begin, end) may lack: the caller checks.) The first line with a field that `field`
-// declines, or the wrong field count, ends the run, as does a line that reaches into the last 64
-// bytes before `end`; `next` points to that line's start, some of whose fields may have been
-// taken. Cost: one pass over the text; deterministic.
+// declines, or the wrong field count, ends the run, as does a line whose '\n' lies in the tail
+// of fewer than 64 bytes left over by the 64-byte steps from `begin`; `next` points to that
+// line's start, some of whose fields may have been taken. Cost: one pass over the text;
+// deterministic.
 template <class Field>
 PlainLines parse_plain_lines(const char* begin, const char* end, std::int64_t max_lines, std::int64_t cols,
                              Field&& field) {
@@ -140,6 +143,10 @@ PlainLines parse_plain_lines(const char* begin, const char* end, std::int64_t ma
 }
 
 #else
+
+// Without SSE2 the fast path takes nothing and the careful reader parses every line.
+inline bool plain_decimal_field(const char*, const char*, float&) { return false; }
+inline bool plain_integer_field(const char*, const char*, std::int64_t&) { return false; }
 
 template <class Field>
 PlainLines parse_plain_lines(const char* begin, const char*, std::int64_t, std::int64_t, Field&&) {

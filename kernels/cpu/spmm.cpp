@@ -26,12 +26,12 @@ constexpr std::int64_t ranges_per_thread = 4;
 constexpr std::int64_t prefetch_distance = 16;
 constexpr std::int64_t narrow_prefetch_distance = 32;
 // Wider features are multiplied one column panel at a time, each first copied into a dense
-// rows x 64 block: the rows gathered at random then come from a block a quarter the size (at
-// width 256) that the caches keep far better than the same bytes spread over the wide rows, whose
-// neighbouring lines the hardware prefetcher fetches too. The copy costs one pass over X. Width
-// 128: 10-20 % faster, 256: 23 %; 64 beat 32 and 128 (halo-bench spmm, 250 K vertices, 2-core
-// Xeon).
-constexpr std::int64_t panel_width = 64;
+// rows x 64 block (kernels::cpu_spmm_panel_columns): the rows gathered at random then come from a
+// block a quarter the size (at width 256) that the caches keep far better than the same bytes
+// spread over the wide rows, whose neighbouring lines the hardware prefetcher fetches too. The
+// copy costs one pass over X. Width 128: 10-20 % faster, 256: 23 %; 64 beat 32 and 128
+// (halo-bench spmm, 250 K vertices, 2-core Xeon).
+constexpr std::int64_t panel_width = cpu_spmm_panel_columns;
 
 // The loops below are written for g++ -O3 to vectorise over the feature dimension: contiguous
 // rows, no aliasing (__restrict), and eight (then four) neighbours per pass over the output row,
@@ -210,7 +210,7 @@ void spmm_impl(const graph::CsrView<I>& a, ConstTensorView x, TensorView out, Ac
   // One panel of X at a time, copied into a dense rows x panel_width block; each output value
   // is still the same sum in the same order, so the result is bit for bit the unpanelled one.
   const std::unique_ptr<float, void (*)(float*)> panel(
-      static_cast<float*>(allocate(static_cast<std::size_t>(x.rows * panel_width) * sizeof(float))),
+      static_cast<float*>(allocate(static_cast<std::size_t>(cpu_spmm_workspace_bytes(x.rows, x.cols)))),
       [](float* p) { release(p); });
   for (std::int64_t c0 = 0; c0 < x.cols; c0 += panel_width) {
     const std::int64_t width = std::min(panel_width, x.cols - c0);

@@ -14,6 +14,7 @@
 #include "datasets/ogb_reader.hpp"
 #include "graph/base/error.hpp"
 #include "graph/build.hpp"
+#include "kernels/spmm.hpp"
 #include "tests/reference/naive_layers.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/test_paths.hpp"
@@ -286,6 +287,15 @@ TEST_CASE("the GPU's memory plan is the CPU plan less the stored CSR, checked ag
   CHECK(gpu.items.size() + 1 == cpu.items.size());
   CHECK(gpu.total_bytes() == cpu.total_bytes() - csr);
   CHECK_FALSE(has_item(gpu, "graph (CSR)"));
+  // A layer wider than the CPU SpMM's panel: the panel's item stays on the CPU side too.
+  ModelConfig wide_config = config;
+  wide_config.hidden = kernels::cpu_spmm_panel_columns + 1;
+  const Model wide(wide_config, ds.target().features.cols(), ds.meta.num_classes, 1, operators);
+  const MemoryPlan wide_cpu = plan_training_memory(ds, wide, OptimizerConfig{});
+  REQUIRE(has_item(wide_cpu, cpu_spmm_panel_item));
+  const MemoryPlan wide_gpu = detail::gpu_memory_plan(wide_cpu);
+  CHECK_FALSE(has_item(wide_gpu, cpu_spmm_panel_item));
+  CHECK(wide_gpu.items.size() + 2 == wide_cpu.items.size());
   const Device d = Device::cuda();
   CHECK_NOTHROW(detail::check_gpu_memory_plan(gpu, 0, d, gpu.total_bytes()));
   CHECK_THROWS_AS(detail::check_gpu_memory_plan(gpu, 0, d, gpu.total_bytes() - 1), UnsupportedError);

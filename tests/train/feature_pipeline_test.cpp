@@ -383,6 +383,20 @@ TEST_CASE("FeaturePipeline::aggregate computes Â·X by column panels equal to t
   CHECK_THROWS_AS(pipeline.aggregate(test::random_graph(seed, n + 1, 10, false)), InvalidArgument);
 }
 
+TEST_CASE("FeaturePipeline::aggregate takes panels no wider than the CPU SpMM's, whatever the budget", "[train]") {
+  const std::int64_t n = 200, f = kernels::cpu_spmm_panel_columns * 2 + 9;  // 137 columns
+  const std::uint64_t seed = test::case_seed(16);
+  const graph::CsrGraph a = test::random_graph(seed, n, 900, false);
+  Features x = random_features(seed, n, f);
+  Tensor expected = Tensor::empty(n, f);
+  kernels::spmm(a, {x.array.data(), n, f, f, kernels::Device::cpu()}, expected.view());
+  const FeatureSource source = FeatureSource::from_array(std::move(x.array));
+  FeaturePipeline pipeline(source, options(std::int64_t{1} << 30));  // room for every column at once
+  const Array<float> z = pipeline.aggregate(a);
+  CHECK(pipeline.last_pass().chunks == 3);  // 64 + 64 + 9 columns
+  CHECK(z.to_vector() == expected.to_vector());
+}
+
 TEST_CASE("Streaming a precomputed Â·X gives (Â·X)·W", "[train]") {
   const std::int64_t n = 200, f = 10;
   const std::uint64_t seed = test::case_seed(15);

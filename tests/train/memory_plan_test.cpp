@@ -7,6 +7,7 @@
 #include <string>
 
 #include "graph/base/error.hpp"
+#include "kernels/spmm.hpp"
 #include "tests/train/trainer_fixture.hpp"
 #include "train/trainer.hpp"
 
@@ -64,6 +65,19 @@ TEST_CASE("plan_training_memory counts graph, features, activations, parameters 
   CHECK(item(plan_training_memory(ds, model, sgd), "optimizer state") == params);
   sgd.momentum = 0.0f;
   CHECK(item(plan_training_memory(ds, model, sgd), "optimizer state") == 0);
+}
+
+TEST_CASE("plan_training_memory counts the CPU SpMM's panel only when a layer is wider than it", "[train]") {
+  const datasets::Dataset ds = test::small_sbm();
+  const std::int64_t n = ds.graph.num_rows();
+  ModelConfig config = test::small_gcn();
+  GraphOperators ops = build_graph_operators(ds.graph, config.kind);
+  const Model narrow(config, 12, 3, 1, ops);
+  for (const MemoryItem& i : plan_training_memory(ds, narrow, OptimizerConfig{}).items) CHECK(i.name != cpu_spmm_panel_item);
+  config.hidden = kernels::cpu_spmm_panel_columns + 1;
+  const Model wide(config, 12, 3, 1, ops);
+  CHECK(item(plan_training_memory(ds, wide, OptimizerConfig{}), cpu_spmm_panel_item) ==
+        4 * n * kernels::cpu_spmm_panel_columns);
 }
 
 TEST_CASE("check_memory_plan refuses a plan over the limit or the machine, with the numbers", "[train]") {

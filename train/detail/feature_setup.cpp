@@ -67,7 +67,7 @@ FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const Model& model, c
 MemoryPlan gpu_memory_plan(MemoryPlan plan) {
   std::vector<MemoryItem> kept;
   for (MemoryItem& item : plan.items)
-    if (item.name != stored_graph_item) kept.push_back(std::move(item));
+    if (item.name != stored_graph_item && item.name != cpu_spmm_panel_item) kept.push_back(std::move(item));
   plan.items = std::move(kept);
   return plan;
 }
