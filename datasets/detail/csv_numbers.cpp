@@ -235,7 +235,7 @@ std::vector<Array<I>> read_id_columns(const std::string& path, const ExpectedRow
     const PlainLines fast =
         parse_plain_lines(b.begin(), b.end(), allowed, cols, [&](std::int64_t k, std::int64_t c, const char* s, const char* e) {
           std::int64_t v = 0;
-          if (!((e - b.begin() >= 16 && plain_integer_field(s, e, v)) || whole_integer_field(s, e, v)) ||
+          if (!(plain_integer_field(b.begin(), s, e, v) || whole_integer_field(s, e, v)) ||
               v >= columns[static_cast<std::size_t>(c)].limit)
             return false;
           dst[static_cast<std::size_t>(c)][b.first_line - 1 + k] = static_cast<I>(v);
@@ -295,7 +295,7 @@ Array<float> read_float_matrix(const std::string& path, const ExpectedRows& rows
     const PlainLines fast =
         parse_plain_lines(b.begin(), b.end(), allowed, cols, [&](std::int64_t k, std::int64_t c, const char* s, const char* e) {
           float& v = first[k * cols + c];
-          return (e - b.begin() >= 16 && plain_decimal_field(s, e, v)) || whole_float_field(s, e, v);
+          return plain_decimal_field(b.begin(), s, e, v) || whole_float_field(s, e, v);
         });
     float* row0 = x + (b.first_line - 1 + fast.lines) * cols;
     parse_lines(path, fast.next, b.end(), b.first_line + fast.lines, allowed - fast.lines, cols,

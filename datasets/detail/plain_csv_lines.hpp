@@ -62,18 +62,19 @@ inline std::uint64_t lanes_value(__m128i digits) {
   return high * 100000000u + low;
 }
 
-// Digit lanes of the 16 bytes before e (lanes holding '0'..'9' set).
+// The lanes of `bytes` that hold '0'..'9', set.
 inline __m128i digit_lanes(__m128i bytes) {
   return _mm_and_si128(_mm_cmpgt_epi8(bytes, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(bytes, _mm_set1_epi8('9' + 1)));
 }
 
 // The field [s, e) as a float, when it is [-]d+.d+ in at most 16 bytes after the sign (so at
 // most 15 digits, m < 2^53) and decimal_to_float can decide the rounding. Reads the 16 bytes
-// before e, which must be readable. With the field's last byte in lane 15 a fraction digit
-// weighs 10^(15 - lane); the whole part moves one lane up over the '.' to follow the same rule.
-inline bool plain_decimal_field(const char* s, const char* e, float& value) {
+// before e, so declines a field ending less than 16 bytes after `readable`, the first byte it may
+// read. With the field's last byte in lane 15 a fraction digit weighs 10^(15 - lane); the whole
+// part moves one lane up over the '.' to follow the same rule.
+inline bool plain_decimal_field(const char* readable, const char* s, const char* e, float& value) {
   const bool negative = *s == '-';
-  if (e - s > 17) return false;
+  if (e - readable < 16 || e - s > 17) return false;
   const int n = static_cast<int>(e - s) - (negative ? 1 : 0);
   if (n < 3 || n > 16) return false;
   const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(e - 16));
@@ -93,9 +94,9 @@ inline bool plain_decimal_field(const char* s, const char* e, float& value) {
 }
 
 // The field [s, e) as a non-negative integer, when it is 1 to 16 digits. Reads the 16 bytes
-// before e, which must be readable.
-inline bool plain_integer_field(const char* s, const char* e, std::int64_t& value) {
-  if (e - s > 16) return false;
+// before e, so declines a field ending less than 16 bytes after `readable`.
+inline bool plain_integer_field(const char* readable, const char* s, const char* e, std::int64_t& value) {
+  if (e - readable < 16 || e - s > 16) return false;
   const int n = static_cast<int>(e - s);
   if (n < 1) return false;
   const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(e - 16));
@@ -109,12 +110,11 @@ inline bool plain_integer_field(const char* s, const char* e, std::int64_t& valu
 
 // Parses up to max_lines lines of [begin, end), each of exactly `cols` comma-separated fields
 // ending in '\n': field(k, c, s, e) takes field c of line k, the bytes [s, e), and returns
-// whether it could. (The field readers above need 16 readable bytes before e, which the first
-// fields of [begin, end) may lack: the caller checks.) The first line with a field that `field`
-// declines, or the wrong field count, ends the run, as does a line whose '\n' lies in the tail
-// of fewer than 64 bytes left over by the 64-byte steps from `begin`; `next` points to that
-// line's start, some of whose fields may have been taken. Cost: one pass over the text;
-// deterministic.
+// whether it could (the field readers above with `begin` as their first readable byte). The
+// first line with a field that `field` declines, or the wrong field count, ends the run, as does
+// a line whose '\n' lies in the tail of fewer than 64 bytes left over by the 64-byte steps from
+// `begin`; `next` points to that line's start, some of whose fields may have been taken. Cost:
+// one pass over the text; deterministic.
 template <class Field>
 PlainLines parse_plain_lines(const char* begin, const char* end, std::int64_t max_lines, std::int64_t cols,
                              Field&& field) {
@@ -145,8 +145,8 @@ PlainLines parse_plain_lines(const char* begin, const char* end, std::int64_t ma
 #else
 
 // Without SSE2 the fast path takes nothing and the careful reader parses every line.
-inline bool plain_decimal_field(const char*, const char*, float&) { return false; }
-inline bool plain_integer_field(const char*, const char*, std::int64_t&) { return false; }
+inline bool plain_decimal_field(const char*, const char*, const char*, float&) { return false; }
+inline bool plain_integer_field(const char*, const char*, const char*, std::int64_t&) { return false; }
 
 template <class Field>
 PlainLines parse_plain_lines(const char* begin, const char*, std::int64_t, std::int64_t, Field&&) {

@@ -4,7 +4,6 @@
 // Features wider than 64 go through in dense panels of 64 columns.
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -214,12 +213,9 @@ void spmm_impl(const graph::CsrView<I>& a, ConstTensorView x, TensorView out, Ac
       [](float* p) { release(p); });
   for (std::int64_t c0 = 0; c0 < x.cols; c0 += panel_width) {
     const std::int64_t width = std::min(panel_width, x.cols - c0);
-    const std::size_t row_bytes = static_cast<std::size_t>(width) * sizeof(float);
-    parallel_for_ranges(0, x.rows, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t r = begin; r < end; ++r) std::memcpy(panel.get() + r * width, x.row(r) + c0, row_bytes);
-    });
-    multiply(ConstTensorView{panel.get(), x.rows, width, width, x.device},
-             TensorView{out.data + c0, out.rows, width, out.stride, out.device});
+    const TensorView dense{panel.get(), x.rows, width, width, x.device};
+    cpu::copy(ConstTensorView{x.data + c0, x.rows, width, x.stride, x.device}, dense);
+    multiply(dense, TensorView{out.data + c0, out.rows, width, out.stride, out.device});
   }
 }
 

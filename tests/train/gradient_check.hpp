@@ -67,4 +67,15 @@ inline GradientErrors check_layer_gradients(train::Layer& layer, Dense& x, std::
   return errors;
 }
 
+// One CHECK per parameter, in order: got[k]'s gradient within `tolerance` (largest relative
+// error) of expected[k]'s; for the same layer or model built twice and run two ways.
+inline void check_parameter_grads_close(const std::vector<train::Parameter*>& got,
+                                        const std::vector<train::Parameter*>& expected, double tolerance) {
+  REQUIRE(got.size() == expected.size());
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    CAPTURE(expected[k]->name);
+    CHECK(max_relative_error(to_dense(got[k]->grad), to_dense(expected[k]->grad)) < tolerance);
+  }
+}
+
 }  // namespace halo::test

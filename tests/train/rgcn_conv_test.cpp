@@ -617,11 +617,7 @@ TEST_CASE("RgcnConv with training rows computes those rows and the gradients of 
     CAPTURE(t);
     CHECK(test::max_relative_error(test::to_dense(gx_some[t]), test::to_dense(gx_all[t])) < 1e-6);
   }
-  for (std::size_t k = 0; k < params.size(); ++k) {
-    CAPTURE(all.parameters()[k]->name);
-    CHECK(test::max_relative_error(test::to_dense(some.parameters()[k]->grad),
-                                   test::to_dense(all.parameters()[k]->grad)) < 1e-6);
-  }
+  test::check_parameter_grads_close(some.parameters(), all.parameters(), 1e-6);
 
   // Misuse: a row outside the type's outputs, a row twice, a type the layer does not compute, a
   // gradient of every row after a forward of the selected ones.
@@ -699,11 +695,7 @@ TEST_CASE("RgcnConv with a streamed input type computes what the resident input 
     CAPTURE(t);
     CHECK(test::max_relative_error(test::to_dense(gx_streaming[t]), test::to_dense(gx_resident[t])) < 1e-5);
   }
-  for (std::size_t k = 0; k < params.size(); ++k) {
-    CAPTURE(resident.parameters()[k]->name);
-    CHECK(test::max_relative_error(test::to_dense(streaming.parameters()[k]->grad),
-                                   test::to_dense(resident.parameters()[k]->grad)) < 1e-5);
-  }
+  test::check_parameter_grads_close(streaming.parameters(), resident.parameters(), 1e-5);
 
   // Misuse: no streamed input for a streamed type, or no sink for its gradient.
   CHECK_THROWS_AS(streaming.forward(views, Step{}), InvalidArgument);

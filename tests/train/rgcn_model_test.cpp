@@ -563,11 +563,7 @@ TEST_CASE("RgcnModel trained on the training rows' logits alone follows the mode
     CHECK(loss_some.loss_sum == Approx(loss_every.loss_sum).epsilon(1e-6));
     every.backward(std::move(grad_every), step);
     some.backward(std::move(grad_some), step);
-    for (std::size_t k = 0; k < every.parameters().size(); ++k) {
-      CAPTURE(every.parameters()[k]->name);
-      CHECK(test::max_relative_error(test::to_dense(some.parameters()[k]->grad),
-                                     test::to_dense(every.parameters()[k]->grad)) < 1e-5);
-    }
+    test::check_parameter_grads_close(some.parameters(), every.parameters(), 1e-5);
     opt_every->step(every.parameters());
     opt_some->step(some.parameters());
     every.sparse_step(adam);
@@ -640,11 +636,7 @@ TEST_CASE("RgcnModel with streamed tables trains as with the tables resident", "
     }
     CHECK(losses[1] == Approx(losses[0]).epsilon(1e-5));
     if (epoch == 1) {
-      for (std::size_t k = 0; k < resident.parameters().size(); ++k) {
-        CAPTURE(resident.parameters()[k]->name);
-        CHECK(test::max_relative_error(test::to_dense(streamed.parameters()[k]->grad),
-                                       test::to_dense(resident.parameters()[k]->grad)) < 1e-5);
-      }
+      test::check_parameter_grads_close(streamed.parameters(), resident.parameters(), 1e-5);
       for (int t : {1, 2}) {
         CAPTURE(t);
         CHECK(streamed.embedding(t)->num_touched() == resident.embedding(t)->num_touched());

@@ -27,11 +27,25 @@ RgcnModelConfig small_rgcn() {
   return m;
 }
 
+// small_rgcn with dropout on the hidden layers and on the input embeddings: the randomness a
+// resumed or a streamed run must reproduce.
+RgcnModelConfig small_rgcn_with_dropout() {
+  RgcnModelConfig m = small_rgcn();
+  m.dropout = 0.5f;
+  m.input_dropout = 0.3f;
+  return m;
+}
+
+datasets::Dataset tiny_hetero_with_reverse_relations() {
+  datasets::Dataset ds = test::tiny_hetero();
+  ds.hetero.add_reverse_relations();
+  return ds;
+}
+
 }  // namespace
 
 TEST_CASE("train_rgcn fits the tiny heterogeneous dataset, the same way every time", "[train]") {
-  datasets::Dataset ds = test::tiny_hetero();
-  ds.hetero.add_reverse_relations();
+  const datasets::Dataset ds = tiny_hetero_with_reverse_relations();
   TrainConfig c = test::short_training(40);
   c.optimizer.lr = 0.05f;
   const TrainSummary a = train_rgcn(ds, small_rgcn(), c);
@@ -54,11 +68,8 @@ TEST_CASE("train_rgcn refuses homogeneous data; train() points to rgcn", "[train
 TEST_CASE("train_rgcn resumed from a checkpoint repeats an uninterrupted run's losses bitwise", "[train]") {
   // Dropout, and embedding tables whose sparse Adam state (moments, per-row step counts) must
   // come back exactly for the resumed steps to match.
-  datasets::Dataset ds = test::tiny_hetero();
-  ds.hetero.add_reverse_relations();
-  RgcnModelConfig m = small_rgcn();
-  m.dropout = 0.5f;
-  m.input_dropout = 0.3f;
+  const datasets::Dataset ds = tiny_hetero_with_reverse_relations();
+  const RgcnModelConfig m = small_rgcn_with_dropout();
   TrainConfig c = test::short_training(9);
   c.optimizer.lr = 0.05f;
   const TrainSummary whole = train_rgcn(ds, m, c);
@@ -103,11 +114,8 @@ TEST_CASE("R-GCN classifies ACM's papers well above chance", "[train][slow]") {
 }
 
 TEST_CASE("train_rgcn with a feature memory budget streams the tables and follows the resident run", "[train]") {
-  datasets::Dataset ds = test::tiny_hetero();
-  ds.hetero.add_reverse_relations();
-  RgcnModelConfig m = small_rgcn();
-  m.dropout = 0.5f;
-  m.input_dropout = 0.3f;
+  const datasets::Dataset ds = tiny_hetero_with_reverse_relations();
+  const RgcnModelConfig m = small_rgcn_with_dropout();
   TrainConfig c = test::short_training(6);
   c.optimizer.lr = 0.05f;
   const TrainSummary resident = train_rgcn(ds, m, c);
