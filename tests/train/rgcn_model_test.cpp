@@ -2,9 +2,9 @@
 // initialisation from the seed), its forward and backward through log_softmax_nll against a
 // float64 R-GCN written edge by edge and central finite differences (dense parameters and
 // embedding tables, with dropout keyed on global ids), the sparse update leaving rows outside the
-// target's receptive field untouched, results that do not depend on the thread count, training
-// on the training rows' logits alone, streamed tables against resident ones, the memory estimate,
-// and misuse.
+// target's receptive field untouched, results that do not depend on the thread count beyond
+// float32 rounding, training on the training rows' logits alone, streamed tables against resident
+// ones, the memory estimate, and misuse.
 #include "train/rgcn_model.hpp"
 
 #include <algorithm>
@@ -504,8 +504,10 @@ TEST_CASE("RgcnModel computes the same logits, gradients and updates on one and 
       kernels::log_softmax_nll(logits.view(), labels.data(), {rows.data(), static_cast<std::int64_t>(rows.size())},
                                1.0f / static_cast<float>(rows.size()), grad.view());
       model.backward(std::move(grad), step);
-      for (Parameter* p : model.parameters()) o.grads.push_back(p->grad.to_vector());
-      o.grads.push_back(model.embedding(1)->parameter().grad.to_vector());
+      if (epoch == 1) {
+        for (Parameter* p : model.parameters()) o.grads.push_back(p->grad.to_vector());
+        o.grads.push_back(model.embedding(1)->parameter().grad.to_vector());
+      }
       optimizer->step(model.parameters());
       model.sparse_step(adam);
     }
@@ -514,9 +516,27 @@ TEST_CASE("RgcnModel computes the same logits, gradients and updates on one and 
   };
   const Outcome one = test::with_threads(1, run);
   const Outcome two = test::with_threads(2, run);
-  CHECK(one.logits == two.logits);
-  CHECK(one.grads == two.grads);
-  CHECK(one.tables == two.tables);
+  // halo's own kernels give the same bits on any thread count, but OpenBLAS's GEMM promises that
+  // only for a fixed count: its Haswell kernels (which it also picks on AMD's Zen 5) block the
+  // product differently on two threads. So one forward and backward agree to float32 rounding, and
+  // three Adam steps to 1e-3 of the tables' scale: Adam divides by √v, so an entry whose gradient
+  // is rounding noise may move by up to the learning rate (seen: 4e-4 over 60 seeds).
+  using Arrays = std::vector<std::vector<float>>;
+  const auto worst = [](const Arrays& expected, const Arrays& got) {
+    REQUIRE(expected.size() == got.size());
+    double w = 0;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      Dense e(1, static_cast<std::int64_t>(expected[i].size())), g(1, static_cast<std::int64_t>(got[i].size()));
+      std::copy(expected[i].begin(), expected[i].end(), e.v.begin());
+      std::copy(got[i].begin(), got[i].end(), g.v.begin());
+      w = std::max(w, test::max_relative_error(g, e));
+    }
+    return w;
+  };
+  CHECK(worst({one.logits[0]}, {two.logits[0]}) < 1e-5);
+  CHECK(worst(one.grads, two.grads) < 1e-5);
+  CHECK(worst(one.logits, two.logits) < 1e-3);
+  CHECK(worst(one.tables, two.tables) < 1e-3);
 }
 
 TEST_CASE("RgcnModel trained on the training rows' logits alone follows the model that computes every row",
