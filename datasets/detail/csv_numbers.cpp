@@ -15,6 +15,7 @@
 #include "datasets/detail/line_blocks.hpp"
 #include "datasets/detail/parse_number.hpp"
 #include "datasets/detail/plain_csv_lines.hpp"
+#include "datasets/detail/plain_rows_avx512.hpp"
 #include "graph/base/error.hpp"
 #include "graph/base/parallel.hpp"
 #include "graph/base/progress.hpp"
@@ -200,17 +201,27 @@ inline std::int64_t parse_id(const std::string& path, const char*& p, const char
   return v;
 }
 
-// For the fast path's fields that its plain readers decline: one whole number that parse_float
-// reads to the field's end and that is finite ("1e-05", a field at a block's start).
-__attribute__((noinline)) bool whole_float_field(const char* s, const char* e, float& value) {
-  const std::from_chars_result r = parse_float(s, e, value);
-  return r.ec == std::errc() && r.ptr == e && std::isfinite(value);
+// The fast path over up to `lines` lines of a block: the AVX-512 readers where the CPU has them,
+// else the SSE2 line walker; the same values and the same stopping line either way.
+PlainLines fast_float_lines(const LineBlock& b, std::int64_t lines, std::int64_t cols, float* out) {
+  if (avx512_rows_supported()) return parse_float_rows_avx512(b.begin(), b.end(), lines, cols, out);
+  return parse_plain_lines(b.begin(), b.end(), lines, cols, [&](std::int64_t k, std::int64_t c, const char* s, const char* e) {
+    return fast_float_field(b.begin(), s, e, out[k * cols + c]);
+  });
 }
 
-// Likewise for ids: a non-negative integer that parse_int64 reads to the field's end.
-__attribute__((noinline)) bool whole_integer_field(const char* s, const char* e, std::int64_t& value) {
-  const std::from_chars_result r = parse_int64(s, e, value);
-  return r.ec == std::errc() && r.ptr == e && value >= 0;
+// Likewise for ids: field c of line k below limits[c], to columns[c][k].
+template <class I>
+PlainLines fast_id_lines(const LineBlock& b, std::int64_t lines, const std::vector<std::int64_t>& limits,
+                         const std::vector<I*>& columns) {
+  const auto cols = static_cast<std::int64_t>(limits.size());
+  if (avx512_rows_supported()) return parse_id_rows_avx512(b.begin(), b.end(), lines, cols, limits.data(), columns.data());
+  return parse_plain_lines(b.begin(), b.end(), lines, cols, [&](std::int64_t k, std::int64_t c, const char* s, const char* e) {
+    std::int64_t v = 0;
+    if (!fast_id_field(b.begin(), s, e, v) || v >= limits[static_cast<std::size_t>(c)]) return false;
+    columns[static_cast<std::size_t>(c)][k] = static_cast<I>(v);
+    return true;
+  });
 }
 
 }  // namespace
@@ -229,18 +240,14 @@ std::vector<Array<I>> read_id_columns(const std::string& path, const ExpectedRow
     out.push_back(Array<I>::vector(rows.rows));
     dst.push_back(out.back().data());
   }
+  std::vector<std::int64_t> limits;
+  for (const IdColumn& c : columns) limits.push_back(c.limit);
   LineBlockReader reader(path);
   for_each_block(reader, rows.rows, [&](const LineBlock& b) {
     const std::int64_t allowed = allowed_rows(b, rows);
-    const PlainLines fast =
-        parse_plain_lines(b.begin(), b.end(), allowed, cols, [&](std::int64_t k, std::int64_t c, const char* s, const char* e) {
-          std::int64_t v = 0;
-          if (!(plain_integer_field(b.begin(), s, e, v) || whole_integer_field(s, e, v)) ||
-              v >= columns[static_cast<std::size_t>(c)].limit)
-            return false;
-          dst[static_cast<std::size_t>(c)][b.first_line - 1 + k] = static_cast<I>(v);
-          return true;
-        });
+    std::vector<I*> block_dst(dst.size());
+    for (std::size_t c = 0; c < dst.size(); ++c) block_dst[c] = dst[c] + (b.first_line - 1);
+    const PlainLines fast = fast_id_lines(b, allowed, limits, block_dst);
     const std::int64_t first_row = b.first_line - 1 + fast.lines;
     parse_lines(path, fast.next, b.end(), b.first_line + fast.lines, allowed - fast.lines, cols,
                 [&](const char*& p, const char* end, std::int64_t c, std::int64_t line, std::int64_t k) {
@@ -292,11 +299,7 @@ Array<float> read_float_matrix(const std::string& path, const ExpectedRows& rows
   for_each_block(reader, rows.rows, [&](const LineBlock& b) {
     const std::int64_t allowed = allowed_rows(b, rows);
     float* first = x + (b.first_line - 1) * cols;
-    const PlainLines fast =
-        parse_plain_lines(b.begin(), b.end(), allowed, cols, [&](std::int64_t k, std::int64_t c, const char* s, const char* e) {
-          float& v = first[k * cols + c];
-          return plain_decimal_field(b.begin(), s, e, v) || whole_float_field(s, e, v);
-        });
+    const PlainLines fast = fast_float_lines(b, allowed, cols, first);
     float* row0 = x + (b.first_line - 1 + fast.lines) * cols;
     parse_lines(path, fast.next, b.end(), b.first_line + fast.lines, allowed - fast.lines, cols,
                 [&](const char*& p, const char* end, std::int64_t c, std::int64_t line, std::int64_t k) {

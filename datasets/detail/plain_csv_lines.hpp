@@ -5,7 +5,9 @@
 // start of its line, for the careful reader (csv_numbers.cpp) to parse or to report.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <system_error>
 
 #include "datasets/detail/parse_number.hpp"
 
@@ -154,5 +156,29 @@ PlainLines parse_plain_lines(const char* begin, const char*, std::int64_t, std::
 }
 
 #endif
+
+// For the fields the plain readers decline: one whole number that parse_float reads to the
+// field's end and that is finite ("1e-05", a field at a block's start).
+__attribute__((noinline)) inline bool whole_float_field(const char* s, const char* e, float& value) {
+  const std::from_chars_result r = parse_float(s, e, value);
+  return r.ec == std::errc() && r.ptr == e && std::isfinite(value);
+}
+
+// Likewise for ids: a non-negative integer that parse_int64 reads to the field's end.
+__attribute__((noinline)) inline bool whole_integer_field(const char* s, const char* e, std::int64_t& value) {
+  const std::from_chars_result r = parse_int64(s, e, value);
+  return r.ec == std::errc() && r.ptr == e && value >= 0;
+}
+
+// The fast path's reading of one float field [s, e): the plain reader's value, or else the whole
+// field's; false when neither takes it (the careful reader then parses or reports the line).
+inline bool fast_float_field(const char* readable, const char* s, const char* e, float& value) {
+  return plain_decimal_field(readable, s, e, value) || whole_float_field(s, e, value);
+}
+
+// Likewise for one id field: a non-negative integer.
+inline bool fast_id_field(const char* readable, const char* s, const char* e, std::int64_t& value) {
+  return plain_integer_field(readable, s, e, value) || whole_integer_field(s, e, value);
+}
 
 }  // namespace halo::datasets::detail

@@ -17,55 +17,18 @@
 #include "datasets/detail/csv_numbers.hpp"
 #include "graph/base/error.hpp"
 #include "tests/datasets/ogb_fixture.hpp"
+#include "tests/datasets/random_csv_fields.hpp"
 #include "tests/support/test_paths.hpp"
 #include "tests/support/thread_count.hpp"
 
 using namespace halo;
 using namespace halo::datasets::detail;
+using halo::test::random_field;
 
 namespace {
 
 // 16 bytes of other text before every field: the readers load the 16 bytes that end the field.
 const std::string kBefore = "0123456789,98765,";
-
-// A random field of the shapes feature files hold and of the shapes next to them.
-std::string random_field(std::mt19937_64& rng) {
-  std::string s;
-  switch (rng() % 8) {
-    case 0: {  // shortest decimal of a random float
-      char text[64];
-      const float f = std::ldexp(std::uniform_real_distribution<float>(-1, 1)(rng), static_cast<int>(rng() % 40) - 30);
-      const auto r = std::to_chars(text, text + sizeof text, f, rng() % 2 ? std::chars_format::general : std::chars_format::fixed);
-      return std::string(text, r.ptr);
-    }
-    case 1: {  // fixed precision, as numpy and pandas write
-      char text[64];
-      std::snprintf(text, sizeof text, "%.*f", static_cast<int>(rng() % 17), std::uniform_real_distribution<double>(-1e6, 1e6)(rng));
-      return text;
-    }
-    case 2:  // a midpoint between two floats, or next to one
-      return std::to_string(16777217 + 2 * static_cast<int>(rng() % 8)) + ".0";
-    case 3:
-      return "";
-    default: {  // [-|+]digits[.digits] with lengths at and past the 16-byte limit
-      static const char* const signs[] = {"", "", "-", "+"};
-      s = signs[rng() % 4];
-      const int whole = static_cast<int>(rng() % 12);
-      const int fraction = static_cast<int>(rng() % 14);
-      for (int d = 0; d < whole; ++d) s += static_cast<char>('0' + rng() % 10);
-      if (rng() % 8 != 0) s += '.';
-      for (int d = 0; d < fraction; ++d) s += static_cast<char>('0' + rng() % 10);
-      if (rng() % 16 == 0) s.insert(rng() % (s.size() + 1), 1, "x.e-"[rng() % 4]);
-      return s;
-    }
-  }
-}
-
-// parse_float or parse_int64 taking the whole field, the way the line walker's fallback does.
-bool whole_float(const char* s, const char* e, float& v) {
-  const auto r = parse_float(s, e, v);
-  return r.ec == std::errc() && r.ptr == e && std::isfinite(v);
-}
 
 }  // namespace
 
@@ -122,7 +85,7 @@ TEST_CASE("parse_plain_lines reads lines as the field-by-field parse does and st
   constexpr std::int64_t lines = 400;
   constexpr std::int64_t cols = 7;
   std::mt19937_64 rng(23);
-  // Lines of decimals whole_float takes (empty and malformed fields replaced).
+  // Lines of decimals whole_float_field takes (empty and malformed fields replaced).
   std::vector<std::string> line_text;
   for (std::int64_t k = 0; k < lines; ++k) {
     std::string line;
@@ -130,7 +93,7 @@ TEST_CASE("parse_plain_lines reads lines as the field-by-field parse does and st
       std::string f;
       float ignored;
       do f = random_field(rng);
-      while (!whole_float(f.data(), f.data() + f.size(), ignored));
+      while (!whole_float_field(f.data(), f.data() + f.size(), ignored));
       line += (c ? "," : "") + f;
     }
     line_text.push_back(line + "\n");
@@ -155,7 +118,7 @@ TEST_CASE("parse_plain_lines reads lines as the field-by-field parse does and st
       const PlainLines done = parse_plain_lines(begin, begin + text.size(), lines, cols,
                                                 [&](std::int64_t k, std::int64_t c, const char* s, const char* e) {
                                                   float& v = fast[static_cast<std::size_t>(k * cols + c)];
-                                                  return plain_decimal_field(begin, s, e, v) || whole_float(s, e, v);
+                                                  return fast_float_field(begin, s, e, v);
                                                 });
       INFO("defect " << defect << " on line " << bad);
       REQUIRE(done.lines == bad);

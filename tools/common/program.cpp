@@ -1,10 +1,13 @@
 // The shared program contract: exit codes, stderr logging, JSON summaries.
 #include "tools/common/program.hpp"
 
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
@@ -56,6 +59,27 @@ std::string human_bytes(std::uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
   return text;
+}
+
+std::uint64_t peak_memory_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      std::istringstream fields(line.substr(6));
+      std::uint64_t kib = 0;
+      fields >> kib;
+      return kib * 1024;
+    }
+  }
+  return 0;
+}
+
+double cpu_seconds() {
+  struct rusage usage {};
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 }  // namespace halo::tools

@@ -1,5 +1,6 @@
 // What every halo program shares: the error-to-exit-code contract (exit 0 on success, non-zero
-// with a one-line reason on stderr otherwise), logging to stderr, and --json output.
+// with a one-line reason on stderr otherwise), logging to stderr, --json output, and the
+// process's own resource figures for its summaries.
 #pragma once
 
 #include <cstdint>
@@ -24,5 +25,11 @@ void write_json(const std::string& target, const nlohmann::json& summary);
 
 // "1.5 GiB", "312 KiB", "17 B".
 std::string human_bytes(std::uint64_t bytes);
+
+// The process's peak resident memory so far (VmHWM of /proc/self/status), in bytes; 0 when unknown.
+std::uint64_t peak_memory_bytes();
+
+// CPU time the process has used so far, all threads, user and system (getrusage).
+double cpu_seconds();
 
 }  // namespace halo::tools

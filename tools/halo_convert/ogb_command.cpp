@@ -41,11 +41,14 @@ int run_ogb_command(const OgbCommand& c) {
   o.add_reverse_relations = c.add_reverse_relations;
   const datasets::Dataset ds = datasets::read_ogb(c.source, o);
   const double read_seconds = timer.elapsed_seconds();
+  const double read_cpu_seconds = cpu_seconds();
   log_info(fmt::format("read {} in {:.1f} s; writing {}", c.source, read_seconds, c.destination));
   datasets::write_dataset_dir(ds, c.destination, c.force);
   nlohmann::json summary = describe_dataset(ds);
   add_disk_usage(summary, c.destination);
   summary["read_seconds"] = read_seconds;
+  summary["read_cpu_seconds"] = read_cpu_seconds;
+  summary["peak_memory_bytes"] = peak_memory_bytes();
   summary["total_seconds"] = timer.elapsed_seconds();
   log_info(fmt::format("wrote {} ({} vertices, {} edges) in {:.1f} s", c.destination, ds.num_vertices(), ds.num_edges(),
                        timer.elapsed_seconds()));

@@ -1,11 +1,6 @@
 // Partition reports for halo-partition: the JSON summary, its text form, and stage timings.
 #include "tools/halo_partition/report.hpp"
 
-#include <sys/resource.h>
-
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 
 #include "graph/base/log.hpp"
@@ -69,27 +64,6 @@ std::string format_partition_report(const nlohmann::json& j) {
                      human_bytes(p["bytes"].get<std::uint64_t>()));
   }
   return s;
-}
-
-std::uint64_t peak_memory_bytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) {
-      std::istringstream fields(line.substr(6));
-      std::uint64_t kib = 0;
-      fields >> kib;
-      return kib * 1024;
-    }
-  }
-  return 0;
-}
-
-double cpu_seconds() {
-  struct rusage usage {};
-  if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
-  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 StageLog::StageLog() : start_(Clock::now()), last_(start_), last_cpu_(cpu_seconds()) {}

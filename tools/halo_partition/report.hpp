@@ -19,10 +19,6 @@ nlohmann::json describe_partition(const partition::PartitionDirInfo& info);
 // Human-readable lines of a report, for the terminal.
 std::string format_partition_report(const nlohmann::json& report);
 
-// The process's peak resident memory so far (VmHWM of /proc/self/status), in bytes; 0 when unknown.
-std::uint64_t peak_memory_bytes();
-// CPU time the process has used so far, all threads, user and system (getrusage).
-double cpu_seconds();
 
 // Times the stages of a run: each stage logs "stage: seconds, peak memory" as it ends and is kept
 // for the JSON summary, with the CPU time it used (a truer measure on a shared machine).
