@@ -108,18 +108,25 @@ std::unique_ptr<LineBlock> LineBlockReader::take_free_block() {
 
 bool LineBlockReader::produce_one() {
   LineBlock& b = *pending_;
+  // The text arrives in pieces small enough to be counted while they are still in cache (a
+  // second pass over a 4 MiB block would read it back from memory). The tail carried over from
+  // the block before holds no '\n'.
+  constexpr std::size_t piece = std::size_t{128} << 10;
+  std::int64_t newlines = 0;
   const char* cut = nullptr;
   for (;;) {
     while (!eof_ && b.size < b.capacity) {
+      char* at = b.bytes.get() + b.size;
       std::size_t n = 0;
       try {
-        n = reader_.read(b.bytes.get() + b.size, b.capacity - b.size);
+        n = reader_.read(at, std::min(piece, b.capacity - b.size));
       } catch (const IoError& e) {
         if (e.line() != 0) throw;
         // The bad data falls into the line after the last complete one.
-        throw IoError(path_, lines_done_ + count_newlines(b.begin(), b.end()) + 1, bare_message(e));
+        throw IoError(path_, lines_done_ + newlines + 1, bare_message(e));
       }
       if (n == 0) eof_ = true;
+      newlines += count_newlines(at, at + n);
       b.size += n;
     }
     if (eof_) break;
@@ -145,10 +152,11 @@ bool LineBlockReader::produce_one() {
     std::memcpy(next_block->bytes.get(), b.begin() + keep, tail);
     next_block->size = tail;
     b.size = keep;
-    b.num_lines = count_newlines(b.begin(), b.end());
+    b.num_lines = newlines;
   } else {
-    while (b.size > 0 && (b.begin()[b.size - 1] == '\n' || b.begin()[b.size - 1] == '\r')) --b.size;
-    b.num_lines = count_newlines(b.begin(), b.end()) + (b.size > 0 ? 1 : 0);
+    while (b.size > 0 && (b.begin()[b.size - 1] == '\n' || b.begin()[b.size - 1] == '\r'))
+      newlines -= b.begin()[--b.size] == '\n';
+    b.num_lines = newlines + (b.size > 0 ? 1 : 0);
   }
   b.first_line = lines_done_ + 1;
   lines_done_ += b.num_lines;
