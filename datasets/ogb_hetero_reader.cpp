@@ -45,6 +45,11 @@ void check_known_type(const std::map<std::string, std::int64_t>& counts, const s
 
 std::string quoted(const std::string& type) { return "'" + type + "'"; }
 
+// The folder of a relation under raw/: relations/<src>___<rel>___<dst>.
+std::string relation_folder(const graph::RelationType& rel) {
+  return "relations/" + rel.src + "___" + rel.rel + "___" + rel.dst;
+}
+
 }  // namespace
 
 Dataset read_ogb_hetero(OgbSettings& s) {
@@ -87,40 +92,59 @@ Dataset read_ogb_hetero(OgbSettings& s) {
   if (!add_inverse_edge && same_type_relation) throw_unknown_add_inverse_edge(s);
   const bool inverse = add_inverse_edge.value_or(false);
 
-  // The types' features are read beside the relations (see detail/read_beside.hpp); an error in
-  // a relation stops them and is the one reported, as when the files are read in order.
-  ReadBeside<std::map<std::string, Array<float>>> features([&](const std::atomic<bool>* stop) {
+  // The relations and the types' features are read side by side (see detail/read_beside.hpp),
+  // each file of the larger side on a fresh thread whose decoder keeps its priority; an error in a
+  // relation stops the features and is the one reported, as when the files are read in order.
+  std::map<std::string, std::string> feature_paths;
+  std::uintmax_t feature_bytes = 0, relation_bytes = 0;
+  for (const auto& [type, count] : counts) {
+    const std::string path = find_csv(raw + "/node-feat/" + type + "/node-feat.csv");
+    if (path.empty()) continue;
+    feature_paths[type] = path;
+    feature_bytes += file_bytes(path);
+  }
+  for (const Triplet& t : triplets) relation_bytes += file_bytes(find_csv(raw + "/" + relation_folder(t.type) + "/edge.csv"));
+  const ReadRole feature_role = feature_bytes > relation_bytes ? ReadRole::critical : ReadRole::background;
+  const ReadRole relation_role = feature_bytes > relation_bytes ? ReadRole::background : ReadRole::critical;
+  ReadBeside<std::map<std::string, Array<float>>> features(feature_role, [&](const std::atomic<bool>* stop) {
     std::map<std::string, Array<float>> out;
-    for (const auto& [type, count] : counts) {
-      const std::string path = find_csv(raw + "/node-feat/" + type + "/node-feat.csv");
-      if (!path.empty()) out.emplace(type, read_float_matrix(path, {count, count_source(type)}, stop));
-    }
+    for (const auto& [type, path] : feature_paths)
+      out.emplace(type, read_on_own_thread<Array<float>>(feature_role, [&, type = type, path = path] {
+                    return read_float_matrix(path, {counts.at(type), count_source(type)}, stop);
+                  }));
     return out;
   });
   Dataset ds;
   for (const auto& [type, count] : counts) ds.hetero.add_vertex_type(type, count);
   bool all_symmetric = true;
-  for (const Triplet& t : triplets) {
-    const graph::RelationType& rel = t.type;
-    if (inverse && rel.src != rel.dst)
-      throw InvalidArgument("read_ogb: add_inverse_edge is set for '" + s.meta.name + "', but relation " + rel.src +
-                            "___" + rel.rel + "___" + rel.dst + " (" + triplet_table.path + ":" +
-                            std::to_string(t.line) + ") joins two different types and cannot hold its reverse");
-    const std::string relation_folder = "relations/" + rel.src + "___" + rel.rel + "___" + rel.dst;
-    const std::string folder = raw + "/" + relation_folder;
-    const std::string count_path = require_csv(folder + "/num-edge-list.csv");
-    const std::int64_t num_edges = read_single_count(count_path);
-    graph::CooToCsrOptions coo;
-    const bool undirected = rel.src == rel.dst && s.options.to_undirected;
-    coo.symmetrize = inverse || undirected;
-    coo.drop_duplicates = undirected;
-    all_symmetric = all_symmetric && coo.symmetrize;
-    graph::CsrGraph csr = read_edge_csr(
-        require_csv(folder + "/edge.csv"), {num_edges, relation_folder + "/" + base_name(count_path)},
-        {counts.at(rel.src), "source (" + quoted(rel.src) + ") vertex", count_source(rel.src)},
-        {counts.at(rel.dst), "destination (" + quoted(rel.dst) + ") vertex", count_source(rel.dst)}, coo);
-    ds.hetero.add_relation(rel, std::move(csr));
-  }
+  ReadBeside<std::vector<graph::CsrGraph>> relations(relation_role, [&](const std::atomic<bool>*) {
+    std::vector<graph::CsrGraph> out;
+    for (const Triplet& t : triplets) {
+      const graph::RelationType& rel = t.type;
+      if (inverse && rel.src != rel.dst)
+        throw InvalidArgument("read_ogb: add_inverse_edge is set for '" + s.meta.name + "', but relation " + rel.src +
+                              "___" + rel.rel + "___" + rel.dst + " (" + triplet_table.path + ":" +
+                              std::to_string(t.line) + ") joins two different types and cannot hold its reverse");
+      const std::string folder_name = relation_folder(rel);
+      const std::string folder = raw + "/" + folder_name;
+      const std::string count_path = require_csv(folder + "/num-edge-list.csv");
+      const std::int64_t num_edges = read_single_count(count_path);
+      graph::CooToCsrOptions coo;
+      const bool undirected = rel.src == rel.dst && s.options.to_undirected;
+      coo.symmetrize = inverse || undirected;
+      coo.drop_duplicates = undirected;
+      all_symmetric = all_symmetric && coo.symmetrize;
+      out.push_back(read_on_own_thread<graph::CsrGraph>(relation_role, [&] {
+        return read_edge_csr(
+            require_csv(folder + "/edge.csv"), {num_edges, folder_name + "/" + base_name(count_path)},
+            {counts.at(rel.src), "source (" + quoted(rel.src) + ") vertex", count_source(rel.src)},
+            {counts.at(rel.dst), "destination (" + quoted(rel.dst) + ") vertex", count_source(rel.dst)}, coo);
+      }));
+    }
+    return out;
+  });
+  std::vector<graph::CsrGraph> relation_csrs = relations.get();
+  for (std::size_t r = 0; r < triplets.size(); ++r) ds.hetero.add_relation(triplets[r].type, std::move(relation_csrs[r]));
   if (s.options.add_reverse_relations) ds.hetero.add_reverse_relations();
 
   // Features where present, labels for the types nodetype-has-label marks.

@@ -56,16 +56,22 @@ Dataset read_homogeneous(detail::OgbSettings& s) {
   coo.drop_duplicates = s.options.to_undirected;
   const std::string edges_path = detail::require_csv(raw + "/edge.csv");
   const std::string features_path = detail::find_csv(raw + "/node-feat.csv");
-  // The features are read beside the edges (see detail/read_beside.hpp); an error in the edges
-  // stops them and is the one reported, as when the files are read in order.
+  // The edges (and their CSR) and the features are read side by side, each on a thread of its
+  // own (see detail/read_beside.hpp), the larger file's decoder keeping its priority; an error in
+  // the edges stops the features and is the one reported, as when the files are read in order.
+  const bool edges_larger = detail::file_bytes(edges_path) >= detail::file_bytes(features_path);
+  const auto role = [](bool larger) { return larger ? detail::ReadRole::critical : detail::ReadRole::background; };
   std::optional<detail::ReadBeside<Array<float>>> features;
   if (!features_path.empty())
-    features.emplace([&](const std::atomic<bool>* stop) {
+    features.emplace(role(!edges_larger), [&](const std::atomic<bool>* stop) {
       return detail::read_float_matrix(features_path, {n, base_name(nodes_path)}, stop);
     });
+  detail::ReadBeside<graph::CsrGraph> edges(role(edges_larger), [&](const std::atomic<bool>*) {
+    return detail::read_edge_csr(edges_path, {num_edges, base_name(edges_count_path)},
+                                 {n, "source vertex", n_source}, {n, "destination vertex", n_source}, coo);
+  });
   Dataset ds;
-  ds.graph = detail::read_edge_csr(edges_path, {num_edges, base_name(edges_count_path)},
-                                   {n, "source vertex", n_source}, {n, "destination vertex", n_source}, coo);
+  ds.graph = edges.get();
 
   NodeType node;
   node.name = "node";

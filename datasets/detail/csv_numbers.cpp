@@ -16,6 +16,7 @@
 #include "datasets/detail/parse_number.hpp"
 #include "datasets/detail/plain_csv_lines.hpp"
 #include "datasets/detail/plain_rows_avx512.hpp"
+#include "datasets/detail/read_priority.hpp"
 #include "graph/base/error.hpp"
 #include "graph/base/parallel.hpp"
 #include "graph/base/progress.hpp"
@@ -60,7 +61,10 @@ void for_each_block(LineBlockReader& reader, std::int64_t rows, Fn&& fn, const s
   Progress progress("reading " + reader.path(), rows);
   FirstError first;
   std::atomic<bool> stopped{false};
+  // On a read's own thread the parsers give way to the read's critical decoder.
+  const bool lower = in_read_thread();
   parallel_for_each_thread(0, max_threads(), [&](int, int, std::int64_t, std::int64_t) {
+    if (lower) lower_thread_priority();
     for (;;) {
       LineBlock* block = nullptr;
       try {

@@ -52,6 +52,12 @@ void resolve_split(OgbSettings& s) {
 
 std::string base_name(const std::string& path) { return fs::path(path).filename().string(); }
 
+std::uintmax_t file_bytes(const std::string& path) {
+  std::error_code ec;
+  const std::uintmax_t bytes = path.empty() ? 0 : fs::file_size(path, ec);
+  return ec ? 0 : bytes;
+}
+
 OgbSettings resolve_settings(const std::string& dir, const OgbReadOptions& options) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw IoError(dir, "no such dataset folder");

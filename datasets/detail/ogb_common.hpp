@@ -69,4 +69,8 @@ Dataset read_ogb_hetero(OgbSettings& s);
 // The file name of a path (for messages: "num-node-list.csv.gz").
 std::string base_name(const std::string& path);
 
+// The size of a file in bytes; 0 for "" or a file that is missing or unreadable (reading it
+// then reports why). Which of the files read side by side is largest decides their read roles.
+std::uintmax_t file_bytes(const std::string& path);
+
 }  // namespace halo::datasets::detail

@@ -42,6 +42,7 @@ HALO_AVX512_TARGET int find_separators(const char* begin, const char* from, cons
   const __m512i offsets = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   int n = 0;
   for (const char* p = from; p < to; p += 64) {
+    _mm_prefetch(p + 1024, _MM_HINT_T0);
     const __m512i bytes = _mm512_loadu_si512(p);
     const std::uint64_t found =
         _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8('\n')) | _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(','));

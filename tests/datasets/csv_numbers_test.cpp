@@ -65,7 +65,7 @@ TEST_CASE("count_newlines counts like a naive loop at every length and alignment
   std::string text(20000, 'x');
   for (char& ch : text) ch = rng() % 5 == 0 ? '\n' : static_cast<char>('0' + rng() % 10);
   for (std::size_t begin : {0u, 1u, 7u, 15u}) {
-    for (std::size_t length : {0u, 1u, 15u, 16u, 17u, 255u * 16u + 3u, 19000u}) {
+    for (std::size_t length : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 255u * 16u + 3u, 19000u}) {
       const char* p = text.data() + begin;
       const std::int64_t naive = std::count(p, p + length, '\n');
       CHECK(count_newlines(p, p + length) == naive);
