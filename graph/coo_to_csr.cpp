@@ -83,14 +83,14 @@ constexpr std::int64_t max_row_blocks = 1024;
 // The counting sort, in two stable levels so that no pass writes all over memory: edges are first
 // scattered into blocks of rows (few enough blocks for the write fronts to stay in cache), then each
 // block, small enough to stay in cache, is counting-sorted by row on its own. The output arrays
-// double as the blocks' storage; one extra array holds the row of each edge in between.
-// I: input id type, O: output index type.
-template <class I, class O>
+// double as the blocks' storage; one extra array holds each edge's row within its block in
+// between, as R (16 bits while blocks hold at most 2^16 rows, halving that array).
+// I: input id type, O: output index type, R: row-in-block type.
+template <class I, class O, class R>
 CsrGraph sort_by_row(std::int64_t num_rows, std::int64_t num_cols, const EdgeList<I>& edges, bool drop_self_loops,
-                     bool symmetric) {
-  int shift = 0;
-  while ((num_rows >> shift) > max_row_blocks) ++shift;
+                     bool symmetric, int shift) {
   const std::int64_t num_blocks = num_rows == 0 ? 0 : ((num_rows - 1) >> shift) + 1;
+  const auto row_in_block = static_cast<std::int64_t>((std::int64_t{1} << shift) - 1);
   const auto block_of = [shift](I row) { return static_cast<std::size_t>(static_cast<std::int64_t>(row) >> shift); };
 
   // Pass 1, per thread over a contiguous share of the list: count edges per block and find the
@@ -136,8 +136,8 @@ CsrGraph sort_by_row(std::int64_t num_rows, std::int64_t num_cols, const EdgeLis
   // stable. Shares are replayed by index, so this pass does not need the same team size again.
   auto indices = Array<O>::vector(num_edges);
   Array<float> weights = edges.weights != nullptr ? Array<float>::vector(num_edges) : Array<float>();
-  auto row_array = Array<I>::vector(num_edges);
-  I* row_of = row_array.data();
+  auto row_array = Array<R>::vector(num_edges);
+  R* row_of = row_array.data();
   O* out_cols = indices.data();
   float* out_w = edges.weights != nullptr ? weights.data() : nullptr;
   parallel_for(
@@ -148,7 +148,7 @@ CsrGraph sort_by_row(std::int64_t num_rows, std::int64_t num_cols, const EdgeLis
                        [&](std::int64_t, I row, I col, std::int64_t input_edge) {
                          if (drop_self_loops && row == col) return;
                          const std::int64_t pos = cursor[block_of(row)]++;
-                         row_of[pos] = row;
+                         row_of[pos] = static_cast<R>(row & row_in_block);
                          out_cols[pos] = static_cast<O>(col);
                          if (out_w != nullptr) out_w[pos] = edges.weights[input_edge];
                        });
@@ -166,19 +166,18 @@ CsrGraph sort_by_row(std::int64_t num_rows, std::int64_t num_cols, const EdgeLis
         const std::int64_t r0 = k << shift, r1 = std::min(num_rows, (k + 1) << shift);
         const std::int64_t b = block_begin[static_cast<std::size_t>(k)];
         const std::int64_t e = block_begin[static_cast<std::size_t>(k) + 1];
-        // cursor(r): the count of row r, then the next free position in it.
-        std::vector<std::int64_t> slots(static_cast<std::size_t>(r1 - r0), 0);
-        auto cursor = [&](std::int64_t r) -> std::int64_t& { return slots[static_cast<std::size_t>(r - r0)]; };
-        for (std::int64_t p = b; p < e; ++p) ++cursor(row_of[p]);
+        // cursor[r - r0]: the count of row r, then the next free position in it.
+        std::vector<std::int64_t> cursor(static_cast<std::size_t>(r1 - r0), 0);
+        for (std::int64_t p = b; p < e; ++p) ++cursor[row_of[p]];
         std::int64_t run = b;
         for (std::int64_t r = r0; r < r1; ++r) {
           indptr[r] = run;
-          run += std::exchange(cursor(r), run);
+          run += std::exchange(cursor[static_cast<std::size_t>(r - r0)], run);
         }
         const std::vector<O> cols(out_cols + b, out_cols + e);
         const std::vector<float> w = out_w != nullptr ? std::vector<float>(out_w + b, out_w + e) : std::vector<float>();
         for (std::int64_t p = b; p < e; ++p) {
-          const std::int64_t pos = cursor(row_of[p])++;
+          const std::int64_t pos = cursor[row_of[p]]++;
           out_cols[pos] = cols[static_cast<std::size_t>(p - b)];
           if (out_w != nullptr) out_w[pos] = w[static_cast<std::size_t>(p - b)];
         }
@@ -292,9 +291,15 @@ CsrGraph sort_coo_by_row(std::int64_t num_rows, std::int64_t num_cols, const I* 
   expects(num_edges <= std::numeric_limits<std::int64_t>::max() / 2, "too many edges: " + std::to_string(num_edges));
 
   const EdgeList<I> edges{rows, cols, weights, num_edges, symmetrize ? 2 * num_edges : num_edges};
-  if (index_type == IndexType::i64 || index_type_for(num_cols) == IndexType::i64)
-    return sort_by_row<I, std::int64_t>(num_rows, num_cols, edges, drop_self_loops, symmetric);
-  return sort_by_row<I, std::int32_t>(num_rows, num_cols, edges, drop_self_loops, symmetric);
+  int shift = 0;
+  while ((num_rows >> shift) > max_row_blocks) ++shift;
+  expects(shift <= 32, "too many rows: " + std::to_string(num_rows));
+  const bool wide = index_type == IndexType::i64 || index_type_for(num_cols) == IndexType::i64;
+  if (shift <= 16)
+    return wide ? sort_by_row<I, std::int64_t, std::uint16_t>(num_rows, num_cols, edges, drop_self_loops, symmetric, shift)
+                : sort_by_row<I, std::int32_t, std::uint16_t>(num_rows, num_cols, edges, drop_self_loops, symmetric, shift);
+  return wide ? sort_by_row<I, std::int64_t, std::uint32_t>(num_rows, num_cols, edges, drop_self_loops, symmetric, shift)
+              : sort_by_row<I, std::int32_t, std::uint32_t>(num_rows, num_cols, edges, drop_self_loops, symmetric, shift);
 }
 
 template CsrGraph sort_coo_by_row<std::int32_t>(std::int64_t, std::int64_t, const std::int32_t*, const std::int32_t*,

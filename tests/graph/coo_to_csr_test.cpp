@@ -245,3 +245,26 @@ TEST_CASE("csr_from_coo refuses bad shapes and options", "[graph]") {
                     Catch::Contains("negative edge count -5"));
   CHECK_THROWS_AS(csr_from_coo<std::int32_t>(2, 2, nullptr, ids.data(), nullptr, 1), InvalidArgument);
 }
+
+TEST_CASE("csr_from_coo sorts graphs whose row blocks are too tall for 16-bit rows-in-block", "[graph][slow]") {
+  // More than 1024 * 2^16 rows: blocks of 2^17 rows, so the rows within a block take 32 bits.
+  const std::int64_t n = 1025 * (std::int64_t{1} << 16) + 3;
+  const std::int64_t block = std::int64_t{1} << 17;
+  const std::vector<std::int32_t> rows{0, static_cast<std::int32_t>(block - 1), static_cast<std::int32_t>(block),
+                                       static_cast<std::int32_t>(n - 1), static_cast<std::int32_t>(block - 1),
+                                       static_cast<std::int32_t>(3 * block + 12345)};
+  const std::vector<std::int32_t> cols{7, 9, 1, 2, 3, 4};
+  const CsrGraph g = csr_from_coo<std::int32_t>(n, n, rows.data(), cols.data(), nullptr, 6);
+  const auto& indptr = g.indptr();
+  const std::vector<std::int32_t> indices = cols_of(g);
+  auto row = [&](std::int64_t r) {
+    return std::vector<std::int32_t>(indices.begin() + indptr[r], indices.begin() + indptr[r + 1]);
+  };
+  CHECK(row(0) == std::vector<std::int32_t>{7});
+  CHECK(row(block - 1) == std::vector<std::int32_t>{3, 9});
+  CHECK(row(block) == std::vector<std::int32_t>{1});
+  CHECK(row(3 * block + 12345) == std::vector<std::int32_t>{4});
+  CHECK(row(n - 1) == std::vector<std::int32_t>{2});
+  CHECK(row(1).empty());
+  CHECK(indptr[n] == 6);
+}
