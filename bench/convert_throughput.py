@@ -137,8 +137,8 @@ def read_with_ogb(folder, split):
 
 
 def run_halo(binary, ogb_dir, halo_dir, summary_path):
-    """One halo-convert ogb: its read time, the whole time and the CPU time (user + system, reading
-    and writing), and its summary."""
+    """One halo-convert ogb: its read time and the CPU time of the read, the whole time and its CPU
+    time (user + system, reading and writing), and its summary."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([binary, "ogb", ogb_dir, halo_dir, "--force", "-q", "--json", summary_path], check=True)
@@ -146,7 +146,8 @@ def run_halo(binary, ogb_dir, halo_dir, summary_path):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(summary_path) as f:
         summary = json.load(f)
-    return {"read_seconds": summary["read_seconds"], "convert_seconds_with_write": total,
+    return {"read_seconds": summary["read_seconds"], "read_cpu_seconds": summary.get("read_cpu_seconds"),
+            "convert_seconds_with_write": total,
             "convert_cpu_seconds_with_write": after.ru_utime - usage.ru_utime + after.ru_stime - usage.ru_stime}, summary
 
 
@@ -236,6 +237,9 @@ def main():
         with_peer = not args.skip_peer and (key == "single" or args.peer_on_multi or len(chosen) == 1)
         halo_turns, peer_turns = [], []
         for turn in range(max(args.turns, 1)):
+            # Each timed read starts with the previous turn's writes flushed, so that neither side
+            # pays for the other's writeback.
+            os.sync()
             load = load_average()
             halo_run, summary = run_halo(args.binary, folder, halo_dir, summary_path)
             halo_run["load_average_before"] = load
@@ -245,6 +249,7 @@ def main():
                   f"{halo_run['convert_seconds_with_write']:.1f} s", flush=True)
             if not with_peer:
                 continue
+            os.sync()
             load = load_average()
             try:
                 peer_seconds, peer_cpu_seconds, peer_counts = read_with_ogb(folder, "random")
