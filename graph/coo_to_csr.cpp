@@ -293,7 +293,7 @@ CsrGraph sort_coo_by_row(std::int64_t num_rows, std::int64_t num_cols, const I* 
   const EdgeList<I> edges{rows, cols, weights, num_edges, symmetrize ? 2 * num_edges : num_edges};
   int shift = 0;
   while ((num_rows >> shift) > max_row_blocks) ++shift;
-  expects(shift <= 32, "too many rows: " + std::to_string(num_rows));
+  expects(shift <= 32, "too many rows: " + std::to_string(num_rows) + ", at most 2^42");
   const bool wide = index_type == IndexType::i64 || index_type_for(num_cols) == IndexType::i64;
   if (shift <= 16)
     return wide ? sort_by_row<I, std::int64_t, std::uint16_t>(num_rows, num_cols, edges, drop_self_loops, symmetric, shift)

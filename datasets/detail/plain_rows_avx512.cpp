@@ -19,7 +19,7 @@ namespace halo::datasets::detail {
 
 #if HALO_AVX512_ROWS_BUILT
 
-#define HALO_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,bmi,bmi2,popcnt,lzcnt")))
+#define HALO_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,bmi,bmi2,popcnt")))
 
 // GCC 12 warns that AVX-512 intrinsics' internal _mm512_undefined_* values may be used
 // uninitialised when they are expanded in a target("avx512...") function (GCC bug 105593, fixed
@@ -42,7 +42,7 @@ HALO_AVX512_TARGET int find_separators(const char* begin, const char* from, cons
   const __m512i offsets = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   int n = 0;
   for (const char* p = from; p < to; p += 64) {
-    _mm_prefetch(p + 1024, _MM_HINT_T0);
+    _mm_prefetch(std::min(p + 1024, to - 64), _MM_HINT_T0);
     const __m512i bytes = _mm512_loadu_si512(p);
     const std::uint64_t found =
         _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8('\n')) | _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(','));
@@ -194,7 +194,7 @@ HALO_AVX512_TARGET __attribute__((always_inline)) inline bool four_ids(const Fou
                                                                        __m256i limits, __m256i& values) {
   if (!f.fits || (f.field & ~f.is_digit) != 0) return false;
   values = lane_values(_mm512_bslli_epi128(_mm512_maskz_mov_epi8(f.field, f.digits), 1), k);
-  return _mm256_cmpge_epu64_mask(values, limits) == 0;
+  return _mm256_cmpge_epi64_mask(values, limits) == 0;  // values < 2^53: signed, as the scalar check
 }
 
 // The floats of a run: field index g goes to out[g].
@@ -218,7 +218,8 @@ struct IdRows {
   I* const* columns;
   std::vector<std::int64_t> lane_limits;  // per starting column c: the limits of columns c .. c+3 (mod cols)
 
-  IdRows(std::int64_t n, const std::int64_t* lim, I* const* cols_out) : cols(n), limits(lim), columns(cols_out) {
+  IdRows(std::int64_t num_cols, const std::int64_t* column_limits, I* const* outputs)
+      : cols(num_cols), limits(column_limits), columns(outputs) {
     for (std::int64_t c = 0; c < cols; ++c)
       for (std::int64_t i = 0; i < 4; ++i) lane_limits.push_back(limits[(c + i) % cols]);
   }
@@ -261,6 +262,12 @@ template <class Rows>
 HALO_AVX512_TARGET PlainLines read_rows(const char* begin, const char* end, std::int64_t max_lines, std::int64_t cols,
                                         const Rows& rows) {
   if (cols <= 0 || max_lines <= 0) return {0, begin};
+  // Field ends are 32-bit offsets from `begin`; a longer text (a block grown around one line of
+  // 4 GiB) goes to the SSE2 walker with the same field readers.
+  if (end - begin > std::ptrdiff_t{0xffffff00})
+    return parse_plain_lines(begin, end, max_lines, cols, [&](std::int64_t k, std::int64_t c, const char* s, const char* e) {
+      return rows.one(begin, s, e, c, k, k * cols + c);
+    });
   // Per starting column: which of four fields end a line, and the column after them.
   std::vector<unsigned> line_ends(static_cast<std::size_t>(cols));
   std::vector<std::int64_t> after(static_cast<std::size_t>(cols));
@@ -317,9 +324,11 @@ HALO_AVX512_TARGET PlainLines read_rows(const char* begin, const char* end, std:
         for (int i = 0; i < 4; ++i)
           if (!one(e + i)) return {line, line_start};
     }
-    ends[-1] = ends[done - 1];
-    std::copy(ends + done, ends + held, ends);
-    held -= done;
+    if (done > 0) {
+      ends[-1] = ends[done - 1];
+      std::copy(ends + done, ends + held, ends);
+      held -= done;
+    }
   }
   for (int i = 0; i < held; ++i)
     if (!one(ends + i)) break;
@@ -344,7 +353,8 @@ PlainLines parse_id_rows_avx512(const char* begin, const char* end, std::int64_t
 bool avx512_rows_supported() {
   static const bool supported = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                                 __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-                                __builtin_cpu_supports("bmi2");
+                                __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+                                __builtin_cpu_supports("popcnt");
   return supported;
 }
 

@@ -3,7 +3,16 @@
 
 #include <cerrno>
 
-#if defined(__linux__)
+// Lowering is safe only where the OpenMP workers a read thread starts end with it: GCC's libgomp
+// gives each thread that starts a team a pool of its own; clang's libomp returns them to one pool
+// the caller's teams would reuse, lowered for good.
+#if defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
+#define HALO_LOWER_READ_THREADS 1
+#else
+#define HALO_LOWER_READ_THREADS 0
+#endif
+
+#if HALO_LOWER_READ_THREADS
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -25,7 +34,7 @@ void enter_read_role(ReadRole role) {
 bool in_read_thread() { return read_thread; }
 
 void lower_thread_priority() {
-#if defined(__linux__)
+#if HALO_LOWER_READ_THREADS
   // On Linux PRIO_PROCESS with a thread id sets that thread's nice value alone, and with the
   // process id reads the main thread's. The target is 10 above the latter, so a thread that
   // inherited the lowered value stays there instead of sinking further.

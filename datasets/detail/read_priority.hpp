@@ -25,8 +25,9 @@ void enter_read_role(ReadRole role);
 bool in_read_thread();
 
 // Lowers the calling thread's scheduling priority to 10 nice levels below the main thread's,
-// unless it is that low already (Linux, where each thread has its own nice value; elsewhere it
-// does nothing). Failing to is not an error.
+// unless it is that low already (Linux, where each thread has its own nice value, built with
+// GCC, whose OpenMP runtime ends a read thread's workers with it; elsewhere it does nothing).
+// Failing to is not an error.
 void lower_thread_priority();
 
 }  // namespace halo::datasets::detail

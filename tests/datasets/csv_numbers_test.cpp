@@ -11,7 +11,9 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <vector>
 
+#include "datasets/detail/csv_gz_writer.hpp"
 #include "datasets/detail/gzip_reader.hpp"
 #include "datasets/detail/line_blocks.hpp"
 #include "datasets/detail/parse_number.hpp"
@@ -93,6 +95,48 @@ TEST_CASE("LineBlockReader hands out whole lines numbered across blocks, longer 
   }
   CHECK(next_line == 3001);
   CHECK(reader.total_lines() == 3000);
+}
+
+TEST_CASE("LineBlockReader counts lines across the 128 KiB pieces it decodes, and names the line a truncated gzip stops in",
+          "[datasets]") {
+  ScratchDir scratch;
+  std::string text;
+  for (int i = 1; i <= 200'000; ++i) text += std::to_string(i) + "," + std::to_string(7 * i) + "\n";  // ~2.6 MB
+  text += "\r\n\n";  // blank lines at the end are dropped, "\r" ones too
+  const std::string gz = gzip_member(text, 6);
+  halo::test::write_file(scratch / "lines.csv.gz", gz);
+  for (const std::size_t block : {std::size_t{4} << 20, std::size_t{1} << 20, std::size_t{300'000}}) {
+    LineBlockReader reader(scratch / "lines.csv.gz", block);
+    std::int64_t next_line = 1;
+    while (LineBlock* b = reader.next()) {
+      CHECK(b->first_line == next_line);
+      const bool open_end = b->size > 0 && b->end()[-1] != '\n';
+      CHECK(count_newlines(b->begin(), b->end()) + (open_end ? 1 : 0) == b->num_lines);
+      next_line += b->num_lines;
+      reader.release(b);
+    }
+    CHECK(reader.total_lines() == 200'000);
+  }
+  // Cut in the middle: the error names the line after the last one decoded whole, which a plain
+  // GzipReader over the same bytes tells.
+  halo::test::write_file(scratch / "cut.csv.gz", gz.substr(0, gz.size() * 3 / 5));
+  std::string decoded;
+  try {
+    GzipReader plain(scratch / "cut.csv.gz");
+    std::vector<char> buffer(1 << 16);
+    while (const std::size_t n = plain.read(buffer.data(), buffer.size())) decoded.append(buffer.data(), n);
+    FAIL("the cut file read to its end");
+  } catch (const IoError&) {
+  }
+  const std::int64_t expected_line = count_newlines(decoded.data(), decoded.data() + decoded.size()) + 1;
+  REQUIRE(expected_line > 50'000);
+  try {
+    LineBlockReader reader(scratch / "cut.csv.gz");
+    while (LineBlock* b = reader.next()) reader.release(b);
+    FAIL("no error");
+  } catch (const IoError& e) {
+    CHECK(e.line() == expected_line);
+  }
 }
 
 TEST_CASE("GzipReader reads concatenated gzip members as one text", "[datasets]") {

@@ -473,7 +473,7 @@ TEST_CASE("RgcnModel updates only the embedding rows in the receptive field of t
   CHECK((row(subjects_after, 1) == row(subjects_before, 1)) == (layers == 2));
 }
 
-TEST_CASE("RgcnModel computes the same logits, gradients and updates on one and on two threads", "[train]") {
+TEST_CASE("RgcnModel computes the same logits, gradients and updates on one and on two threads, to float32 rounding", "[train]") {
   const std::uint64_t seed = test::case_seed(31);
   CAPTURE(seed);
   const RandomProblem problem(seed, 4);

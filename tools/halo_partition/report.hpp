@@ -19,7 +19,6 @@ nlohmann::json describe_partition(const partition::PartitionDirInfo& info);
 // Human-readable lines of a report, for the terminal.
 std::string format_partition_report(const nlohmann::json& report);
 
-
 // Times the stages of a run: each stage logs "stage: seconds, peak memory" as it ends and is kept
 // for the JSON summary, with the CPU time it used (a truer measure on a shared machine).
 class StageLog {
