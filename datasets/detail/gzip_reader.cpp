@@ -1,10 +1,12 @@
 // GzipReader: ISA-L's igzip inflate straight into the caller's buffer, reading the compressed
-// file in large chunks with plain read(2). ISA-L parses each member's header and checks its
-// trailer (CRC-32 and length mod 2^32) itself when crc_flag is ISAL_GZIP.
+// file through a read-only memory map (in 1 MiB windows; read(2) into a buffer where the file
+// cannot be mapped). ISA-L parses each member's header and checks its trailer (CRC-32 and length
+// mod 2^32) itself when crc_flag is ISAL_GZIP.
 #include "datasets/detail/gzip_reader.hpp"
 
 #include <fcntl.h>
 #include <isa-l/igzip_lib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,12 +54,29 @@ GzipReader::GzipReader(std::string path) : path_(std::move(path)) {
     isal_inflate_init(&stream_->state);
     // The gzip wrapper only (a zlib or raw deflate stream is not an OGB file).
     stream_->state.crc_flag = ISAL_GZIP;
-    input_.resize(input_chunk);
+    map_compressed_input();
+    if (map_ == nullptr) input_.resize(input_chunk);
   }
 }
 
 GzipReader::~GzipReader() {
+  if (map_ != nullptr) ::munmap(map_, map_bytes_);
   if (fd_ >= 0) ::close(fd_);
+}
+
+// Inflating from the page cache's own pages saves copying every compressed byte once more, on
+// the thread that is the read's critical path (4 % of inflating a products-scale feature file).
+// The size is the file's at open; a file cut short while it is read ends the process with
+// SIGBUS, as with any mapped input.
+void GzipReader::map_compressed_input() {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return;
+  const auto bytes = static_cast<std::size_t>(st.st_size);
+  void* base = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd_, 0);
+  if (base == MAP_FAILED) return;  // read(2) instead
+  ::madvise(base, bytes, MADV_SEQUENTIAL);
+  map_ = static_cast<unsigned char*>(base);
+  map_bytes_ = bytes;
 }
 
 std::size_t GzipReader::read(char* out, std::size_t capacity) {
@@ -80,6 +99,14 @@ std::size_t GzipReader::read_plain(char* out, std::size_t capacity) {
 }
 
 void GzipReader::refill() {
+  if (map_ != nullptr) {
+    const std::size_t n = std::min(input_chunk, map_bytes_ - map_offset_);
+    if (n == 0) input_done_ = true;
+    stream_->state.next_in = map_ + map_offset_;
+    stream_->state.avail_in = static_cast<std::uint32_t>(n);
+    map_offset_ += n;
+    return;
+  }
   for (;;) {
     const ssize_t n = ::read(fd_, input_.data(), input_.size());
     if (n < 0) {

@@ -15,9 +15,9 @@ namespace halo::datasets::detail {
 class GzipReader {
  public:
   // Opens `path`: a gzip file when the name ends in ".gz" (several concatenated gzip members are
-  // read as one stream, like gzip -d), a plain file otherwise. Streams: holds 1 MiB of compressed
-  // input and the inflate state (about 90 KiB), never the whole file. Throws IoError when the
-  // file cannot be opened.
+  // read as one stream, like gzip -d), a plain file otherwise. Streams: maps the compressed file
+  // (or, where it cannot be mapped, holds 1 MiB of it) and the inflate state (about 90 KiB), never
+  // its text. Throws IoError when the file cannot be opened.
   explicit GzipReader(std::string path);
   ~GzipReader();
   GzipReader(const GzipReader&) = delete;
@@ -36,6 +36,7 @@ class GzipReader {
  private:
   std::size_t read_plain(char* out, std::size_t capacity);
   std::size_t read_gzip(char* out, std::size_t capacity);
+  void map_compressed_input();
   void refill();
   void fail(std::string message, std::size_t done);
 
@@ -43,6 +44,9 @@ class GzipReader {
   std::string path_;
   int fd_ = -1;
   std::unique_ptr<Stream> stream_;  // null for a plain file
+  unsigned char* map_ = nullptr;  // the compressed file, mapped (null: read into input_)
+  std::size_t map_bytes_ = 0;
+  std::size_t map_offset_ = 0;  // bytes of the map handed to inflate so far
   std::vector<unsigned char> input_;
   bool input_done_ = false;   // the compressed file has been read to its end
   bool stream_done_ = false;  // the last gzip member ended cleanly

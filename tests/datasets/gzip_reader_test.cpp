@@ -1,15 +1,19 @@
 // Tests of datasets/detail/gzip_reader: ISA-L inflate against the text that was compressed, over
 // single and concatenated members, members that straddle the 1 MiB input chunks, tiny read sizes,
 // optional gzip header fields, and every way a file can be broken (cut short, a flipped bit, a
-// trailer CRC-32 or length that does not match, garbage after the last member).
+// trailer CRC-32 or length that does not match, garbage after the last member); files it maps
+// and a pipe, which it reads.
 #include "datasets/detail/gzip_reader.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <filesystem>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "datasets/detail/csv_gz_writer.hpp"
 #include "graph/base/error.hpp"
@@ -77,6 +81,25 @@ TEST_CASE("GzipReader returns the compressed text at any read size", "[datasets]
     INFO("chunk " << chunk);
     CHECK(read_all(scratch / "one.csv.gz", chunk) == text);
   }
+}
+
+TEST_CASE("GzipReader reads a gzip stream from a pipe, which it cannot map", "[datasets]") {
+  ScratchDir scratch;
+  // Two members and 3 MB of text: several of the 1 MiB reads the pipe is read in.
+  const std::string first = random_csv(2'000'000, 4), second = random_csv(1'000'000, 5);
+  const std::string file = gzip_member(first, 1) + gzip_member(second, 6);
+  const std::string fifo = scratch / "piped.csv.gz";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::thread writer([&] { halo::test::write_file(fifo, file); });
+  std::string text;
+  try {
+    text = read_all(fifo, 1 << 16);
+  } catch (...) {
+    writer.join();
+    throw;
+  }
+  writer.join();
+  CHECK(text == first + second);
 }
 
 TEST_CASE("GzipReader reads members of every size, empty ones and ones across input chunks", "[datasets]") {
