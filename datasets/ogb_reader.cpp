@@ -70,6 +70,14 @@ Dataset read_homogeneous(detail::OgbSettings& s) {
     return detail::read_edge_csr(edges_path, {num_edges, base_name(edges_count_path)},
                                  {n, "source vertex", n_source}, {n, "destination vertex", n_source}, coo);
   });
+  // The labels and the split, small files, are read beside as well rather than left to the end;
+  // their errors too are reported in file order, after those of the edges and the features.
+  detail::ReadBeside<Array<std::int64_t>> labels(detail::ReadRole::background, [&](const std::atomic<bool>*) {
+    return detail::read_node_labels(detail::require_csv(raw + "/node-label.csv"), n, base_name(nodes_path), s);
+  });
+  detail::ReadBeside<Split> split(detail::ReadRole::background, [&](const std::atomic<bool>*) {
+    return detail::read_split_folder(s.dir + "/split/" + s.split, n, n_source);
+  });
   Dataset ds;
   ds.graph = edges.get();
 
@@ -77,7 +85,7 @@ Dataset read_homogeneous(detail::OgbSettings& s) {
   node.name = "node";
   node.count = n;
   if (features) node.features = features->get();
-  node.labels = detail::read_node_labels(detail::require_csv(raw + "/node-label.csv"), n, base_name(nodes_path), s);
+  node.labels = labels.get();
 
   ds.meta.name = s.meta.name;
   ds.meta.task = s.task;
@@ -89,7 +97,7 @@ Dataset read_homogeneous(detail::OgbSettings& s) {
   ds.meta.directed = !*add_inverse_edge && !s.options.to_undirected;
   ds.meta.source = s.dir;
   ds.node_types.push_back(std::move(node));
-  ds.split = detail::read_split_folder(s.dir + "/split/" + s.split, n, n_source);
+  ds.split = split.get();
 
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   log_info("read_ogb: '" + s.meta.name + "': " + std::to_string(n) + " vertices, " +
