@@ -263,6 +263,27 @@ TEST_CASE("read_ogb reports the edge file's fault when the feature file, read be
   }
 }
 
+TEST_CASE("read_ogb reports faults in file order although the labels and the split are read beside", "[datasets]") {
+  ScratchDir scratch;
+  // A label past num_classes and a split id out of range: the labels come first.
+  const std::string dir = copy_fixture(scratch, "tiny", "label_out_of_range");
+  std::filesystem::copy_file(ogb_fixture("malformed/split_out_of_range/split/fixed/test.csv.gz"),
+                             dir + "/split/fixed/test.csv.gz", std::filesystem::copy_options::overwrite_existing);
+  for (int i = 0; i < 10; ++i) {  // whichever thread fails first
+    const IoError e = ogb_io_error(dir);
+    CHECK(e.file() == copied_file(scratch, "raw/node-label.csv.gz"));
+    CHECK(e.line() == 3);
+  }
+  // A non-numeric edge field as well: the edges come before both.
+  std::filesystem::copy_file(ogb_fixture("malformed/non_numeric/raw/edge.csv.gz"), dir + "/raw/edge.csv.gz",
+                             std::filesystem::copy_options::overwrite_existing);
+  for (int i = 0; i < 10; ++i) {
+    const IoError e = ogb_io_error(dir);
+    CHECK(e.file() == copied_file(scratch, "raw/edge.csv.gz"));
+    CHECK(e.line() == 3);
+  }
+}
+
 TEST_CASE("read_ogb reports a negative vertex id", "[datasets]") {
   ScratchDir scratch;
   const IoError e = malformed(scratch, "negative_id");
