@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "graph/base/error.hpp"
 
@@ -55,12 +56,11 @@ GzipReader::GzipReader(std::string path) : path_(std::move(path)) {
     // The gzip wrapper only (a zlib or raw deflate stream is not an OGB file).
     stream_->state.crc_flag = ISAL_GZIP;
     map_compressed_input();
-    if (map_ == nullptr) input_.resize(input_chunk);
+    if (!map_.is_mapped()) input_.resize(input_chunk);
   }
 }
 
 GzipReader::~GzipReader() {
-  if (map_ != nullptr) ::munmap(map_, map_bytes_);
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -71,12 +71,12 @@ GzipReader::~GzipReader() {
 void GzipReader::map_compressed_input() {
   struct stat st {};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return;
-  const auto bytes = static_cast<std::size_t>(st.st_size);
-  void* base = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd_, 0);
-  if (base == MAP_FAILED) return;  // read(2) instead
-  ::madvise(base, bytes, MADV_SEQUENTIAL);
-  map_ = static_cast<unsigned char*>(base);
-  map_bytes_ = bytes;
+  try {
+    map_ = Buffer::map_file(path_, 0, static_cast<std::size_t>(st.st_size));
+  } catch (const IoError&) {
+    return;  // read(2) instead
+  }
+  ::madvise(const_cast<void*>(std::as_const(map_).data()), map_.size(), MADV_SEQUENTIAL);
 }
 
 std::size_t GzipReader::read(char* out, std::size_t capacity) {
@@ -99,10 +99,11 @@ std::size_t GzipReader::read_plain(char* out, std::size_t capacity) {
 }
 
 void GzipReader::refill() {
-  if (map_ != nullptr) {
-    const std::size_t n = std::min(input_chunk, map_bytes_ - map_offset_);
+  if (map_.is_mapped()) {
+    const std::size_t n = std::min(input_chunk, map_.size() - map_offset_);
     if (n == 0) input_done_ = true;
-    stream_->state.next_in = map_ + map_offset_;
+    const auto* compressed = static_cast<const std::uint8_t*>(std::as_const(map_).data());
+    stream_->state.next_in = const_cast<std::uint8_t*>(compressed + map_offset_);  // ISA-L only reads it
     stream_->state.avail_in = static_cast<std::uint32_t>(n);
     map_offset_ += n;
     return;

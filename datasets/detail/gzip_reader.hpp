@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "graph/base/buffer.hpp"
+
 namespace halo::datasets::detail {
 
 class GzipReader {
@@ -44,8 +46,7 @@ class GzipReader {
   std::string path_;
   int fd_ = -1;
   std::unique_ptr<Stream> stream_;  // null for a plain file
-  unsigned char* map_ = nullptr;  // the compressed file, mapped (null: read into input_)
-  std::size_t map_bytes_ = 0;
+  Buffer map_;                  // the compressed file, mapped (not mapped: read into input_)
   std::size_t map_offset_ = 0;  // bytes of the map handed to inflate so far
   std::vector<unsigned char> input_;
   bool input_done_ = false;   // the compressed file has been read to its end
