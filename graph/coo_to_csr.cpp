@@ -1,7 +1,7 @@
 // COO edge lists to CSR: a stable parallel counting sort by row (per-thread histograms, a scan, a
-// scatter; in two levels, blocks of rows then rows), columns sorted within each row, then the
-// optional merging of duplicates and adding of self loops (rebuild_rows, shared with
-// with_self_loops).
+// scatter; in two levels, blocks of rows then rows), columns sorted within each row (by a radix
+// sort of the blocks that need it, or row by row), then the optional merging of duplicates and
+// adding of self loops (rebuild_rows, shared with with_self_loops).
 #include "graph/detail/coo_to_csr.hpp"
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 
 #include "graph/base/parallel.hpp"
 #include "graph/build.hpp"
+#include "graph/detail/radix_by_column.hpp"
 
 namespace halo::graph {
 namespace {
@@ -74,6 +75,84 @@ void sort_row(O* cols, float* weights, std::int64_t n, RowSortScratch<O>& scratc
     const auto& key = scratch.keys[static_cast<std::size_t>(i)];
     cols[i] = key.first;
     weights[i] = scratch.weights[static_cast<std::size_t>(key.second)];
+  }
+}
+
+// Scratch space of sort_block, reused from block to block of a run.
+template <class O, class R>
+struct BlockScratch {
+  std::vector<std::int64_t> cursor;    // per row of the block: its count, then its next free position
+  std::vector<std::int64_t> last_col;  // per row of the block: the column of its latest edge
+  std::vector<O> cols, cols_sorted;
+  std::vector<R> rows_sorted;
+  std::vector<float> weights, weights_sorted;
+  std::vector<std::int64_t> digit_count;
+  RowSortScratch<O> row_sort;
+};
+
+// One block of the counting sort: rows [r0, r1), whose edges fill positions [begin, end).
+struct BlockSpan {
+  std::int64_t r0, r1, begin, end;
+};
+
+// Scatters a block's list to its rows in list order (stable), from each row's first position.
+template <class O, class R>
+void scatter_to_rows(const BlockSpan& span, const detail::ColumnRowList<O, R>& list, const std::int64_t* indptr,
+                     O* out_cols, float* out_w, std::vector<std::int64_t>& cursor) {
+  cursor.assign(indptr + span.r0, indptr + span.r1);
+  const std::int64_t n = span.end - span.begin;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t pos = cursor[static_cast<std::size_t>(list.rows[i])]++;
+    out_cols[pos] = list.cols[i];
+    if (out_w != nullptr) out_w[pos] = list.weights[i];
+  }
+}
+
+// Pass 3 of the counting sort for one block, whose edges sit at [begin, end) of the output in
+// list order with their rows-in-block in row_of: counts its rows, writes their offsets, and
+// scatters the edges to their rows (stable again). The count notes each edge whose column is
+// below the one before it in its row. With none, the scatter alone leaves every row sorted by
+// column (an input sorted by row gives that, and so does its reverse when symmetrising). With
+// many, the block is first radix-sorted by column (stable), which sorts every row in a few passes
+// over data in cache; with a few, the rows are sorted one by one after the scatter.
+template <class O, class R>
+void sort_block(const BlockSpan& span, R* row_of, O* out_cols, float* out_w, std::int64_t* indptr, int col_bits,
+                BlockScratch<O, R>& s) {
+  const std::int64_t n = span.end - span.begin;
+  const R* rows = row_of + span.begin;
+  const O* cols = out_cols + span.begin;
+  const auto num_rows = static_cast<std::size_t>(span.r1 - span.r0);
+  s.cursor.assign(num_rows, 0);
+  s.last_col.assign(num_rows, 0);
+  std::int64_t descents = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const R r = rows[i];
+    descents += cols[i] < s.last_col[r];
+    s.last_col[r] = cols[i];
+    ++s.cursor[r];
+  }
+  std::int64_t run = span.begin;
+  for (std::int64_t r = span.r0; r < span.r1; ++r) {
+    indptr[r] = run;
+    run += s.cursor[static_cast<std::size_t>(r - span.r0)];
+  }
+  s.cols.assign(cols, cols + n);
+  if (out_w != nullptr) s.weights.assign(out_w + span.begin, out_w + span.end);
+  detail::ColumnRowList<O, R> list{s.cols.data(), row_of + span.begin, out_w != nullptr ? s.weights.data() : nullptr};
+  const bool radix = 8 * descents >= n;
+  if (radix) {
+    s.cols_sorted.resize(static_cast<std::size_t>(n));
+    s.rows_sorted.resize(static_cast<std::size_t>(n));
+    if (out_w != nullptr) s.weights_sorted.resize(static_cast<std::size_t>(n));
+    const detail::ColumnRowList<O, R> spare{s.cols_sorted.data(), s.rows_sorted.data(),
+                                            out_w != nullptr ? s.weights_sorted.data() : nullptr};
+    list = detail::radix_sort_by_column(n, list, spare, col_bits, s.digit_count);
+  }
+  scatter_to_rows(span, list, indptr, out_cols, out_w, s.cursor);
+  if (radix || descents == 0) return;
+  for (std::int64_t r = span.r0; r < span.r1; ++r) {
+    const std::int64_t end = r + 1 < span.r1 ? indptr[r + 1] : span.end;
+    sort_row(out_cols + indptr[r], out_w != nullptr ? out_w + indptr[r] : nullptr, end - indptr[r], s.row_sort);
   }
 }
 
@@ -156,38 +235,21 @@ CsrGraph sort_by_row(std::int64_t num_rows, std::int64_t num_cols, const EdgeLis
       1);
   hist = {};
 
-  // Pass 3, per block: count its rows, write their offsets, scatter the block's edges to their
-  // rows in block order (stable again), then sort each row by column.
+  // Pass 3, per block (see sort_block), in runs of blocks that share their scratch space.
   auto indptr = Array<std::int64_t>::vector(num_rows + 1);
   indptr[num_rows] = num_edges;
-  parallel_for(
+  const int col_bits = detail::column_bits(num_cols);
+  parallel_for_ranges(
       0, num_blocks,
-      [&](std::int64_t k) {
-        const std::int64_t r0 = k << shift, r1 = std::min(num_rows, (k + 1) << shift);
-        const std::int64_t b = block_begin[static_cast<std::size_t>(k)];
-        const std::int64_t e = block_begin[static_cast<std::size_t>(k) + 1];
-        // cursor[r - r0]: the count of row r, then the next free position in it.
-        std::vector<std::int64_t> cursor(static_cast<std::size_t>(r1 - r0), 0);
-        for (std::int64_t p = b; p < e; ++p) ++cursor[row_of[p]];
-        std::int64_t run = b;
-        for (std::int64_t r = r0; r < r1; ++r) {
-          indptr[r] = run;
-          run += std::exchange(cursor[static_cast<std::size_t>(r - r0)], run);
-        }
-        const std::vector<O> cols(out_cols + b, out_cols + e);
-        const std::vector<float> w = out_w != nullptr ? std::vector<float>(out_w + b, out_w + e) : std::vector<float>();
-        for (std::int64_t p = b; p < e; ++p) {
-          const std::int64_t pos = cursor[row_of[p]]++;
-          out_cols[pos] = cols[static_cast<std::size_t>(p - b)];
-          if (out_w != nullptr) out_w[pos] = w[static_cast<std::size_t>(p - b)];
-        }
-        RowSortScratch<O> scratch;
-        for (std::int64_t r = r0; r < r1; ++r) {
-          const std::int64_t end = r + 1 < r1 ? indptr[r + 1] : e;
-          sort_row(out_cols + indptr[r], out_w != nullptr ? out_w + indptr[r] : nullptr, end - indptr[r], scratch);
+      [&](std::int64_t kb, std::int64_t ke) {
+        BlockScratch<O, R> scratch;
+        for (std::int64_t k = kb; k < ke; ++k) {
+          const BlockSpan span{k << shift, std::min(num_rows, (k + 1) << shift),
+                               block_begin[static_cast<std::size_t>(k)], block_begin[static_cast<std::size_t>(k) + 1]};
+          sort_block(span, row_of, out_cols, out_w, indptr.data(), col_bits, scratch);
         }
       },
-      1);
+      std::max<std::int64_t>(1, num_blocks / (8 * max_t)));
 
   CsrProperties props;
   props.sorted = true;

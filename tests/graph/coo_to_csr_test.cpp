@@ -2,6 +2,7 @@
 // naive std::map reference (both input widths, both index types, every option), and on malformed
 // edge lists.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -157,6 +158,44 @@ TEST_CASE("csr_from_coo matches the naive reference on random graphs with every 
     CHECK(g.properties().symmetric == o.symmetrize);
     CHECK_NOTHROW(validate(g, Validation::expensive));
   }
+}
+
+TEST_CASE("csr_from_coo sorts rows whether the edges come in order, nearly in order or shuffled", "[graph]") {
+  // 6000 rows make blocks of 8 rows, each holding ~100 edges. Shuffled edges send the blocks
+  // through the radix sort by column (two passes of digits below 2^13 columns, three below 2^24,
+  // six below 2^62 with int64 indices); nearly ordered ones through the row-by-row sort; ordered
+  // ones need neither. Copies of an edge keep their input order and weights on every path.
+  const std::int64_t n = 6000;
+  const std::int64_t num_cols = GENERATE(std::int64_t{6000}, std::int64_t{1} << 24, std::int64_t{1} << 62);
+  const int order = GENERATE(0, 1, 2);  // 0: shuffled, 1: sorted with a few neighbours swapped, 2: sorted
+  NaiveCoo coo = halo::test::random_coo(7 + static_cast<std::uint64_t>(order), n, num_cols, 12 * n);
+  if (order > 0) {
+    std::vector<std::size_t> by_row_col(coo.rows.size());
+    for (std::size_t i = 0; i < by_row_col.size(); ++i) by_row_col[i] = i;
+    std::stable_sort(by_row_col.begin(), by_row_col.end(), [&](std::size_t a, std::size_t b) {
+      return std::make_pair(coo.rows[a], coo.cols[a]) < std::make_pair(coo.rows[b], coo.cols[b]);
+    });
+    NaiveCoo sorted = coo;
+    for (std::size_t i = 0; i < by_row_col.size(); ++i) {
+      sorted.rows[i] = coo.rows[by_row_col[i]];
+      sorted.cols[i] = coo.cols[by_row_col[i]];
+      sorted.weights[i] = coo.weights[by_row_col[i]];
+    }
+    if (order == 1)
+      for (std::size_t i = 0; i + 1 < sorted.rows.size(); i += 97) {
+        std::swap(sorted.rows[i], sorted.rows[i + 1]);
+        std::swap(sorted.cols[i], sorted.cols[i + 1]);
+        std::swap(sorted.weights[i], sorted.weights[i + 1]);
+      }
+    coo = sorted;
+  }
+  CooToCsrOptions o;
+  o.drop_duplicates = GENERATE(false, true);
+  INFO("columns " << num_cols << " order " << order << " merged " << o.drop_duplicates);
+  const CsrGraph g = build<std::int64_t>(coo, o, true);
+  CHECK(g.index_type() == (num_cols > std::numeric_limits<std::int32_t>::max() ? IndexType::i64 : IndexType::i32));
+  CHECK(halo::test::csr_difference(halo::test::to_naive(g), halo::test::naive_csr_from_coo(coo, o, true)) == "");
+  CHECK_NOTHROW(validate(g, Validation::expensive));
 }
 
 TEST_CASE("csr_from_coo gives the same arrays whatever the thread count", "[graph]") {
