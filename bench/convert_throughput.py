@@ -11,6 +11,11 @@ downloads hold one member per file. The headline numbers are therefore measured 
 every .csv.gz is recompressed as a single member (Python's gzip module, --gzip-level, default 6);
 the multi-member files as written are measured too (--members).
 
+The generator writes each vertex's edges together and in order, which leaves csr_from_coo's rows
+sorted for free; OGB's own edge files are often in no order (ogbn-arxiv's, say). --shuffled-edges
+also measures a copy of the single-member files whose edge.csv rows are shuffled (seeded), where
+the CSR build has to sort every row.
+
 halo and the peer run in alternating turns (--turns, default 3) and the median of the turns'
 ratios is the headline, since the machine is shared and its speed drifts; the ratio of the two
 medians is reported beside it.
@@ -64,6 +69,29 @@ def make_single_member(src_dir, dst_dir, level):
     jobs.sort(key=lambda job: -os.path.getsize(job[0]))  # the big files first, one per core
     with multiprocessing.Pool(min(len(jobs), os.cpu_count() or 1)) as pool:
         pool.map(recompress, jobs, chunksize=1)
+
+
+def make_shuffled_edges(src_dir, dst_dir, level, seed=1):
+    """A copy of src_dir (its files linked, not copied) whose raw/edge.csv.gz holds the same rows in
+    a random order, as one gzip member."""
+    import random
+    if os.path.exists(dst_dir):
+        shutil.rmtree(dst_dir)
+    for dirpath, _, names in os.walk(src_dir):
+        out_dir = os.path.join(dst_dir, os.path.relpath(dirpath, src_dir))
+        os.makedirs(out_dir, exist_ok=True)
+        for name in names:
+            if os.path.relpath(os.path.join(dirpath, name), src_dir) != os.path.join("raw", "edge.csv.gz"):
+                os.symlink(os.path.abspath(os.path.join(dirpath, name)), os.path.join(out_dir, name))
+    with gzip.open(os.path.join(src_dir, "raw", "edge.csv.gz"), "rb") as f:
+        rows = f.read().splitlines(keepends=True)
+    random.Random(seed).shuffle(rows)
+    dst = os.path.join(dst_dir, "raw", "edge.csv.gz")
+    with open(dst + ".tmp", "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", compresslevel=level, fileobj=raw, mtime=0) as fout:
+            for start in range(0, len(rows), 1 << 20):
+                fout.write(b"".join(rows[start:start + (1 << 20)]))
+    os.replace(dst + ".tmp", dst)
 
 
 def gzip_members(path):
@@ -165,6 +193,8 @@ def main():
     p.add_argument("--members", choices=("single", "multi", "both"), default="both",
                    help="gzip layouts to measure: single (one member per file, as OGB ships; the headline), "
                         "multi (halo's writer, one member per chunk), or both (default)")
+    p.add_argument("--shuffled-edges", action="store_true",
+                   help="also measure the single-member files with the rows of edge.csv shuffled")
     p.add_argument("--gzip-level", type=int, default=6, help="level of the single-member recompression (default 6)")
     p.add_argument("--peer-on-multi", action="store_true",
                    help="also time OGB's reader on the multi-member files (pandas reads both alike)")
@@ -177,6 +207,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     multi_dir = os.path.join(args.work, "synth-ogb")
     single_dir = os.path.join(args.work, "synth-ogb-single")
+    shuffled_dir = os.path.join(args.work, "synth-ogb-shuffled")
     halo_dir = os.path.join(args.work, "synth-halo")
     stamp_path = os.path.join(args.work, "generated.json")
     graph_params = {"generator": "sbm", "nodes": args.nodes, "avg_degree": args.avg_degree, "features": args.features,
@@ -218,6 +249,16 @@ def main():
                "multi": ("multi_member", multi_dir,
                          "halo's writer: one gzip member per ~1 MiB chunk, zlib level 1")}
     chosen = ["single", "multi"] if args.members == "both" else [args.members]
+    if args.shuffled_edges:
+        layouts["shuffled"] = ("single_member_shuffled_edges", shuffled_dir,
+                               "as single_member, with the rows of edge.csv in a random order (seeded)")
+        chosen.append("shuffled")
+        if not (args.reuse and stamp.get("shuffled_edges") and os.path.exists(shuffled_dir)):
+            print("  writing a copy with the edge rows shuffled", flush=True)
+            make_shuffled_edges(single_dir, shuffled_dir, args.gzip_level)
+            stamp["shuffled_edges"] = True
+            with open(stamp_path, "w") as f:
+                json.dump(stamp, f, indent=2)
     summary_path = os.path.join(args.work, "halo-summary.json")
     result = {
         "benchmark": "convert_throughput",
@@ -235,7 +276,7 @@ def main():
                       key=os.path.getsize)
         entry = {"gzip": description, "compressed_bytes": compressed_bytes(folder),
                  "members_in_largest_file": {os.path.relpath(largest, folder): gzip_members(largest)}}
-        with_peer = not args.skip_peer and (key == "single" or args.peer_on_multi or len(chosen) == 1)
+        with_peer = not args.skip_peer and (key in ("single", "shuffled") or args.peer_on_multi or len(chosen) == 1)
         halo_turns, peer_turns = [], []
         for turn in range(max(args.turns, 1)):
             # Each timed read starts with the previous turn's writes flushed, so that neither side
