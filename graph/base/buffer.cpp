@@ -1,4 +1,4 @@
-// Heap and mmap storage behind halo::Buffer.
+// Heap, huge page and file map storage behind halo::Buffer.
 #include "graph/base/buffer.hpp"
 
 #include <fcntl.h>
@@ -13,12 +13,37 @@
 #include <utility>
 
 #include "graph/base/error.hpp"
+#include "graph/base/huge_pages.hpp"
 
 namespace halo {
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool heap_only = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool heap_only = true;
+#else
+constexpr bool heap_only = false;
+#endif
+#else
+constexpr bool heap_only = false;
+#endif
+
+}  // namespace
 
 Buffer Buffer::allocate(std::size_t bytes) {
   Buffer b;
   if (bytes == 0) return b;
+  if (!heap_only && bytes >= huge_page_threshold) {
+    b.map_base_ = map_huge_pages(bytes);
+    if (b.map_base_ == nullptr) throw std::bad_alloc();
+    b.map_length_ = round_to_pages(bytes);
+    b.data_ = b.map_base_;
+    b.size_ = bytes;
+    return b;
+  }
   const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
   b.data_ = std::aligned_alloc(alignment, rounded);
   if (b.data_ == nullptr) throw std::bad_alloc();
@@ -55,6 +80,7 @@ Buffer Buffer::map_file(const std::string& path, std::size_t offset, std::size_t
   if (base == MAP_FAILED) throw IoError(path, std::string("cannot mmap: ") + std::strerror(err));
   b.map_base_ = base;
   b.map_length_ = length;
+  b.file_map_ = true;
   b.data_ = static_cast<char*>(base) + (offset - map_offset);
   b.size_ = bytes;
   return b;
@@ -64,7 +90,8 @@ Buffer::Buffer(Buffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
       map_base_(std::exchange(other.map_base_, nullptr)),
-      map_length_(std::exchange(other.map_length_, 0)) {}
+      map_length_(std::exchange(other.map_length_, 0)),
+      file_map_(std::exchange(other.file_map_, false)) {}
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
   if (this != &other) {
@@ -73,6 +100,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     size_ = std::exchange(other.size_, 0);
     map_base_ = std::exchange(other.map_base_, nullptr);
     map_length_ = std::exchange(other.map_length_, 0);
+    file_map_ = std::exchange(other.file_map_, false);
   }
   return *this;
 }
@@ -81,7 +109,7 @@ Buffer::~Buffer() { release(); }
 
 void Buffer::release() noexcept {
   if (map_base_ != nullptr) {
-    ::munmap(map_base_, map_length_);
+    unmap_pages(map_base_, map_length_);
   } else {
     std::free(data_);
   }
@@ -89,6 +117,7 @@ void Buffer::release() noexcept {
   size_ = 0;
   map_base_ = nullptr;
   map_length_ = 0;
+  file_map_ = false;
 }
 
 void* Buffer::data() {

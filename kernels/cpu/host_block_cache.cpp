@@ -13,6 +13,7 @@
 #include <string>
 
 #include "graph/base/error.hpp"
+#include "graph/base/huge_pages.hpp"
 
 namespace halo::kernels::cpu {
 namespace {
@@ -34,20 +35,13 @@ std::size_t read_size(const char* header) {
   return size;
 }
 
-// Fresh anonymous pages (zero, and not backed by memory until first written), or nullptr.
-char* map_pages(std::size_t size) {
-  void* start = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (start == MAP_FAILED) return nullptr;
-  // Transparent huge pages where the kernel has them (advice only): SpMM gathers rows of these
-  // activations at random, and with 4 KiB pages nearly every row is a TLB miss (width 64: 18 %
-  // faster, 256: 5 %; halo-bench spmm, 250 K vertices, 2-core Xeon). The kernel may compact
-  // memory to find them when first faulted: a 3-layer, 256-wide GCN on that graph takes 1.6 s
-  // longer over its first epoch and 5 % less time over every later one, when the blocks return
-  // from this cache.
-  (void)madvise(start, size, MADV_HUGEPAGE);
-  return static_cast<char*>(start);
-}
-void unmap_pages(char* start, std::size_t size) noexcept { munmap(start, size); }
+// Fresh anonymous pages (zero, and not backed by memory until first written), or nullptr; laid
+// out and advised for transparent huge pages: SpMM gathers rows of these activations at random,
+// and with 4 KiB pages nearly every row is a TLB miss (width 64: 18 % faster, 256: 5 %; halo-bench
+// spmm, 250 K vertices, 2-core Xeon). The kernel may compact memory to find them when first
+// faulted: a 3-layer, 256-wide GCN on that graph takes 1.6 s longer over its first epoch and 5 %
+// less time over every later one, when the blocks return from this cache.
+char* map_pages(std::size_t size) { return static_cast<char*>(map_huge_pages(size)); }
 
 }  // namespace
 

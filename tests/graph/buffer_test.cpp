@@ -1,5 +1,5 @@
-// Tests of graph/base/buffer.*: heap allocation, read-only maps of a file region, truncated and
-// missing files, moves and clones.
+// Tests of graph/base/buffer.*: heap and huge page allocation, read-only maps of a file region,
+// truncated and missing files, moves and clones.
 #include "graph/base/buffer.hpp"
 
 #include <catch2/catch.hpp>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph/base/error.hpp"
+#include "graph/base/huge_pages.hpp"
 #include "tests/support/test_paths.hpp"
 
 using namespace halo;
@@ -43,6 +44,31 @@ TEST_CASE("Buffer::allocate gives aligned, writable memory of the asked size", "
   std::memset(b.data(), 0x5a, 1000);
   CHECK(static_cast<const unsigned char*>(std::as_const(b).data())[999] == 0x5a);
   CHECK(Buffer::allocate(0).empty());
+}
+
+TEST_CASE("Buffer::allocate serves large blocks from huge-page-aligned pages, writable and movable", "[graph]") {
+  const std::size_t bytes = Buffer::huge_page_threshold + 1000;
+  Buffer b = Buffer::allocate(bytes);
+  CHECK(b.size() == bytes);
+  CHECK_FALSE(b.is_mapped());  // pages, not a file map: writable
+  auto* p = static_cast<unsigned char*>(b.data());
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+#if !defined(__SANITIZE_ADDRESS__)
+  CHECK(address % huge_page_bytes == 0);
+#endif
+  CHECK(address % Buffer::alignment == 0);
+  for (std::size_t i = 0; i < bytes; i += 4096) p[i] = static_cast<unsigned char>(i / 4096);
+  p[bytes - 1] = 0x77;
+  const Buffer copy = b.clone();
+  Buffer moved = std::move(b);
+  CHECK(b.empty());  // NOLINT(bugprone-use-after-move): checking the moved-from state is the point
+  CHECK_FALSE(moved.is_mapped());
+  const auto* q = static_cast<const unsigned char*>(copy.data());
+  CHECK(std::memcmp(q, std::as_const(moved).data(), bytes) == 0);
+  CHECK(q[4096 * 7] == 7);
+  CHECK(q[bytes - 1] == 0x77);
+  moved = Buffer::allocate(8);  // the pages are given back, the small block comes from the heap
+  CHECK(moved.size() == 8);
 }
 
 TEST_CASE("Buffer::map_file maps a region of a file read-only", "[graph]") {
