@@ -127,6 +127,28 @@ TEST_CASE("halo-convert synth writes a dataset whose info matches what was asked
   CHECK(verified.out.find("vertices") != std::string::npos);
 }
 
+TEST_CASE("halo-convert info counts as isolated only vertices with neither in- nor out-edges", "[tools]") {
+  ScratchDir scratch;
+  const std::string data = halo::test::test_data_dir() + "/ogb/";
+  // tiny: symmetric (add_inverse_edge), vertex 4 alone.
+  REQUIRE(run_convert("ogb " + data + "tiny " + (scratch / "tiny") + " -q", scratch).exit_code == 0);
+  const nlohmann::json tiny = info_json(scratch / "tiny", scratch);
+  CHECK(tiny["in_degree"]["isolated"] == 1);
+  CHECK(tiny["in_degree"]["min"] == 0);
+  // paper___cites___paper is directed (1->0 2->0 3->1 3->2): paper 3 has no in-edge but is not
+  // isolated, so the count needs the out-degrees too.
+  REQUIRE(run_convert("ogb " + data + "tiny_hetero " + (scratch / "hetero") + " -q", scratch).exit_code == 0);
+  const nlohmann::json hetero = info_json(scratch / "hetero", scratch);
+  bool seen = false;
+  for (const nlohmann::json& r : hetero["relations"]) {
+    if (r["rel"] != "cites") continue;
+    seen = true;
+    CHECK(r["in_degree"]["min"] == 0);
+    CHECK(r["in_degree"]["isolated"] == 0);
+  }
+  CHECK(seen);
+}
+
 TEST_CASE("halo-convert refuses bad input with one line on stderr and leaves no output", "[tools]") {
   ScratchDir scratch;
   SECTION("a source folder without raw/") {
