@@ -57,7 +57,7 @@ CsrGraph select_rows(const CsrGraph& g, const std::int64_t* rows, std::int64_t c
 // Number of entries in each row (in-degree under the rows-are-destinations orientation). O(V).
 Array<std::int64_t> row_degrees(const CsrGraph& g);
 // Number of entries in each column (out-degree under that orientation). O(E + T * num_cols),
-// per-thread histograms; deterministic.
+// per-thread histograms; deterministic. O(V) for a graph that claims symmetric (its row degrees).
 Array<std::int64_t> column_degrees(const CsrGraph& g);
 
 // The square graph with exactly one self loop per vertex added where missing (existing loops

@@ -100,6 +100,9 @@ Array<std::int64_t> row_degrees(const CsrGraph& g) {
 }
 
 Array<std::int64_t> column_degrees(const CsrGraph& g) {
+  // A symmetric graph's column j holds as many entries as its row j: no histogram (about 1.3 CPU-s
+  // on a products-scale graph on 2 cores).
+  if (g.properties().symmetric) return row_degrees(g);
   return visit(g, [&](auto v) {
     // Per-thread histograms over contiguous edge shares, then summed column by column: no
     // atomics, and integer sums do not depend on the thread count.
