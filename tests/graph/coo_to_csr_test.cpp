@@ -29,6 +29,22 @@ CsrGraph build(const NaiveCoo& coo, const CooToCsrOptions& options, bool weighte
 
 std::vector<std::int32_t> cols_of(const CsrGraph& g) { return g.indices<std::int32_t>().to_vector(); }
 
+// The edges of coo stably sorted by (row, column), weights carried.
+NaiveCoo sorted_by_row(const NaiveCoo& coo) {
+  std::vector<std::size_t> order(coo.rows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::make_pair(coo.rows[a], coo.cols[a]) < std::make_pair(coo.rows[b], coo.cols[b]);
+  });
+  NaiveCoo sorted = coo;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    sorted.rows[i] = coo.rows[order[i]];
+    sorted.cols[i] = coo.cols[order[i]];
+    sorted.weights[i] = coo.weights[order[i]];
+  }
+  return sorted;
+}
+
 }  // namespace
 
 //  edges (row <- col):  2<-0, 0<-1, 2<-1, 1<-2, 0<-2, 2<-0 again
@@ -161,7 +177,7 @@ TEST_CASE("csr_from_coo matches the naive reference on random graphs with every 
 }
 
 TEST_CASE("csr_from_coo sorts rows whether the edges come in order, nearly in order or shuffled", "[graph]") {
-  // 6000 rows make blocks of 8 rows, each holding ~100 edges. Shuffled edges send the blocks
+  // 72 000 edges over 6000 rows make two blocks of 4096 rows. Shuffled edges send the blocks
   // through the radix sort by column (two passes of digits below 2^13 columns, three below 2^24,
   // six below 2^62 with int64 indices); nearly ordered ones through the row-by-row sort; ordered
   // ones need neither. Copies of an edge keep their input order and weights on every path.
@@ -170,17 +186,7 @@ TEST_CASE("csr_from_coo sorts rows whether the edges come in order, nearly in or
   const int order = GENERATE(0, 1, 2);  // 0: shuffled, 1: sorted with a few neighbours swapped, 2: sorted
   NaiveCoo coo = halo::test::random_coo(7 + static_cast<std::uint64_t>(order), n, num_cols, 12 * n);
   if (order > 0) {
-    std::vector<std::size_t> by_row_col(coo.rows.size());
-    for (std::size_t i = 0; i < by_row_col.size(); ++i) by_row_col[i] = i;
-    std::stable_sort(by_row_col.begin(), by_row_col.end(), [&](std::size_t a, std::size_t b) {
-      return std::make_pair(coo.rows[a], coo.cols[a]) < std::make_pair(coo.rows[b], coo.cols[b]);
-    });
-    NaiveCoo sorted = coo;
-    for (std::size_t i = 0; i < by_row_col.size(); ++i) {
-      sorted.rows[i] = coo.rows[by_row_col[i]];
-      sorted.cols[i] = coo.cols[by_row_col[i]];
-      sorted.weights[i] = coo.weights[by_row_col[i]];
-    }
+    NaiveCoo sorted = sorted_by_row(coo);
     if (order == 1)
       for (std::size_t i = 0; i + 1 < sorted.rows.size(); i += 97) {
         std::swap(sorted.rows[i], sorted.rows[i + 1]);
@@ -194,6 +200,30 @@ TEST_CASE("csr_from_coo sorts rows whether the edges come in order, nearly in or
   INFO("columns " << num_cols << " order " << order << " merged " << o.drop_duplicates);
   const CsrGraph g = build<std::int64_t>(coo, o, true);
   CHECK(g.index_type() == (num_cols > std::numeric_limits<std::int32_t>::max() ? IndexType::i64 : IndexType::i32));
+  CHECK(halo::test::csr_difference(halo::test::to_naive(g), halo::test::naive_csr_from_coo(coo, o, true)) == "");
+  CHECK_NOTHROW(validate(g, Validation::expensive));
+}
+
+TEST_CASE("csr_from_coo merges the sorted runs that concatenated sorted lists give every row", "[graph]") {
+  // `parts` edge lists, each sorted by row and column, one after the other: every row holds one
+  // ascending run per part, and twice as many when symmetrising (the reversed edges of a sorted
+  // list come in ascending order too). Forty edges a row keep the runs' junctions rare enough
+  // for the row-by-row merge rather than the radix sort; three runs leave one over to carry.
+  const std::int64_t n = 6000;
+  const int parts = GENERATE(1, 2, 3);
+  CooToCsrOptions o;
+  o.symmetrize = GENERATE(false, true);
+  o.drop_duplicates = GENERATE(false, true);
+  NaiveCoo coo;
+  coo.num_rows = coo.num_cols = n;
+  for (int part = 0; part < parts; ++part) {
+    const NaiveCoo piece = sorted_by_row(halo::test::random_coo(31 + static_cast<std::uint64_t>(part), n, n, 40 * n / parts));
+    coo.rows.insert(coo.rows.end(), piece.rows.begin(), piece.rows.end());
+    coo.cols.insert(coo.cols.end(), piece.cols.begin(), piece.cols.end());
+    coo.weights.insert(coo.weights.end(), piece.weights.begin(), piece.weights.end());
+  }
+  INFO("parts " << parts << " symmetrised " << o.symmetrize << " merged " << o.drop_duplicates);
+  const CsrGraph g = build<std::int32_t>(coo, o, true);
   CHECK(halo::test::csr_difference(halo::test::to_naive(g), halo::test::naive_csr_from_coo(coo, o, true)) == "");
   CHECK_NOTHROW(validate(g, Validation::expensive));
 }
@@ -285,25 +315,18 @@ TEST_CASE("csr_from_coo refuses bad shapes and options", "[graph]") {
   CHECK_THROWS_AS(csr_from_coo<std::int32_t>(2, 2, nullptr, ids.data(), nullptr, 1), InvalidArgument);
 }
 
-TEST_CASE("csr_from_coo sorts graphs whose row blocks are too tall for 16-bit rows-in-block", "[graph][slow]") {
-  // More than 1024 * 2^16 rows: blocks of 2^17 rows, so the rows within a block take 32 bits.
-  const std::int64_t n = 1025 * (std::int64_t{1} << 16) + 3;
-  const std::int64_t block = std::int64_t{1} << 17;
-  const std::vector<std::int32_t> rows{0, static_cast<std::int32_t>(block - 1), static_cast<std::int32_t>(block),
-                                       static_cast<std::int32_t>(n - 1), static_cast<std::int32_t>(block - 1),
-                                       static_cast<std::int32_t>(3 * block + 12345)};
-  const std::vector<std::int32_t> cols{7, 9, 1, 2, 3, 4};
-  const CsrGraph g = csr_from_coo<std::int32_t>(n, n, rows.data(), cols.data(), nullptr, 6);
-  const auto& indptr = g.indptr();
-  const std::vector<std::int32_t> indices = cols_of(g);
-  auto row = [&](std::int64_t r) {
-    return std::vector<std::int32_t>(indices.begin() + indptr[r], indices.begin() + indptr[r + 1]);
-  };
-  CHECK(row(0) == std::vector<std::int32_t>{7});
-  CHECK(row(block - 1) == std::vector<std::int32_t>{3, 9});
-  CHECK(row(block) == std::vector<std::int32_t>{1});
-  CHECK(row(3 * block + 12345) == std::vector<std::int32_t>{4});
-  CHECK(row(n - 1) == std::vector<std::int32_t>{2});
-  CHECK(row(1).empty());
-  CHECK(indptr[n] == 6);
+TEST_CASE("csr_from_coo sorts graphs whose row blocks are too tall for 16-bit rows-in-block", "[graph]") {
+  // 70 000 edges make two blocks; over 2^20 + 3 rows that is blocks of 2^20 rows, so the rows
+  // within a block take 32 bits. The edges fall on 200 rows, some at the blocks' ends, in no
+  // order, ~350 to a row, which sends the blocks through the radix sort.
+  const std::int64_t n = (std::int64_t{1} << 20) + 3;
+  const std::int64_t block = std::int64_t{1} << 20;
+  const std::int64_t edge_rows[] = {0, block - 1, block, n - 1};
+  NaiveCoo coo = halo::test::random_coo(5, 200, 1000, 70000);
+  coo.num_rows = n;
+  for (std::int64_t& r : coo.rows) r = r < 196 ? r * 5300 : edge_rows[r - 196];
+  const CsrGraph g = build<std::int32_t>(coo, CooToCsrOptions{}, true);
+  CHECK(halo::test::csr_difference(halo::test::to_naive(g), halo::test::naive_csr_from_coo(coo, {}, true)) == "");
+  for (std::int64_t r : edge_rows) CHECK(g.indptr()[r + 1] > g.indptr()[r]);
+  CHECK_NOTHROW(validate(g, Validation::expensive));
 }
