@@ -20,6 +20,11 @@ halo and the peer run in alternating turns (--turns, default 3) and the median o
 ratios is the headline, since the machine is shared and its speed drifts; the ratio of the two
 medians is reported beside it.
 
+Each turn also times the decompression alone of the same files (halo-bench inflate: every file at
+once, one thread each, through halo's own ISA-L reader, the text thrown away). A read can finish no
+sooner while the largest file is one gzip member, so the peer's time over that floor bounds the
+speedup any halo read could show on this machine in that turn; it is reported beside the speedup.
+
 Peers run from a virtual environment (bench/.venv, ignored by git) holding pandas, numpy and
 ogb (installed with --no-deps: OGB's reader needs only pandas and numpy, its package __init__
 needs torch, so the reader module is loaded by path).
@@ -180,6 +185,17 @@ def run_halo(binary, ogb_dir, halo_dir, summary_path):
             "convert_cpu_seconds_with_write": after.ru_utime - usage.ru_utime + after.ru_stime - usage.ru_stime}, summary
 
 
+def run_inflate_floor(binary, folder, output_path):
+    """The decompression floor: halo-bench inflate on every .csv.gz of `folder` at once."""
+    files = sorted(os.path.join(d, n) for d, _, names in os.walk(folder) for n in names if n.endswith(".gz"))
+    subprocess.run([binary, "inflate", *files, "-q", "--json", output_path], check=True)
+    with open(output_path) as f:
+        floor = json.load(f)
+    largest = max(floor["files"], key=lambda r: r["seconds"])
+    return {"seconds": floor["seconds"], "cpu_seconds": floor["cpu_seconds"],
+            "slowest_file": os.path.relpath(largest["path"], folder), "slowest_file_seconds": largest["seconds"]}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--nodes", type=int, default=2449029, help="vertices (default: ogbn-products)")
@@ -188,6 +204,8 @@ def main():
     p.add_argument("--classes", type=int, default=47)
     p.add_argument("--work", default=os.path.join(ROOT, "bench", "work"), help="scratch folder (large)")
     p.add_argument("--binary", default=os.path.join(ROOT, "build", "bin", "halo-convert"))
+    p.add_argument("--bench-binary", default=os.path.join(ROOT, "build", "bin", "halo-bench"),
+                   help="halo-bench, for the decompression floor (skipped when it is missing)")
     p.add_argument("--output", default=os.path.join(ROOT, "bench", "results", "convert_throughput.json"))
     p.add_argument("--skip-peer", action="store_true", help="measure halo only")
     p.add_argument("--members", choices=("single", "multi", "both"), default="both",
@@ -260,6 +278,10 @@ def main():
             with open(stamp_path, "w") as f:
                 json.dump(stamp, f, indent=2)
     summary_path = os.path.join(args.work, "halo-summary.json")
+    floor_path = os.path.join(args.work, "inflate-floor.json")
+    with_floor = os.path.exists(args.bench_binary)
+    if not with_floor:
+        print(f"decompression floor skipped: no {args.bench_binary}", file=sys.stderr)
     result = {
         "benchmark": "convert_throughput",
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -277,7 +299,7 @@ def main():
         entry = {"gzip": description, "compressed_bytes": compressed_bytes(folder),
                  "members_in_largest_file": {os.path.relpath(largest, folder): gzip_members(largest)}}
         with_peer = not args.skip_peer and (key in ("single", "shuffled") or args.peer_on_multi or len(chosen) == 1)
-        halo_turns, peer_turns = [], []
+        halo_turns, peer_turns, floor_turns = [], [], []
         for turn in range(max(args.turns, 1)):
             # Each timed read starts with the previous turn's writes flushed, so that neither side
             # pays for the other's writeback.
@@ -289,6 +311,12 @@ def main():
             print(f"[{name}] turn {turn + 1}: halo-convert ogb read {halo_run['read_seconds']:.2f} s "
                   f"({mb / halo_run['read_seconds']:.0f} MB/s), with writing the dataset directory "
                   f"{halo_run['convert_seconds_with_write']:.1f} s", flush=True)
+            if with_floor:
+                os.sync()
+                floor = run_inflate_floor(args.bench_binary, folder, floor_path)
+                floor_turns.append(floor)
+                print(f"[{name}] turn {turn + 1}: decompression alone {floor['seconds']:.2f} s "
+                      f"(halo's read is {halo_run['read_seconds'] / floor['seconds']:.2f}x that)", flush=True)
             if not with_peer:
                 continue
             os.sync()
@@ -307,6 +335,12 @@ def main():
         read = statistics.median(t["read_seconds"] for t in halo_turns)
         entry["halo"] = {"read_seconds": read, "read_mb_per_s": mb / read, "turns": halo_turns,
                          "threads": os.cpu_count()}
+        if floor_turns:
+            floor_median = statistics.median(t["seconds"] for t in floor_turns)
+            entry["inflate_floor"] = {"what": "halo-bench inflate: every .csv.gz at once, one thread each, text discarded",
+                                      "seconds": floor_median, "turns": floor_turns,
+                                      "halo_read_over_floor_turns": [h["read_seconds"] / f["seconds"]
+                                                                     for h, f in zip(halo_turns, floor_turns)]}
         if peer_turns:
             import pandas
             peer = statistics.median(t["read_seconds"] for t in peer_turns)
@@ -320,6 +354,12 @@ def main():
             entry["speedup_read_of_medians"] = peer / read
             print(f"[{name}] median of {len(ratios)} turns: halo {read:.2f} s, OGB reader {peer:.1f} s, "
                   f"halo {entry['speedup_read']:.2f}x faster (ratio of the medians {peer / read:.2f}x)", flush=True)
+            if floor_turns:
+                bounds = [p["read_seconds"] / f["seconds"] for f, p in zip(floor_turns, peer_turns)]
+                entry["speedup_bound_turns"] = bounds
+                entry["speedup_bound"] = statistics.median(bounds)
+                print(f"[{name}] the OGB reader over decompression alone: {entry['speedup_bound']:.2f}x "
+                      f"(median of {len(bounds)} turns), the most any read could show here", flush=True)
         result[name] = entry
     headline = result[result["headline"]]
     if "speedup_read" in headline:

@@ -2,12 +2,14 @@
 // dataset's graph at several feature widths, next to a STREAM-style copy measured in the same run
 // (the memory-bandwidth ceiling of this machine); `gpu-spmm` and `gpu-gcn` do the same on a GPU
 // (halo's SpMM against cuSPARSE) and time a GCN training epoch there; `gpu-feature-streaming`
-// times feature streaming on a GPU against a pinned copy and against in-memory training.
+// times feature streaming on a GPU against a pinned copy and against in-memory training;
+// `inflate` times the decompression alone of a dataset's gzipped files (a read's floor).
 #include <CLI/CLI.hpp>
 
 #include "tools/common/program.hpp"
 #include "tools/halo_bench/feature_stream_bench.hpp"
 #include "tools/halo_bench/gpu_bench.hpp"
+#include "tools/halo_bench/inflate_bench.hpp"
 #include "tools/halo_bench/spmm_bench.hpp"
 
 int main(int argc, char** argv) {
@@ -59,6 +61,11 @@ int main(int argc, char** argv) {
   fsub->add_option("--epochs", streaming.epochs, "Training epochs per run")->capture_default_str();
   fsub->add_option("--json", streaming.json, "Write the results as JSON to FILE ('-' = stdout)");
 
+  InflateBench inflate;
+  CLI::App* isub = app.add_subcommand("inflate", "Decompress files at once, one thread each, and discard the text");
+  isub->add_option("files", inflate.files, "(Gzipped) files")->required()->check(CLI::ExistingFile);
+  isub->add_option("--json", inflate.json, "Write the results as JSON to FILE ('-' = stdout)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -69,6 +76,7 @@ int main(int argc, char** argv) {
     if (gsub->parsed()) return run_gpu_spmm_bench(gpu_spmm);
     if (csub->parsed()) return run_gpu_gcn_bench(gpu_gcn);
     if (fsub->parsed()) return run_gpu_feature_streaming_bench(streaming);
+    if (isub->parsed()) return run_inflate_bench(inflate);
     return run_spmm_bench(spmm);
   });
 }
