@@ -207,9 +207,9 @@ std::uint64_t DatasetDirInfo::total_bytes() const {
   return total;
 }
 
-void write_dataset_dir(const Dataset& ds, const std::string& dir, bool force) {
+void write_dataset_dir(const Dataset& ds, const std::string& dir, bool force, FeatureValues features) {
   AtomicDirectory out(dir, force);
-  check_dataset(ds);
+  check_dataset(ds, features);
   DatasetDirInfo info = describe(ds);
   Progress progress("writing " + dir, static_cast<std::int64_t>(dataset_bytes(ds)));
   DirectoryWriter writer(out, info, progress);

@@ -74,9 +74,11 @@ struct DatasetDirOptions {
 
 // Writes `ds` as a dataset directory at `dir`, atomically (AtomicDirectory): either the whole
 // directory appears or nothing does. Refuses an existing `dir` unless `force` (IoError, before
-// any work). Runs check_dataset first (InvalidArgument on failure) and refuses vertex type or
-// relation names unusable as folder names. O(bytes) I/O plus one fsync per file.
-void write_dataset_dir(const Dataset& ds, const std::string& dir, bool force);
+// any work). Runs check_dataset first (InvalidArgument on failure; `features` as there: a caller
+// whose reader refused every non-finite value spares the pass over the features) and refuses
+// vertex type or relation names unusable as folder names. O(bytes) I/O plus one fsync per file.
+void write_dataset_dir(const Dataset& ds, const std::string& dir, bool force,
+                       FeatureValues features = FeatureValues::check);
 
 // Opens a dataset directory. Always checks that dataset.json is a halo dataset of a known
 // format_version and that every listed file exists with its listed size (O(files) stat calls);

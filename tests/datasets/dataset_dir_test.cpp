@@ -6,10 +6,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -311,6 +313,22 @@ TEST_CASE("write_dataset_dir leaves nothing behind when the dataset is invalid",
   CHECK_THROWS_AS(write_dataset_dir(bad_label, dir / "out/ds", true), InvalidArgument);
   check_same_dataset(read_dataset_dir(dir / "out/ds"), test::tiny_homogeneous());
   CHECK(entries(dir / "out") == std::vector<std::string>{"ds"});
+}
+
+TEST_CASE("write_dataset_dir skips the pass over the features only when told they were checked", "[dataset_dir]") {
+  test::ScratchDir dir;
+  Dataset ds = test::tiny_homogeneous();
+  ds.node_types[0].features[5] = std::numeric_limits<float>::quiet_NaN();
+  CHECK_THROWS_WITH(write_dataset_dir(ds, dir / "checked", false), Catch::Contains("is not finite"));
+  CHECK_FALSE(fs::exists(dir / "checked"));
+  // A reader that refused non-finite values says so; the shape is still checked.
+  write_dataset_dir(ds, dir / "trusted", false, FeatureValues::already_checked);
+  const Dataset back = read_dataset_dir(dir / "trusted");
+  CHECK(std::isnan(back.node_types[0].features[5]));
+  Dataset short_features = test::tiny_homogeneous();
+  short_features.node_types[0].features = Array<float>::matrix(2, 3);
+  CHECK_THROWS_WITH(write_dataset_dir(short_features, dir / "short", false, FeatureValues::already_checked),
+                    Catch::Contains("rows, expected"));
 }
 
 TEST_CASE("write_dataset_dir refuses relations whose folder names collide", "[dataset_dir]") {

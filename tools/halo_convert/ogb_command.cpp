@@ -43,7 +43,8 @@ int run_ogb_command(const OgbCommand& c) {
   const double read_seconds = timer.elapsed_seconds();
   const double read_cpu_seconds = cpu_seconds();
   log_info(fmt::format("read {} in {:.1f} s; writing {}", c.source, read_seconds, c.destination));
-  datasets::write_dataset_dir(ds, c.destination, c.force);
+  // read_ogb refused any NaN or infinity as it parsed the features.
+  datasets::write_dataset_dir(ds, c.destination, c.force, datasets::FeatureValues::already_checked);
   nlohmann::json summary = describe_dataset(ds);
   add_disk_usage(summary, c.destination);
   summary["read_seconds"] = read_seconds;
