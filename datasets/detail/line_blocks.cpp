@@ -135,10 +135,9 @@ std::unique_ptr<LineBlock> LineBlockReader::take_free_block() {
 
 bool LineBlockReader::produce_one() {
   LineBlock& b = *pending_;
-  // The text arrives in pieces small enough to be counted while they are still in cache (a
-  // second pass over a 4 MiB block would read it back from memory). The tail carried over from
-  // the block before holds no '\n'.
-  constexpr std::size_t piece = std::size_t{128} << 10;
+  // The text arrives in pieces of inflate_piece_bytes, counted while they are still in cache. The
+  // tail carried over from the block before holds no '\n'.
+  constexpr std::size_t piece = inflate_piece_bytes;
   std::int64_t newlines = 0;
   const char* cut = nullptr;
   for (;;) {

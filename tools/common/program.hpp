@@ -3,6 +3,7 @@
 // process's own resource figures for its summaries.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -31,5 +32,8 @@ std::uint64_t peak_memory_bytes();
 
 // CPU time the process has used so far, all threads, user and system (getrusage).
 double cpu_seconds();
+
+// Wall-clock seconds since `start` (steady clock).
+double seconds_since(std::chrono::steady_clock::time_point start);
 
 }  // namespace halo::tools

@@ -52,10 +52,6 @@ int skip(const std::string& benchmark, const std::string& json) {
 using kernels::Device;
 using kernels::Tensor;
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // Median wall time of `repeat` runs of body() after one warm-up, each bracketed by waits for the
 // GPU so the time is the GPU's.
 template <class F>

@@ -4,8 +4,6 @@
 // time is the floor of halo-convert's read, measured beside the peer in the same run.
 #include "tools/halo_bench/inflate_bench.hpp"
 
-#include <sys/stat.h>
-
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -15,6 +13,8 @@
 #include <fmt/format.h>
 
 #include "datasets/detail/gzip_reader.hpp"
+#include "datasets/detail/line_blocks.hpp"
+#include "datasets/detail/ogb_common.hpp"
 #include "graph/base/log.hpp"
 #include "tools/common/program.hpp"
 
@@ -28,18 +28,11 @@ struct FileResult {
   std::exception_ptr error;
 };
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 void inflate_file(const std::string& path, FileResult& r) {
-  // The LineBlockReader's piece: big enough that ISA-L's per-call history copy is small beside
-  // it, small enough to stay in cache.
-  constexpr std::size_t piece = std::size_t{128} << 10;
+  constexpr std::size_t piece = datasets::detail::inflate_piece_bytes;  // as the OGB readers
   const auto start = std::chrono::steady_clock::now();
   try {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0) r.compressed_bytes = static_cast<std::uint64_t>(st.st_size);
+    r.compressed_bytes = datasets::detail::file_bytes(path);
     datasets::detail::GzipReader reader(path);
     const std::unique_ptr<char[]> text(new char[piece]);
     for (std::size_t n; (n = reader.read(text.get(), piece)) != 0;) r.text_bytes += n;

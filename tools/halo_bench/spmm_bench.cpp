@@ -21,10 +21,6 @@
 namespace halo::tools {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 template <class F>
 double median_seconds(int repeat, F&& body) {
   body();  // warm-up

@@ -38,7 +38,6 @@ using namespace halo;
 using namespace halo::tools;
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // With a memory limit, freed tensors must leave the resident set, which the limit bounds: glibc
 // otherwise raises its mmap threshold after each large free (up to 32 MiB) and keeps later blocks
