@@ -2,7 +2,7 @@
 """The PyG side of bench/rgcn_vs_pyg.py: the R-GCN that halo's RgcnModel computes, written with
 torch_geometric's HeteroConv, trained full-batch on a heterogeneous dataset in OGB's raw layout.
 
-Model (train/rgcn_model.hpp, the OGB R-GCN example for ogbn-mag): per layer and vertex type t,
+Model (train/models/rgcn_model.hpp, the OGB R-GCN example for ogbn-mag): per layer and vertex type t,
     h'_t = h_t W_root,t + b_t + sum over relations r into t of mean_{j in N_r(i)} h_j W_r
 (HeteroConv summing one SAGEConv per relation: mean aggregation, no root, no bias; plus one Linear
 with bias per type for the root term), ReLU and dropout between layers. Types without features get

@@ -170,7 +170,7 @@ configure() {
 }
 
 build_targets() {
-  cmake --build "$build" -j "$jobs" --target halo_kernels_tests halo_train_tests halo-bench halo-convert halo-train
+  cmake --build "$build" -j "$jobs" --target halo_kernels_tests halo_train_tests halo_train_layers_tests halo_train_features_tests halo_train_dist_tests halo-bench halo-convert halo-train
 }
 
 # halo-train --device cuda: a 2-layer GCN on a generated 100 000-vertex SBM graph (128 features,

@@ -22,7 +22,7 @@
 
 #include "graph/base/array.hpp"
 #include "kernels/tensor.hpp"
-#include "train/parameter.hpp"
+#include "train/layers/parameter.hpp"
 #include "train/optimizer.hpp"
 #include "train/run_tracker.hpp"
 

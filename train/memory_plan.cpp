@@ -13,7 +13,7 @@
 
 #include "graph/base/error.hpp"
 #include "kernels/spmm.hpp"
-#include "train/feature_pipeline.hpp"
+#include "train/features/feature_pipeline.hpp"
 
 namespace halo::train {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "datasets/dataset.hpp"
 #include "partition/partition_dir.hpp"
-#include "train/model.hpp"
+#include "train/models/model.hpp"
 #include "train/optimizer.hpp"
 
 namespace halo::train {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "train/parameter.hpp"
+#include "train/layers/parameter.hpp"
 
 namespace halo::train {
 

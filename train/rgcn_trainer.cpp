@@ -13,12 +13,12 @@
 #include "graph/base/log.hpp"
 #include "graph/base/parallel.hpp"
 #include "kernels/elementwise.hpp"
-#include "train/detail/feature_setup.hpp"
 #include "train/detail/rgcn_problem.hpp"
 #include "train/detail/run_loop.hpp"
 #include "train/dist/communicator.hpp"
+#include "train/features/detail/feature_setup.hpp"
+#include "train/layers/rgcn_conv.hpp"
 #include "train/memory_plan.hpp"
-#include "train/rgcn_conv.hpp"
 #include "train/trainable.hpp"
 
 namespace halo::train {

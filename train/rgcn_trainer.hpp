@@ -8,7 +8,7 @@
 #pragma once
 
 #include "datasets/dataset.hpp"
-#include "train/rgcn_model.hpp"
+#include "train/models/rgcn_model.hpp"
 #include "train/trainer.hpp"
 
 namespace halo::train {

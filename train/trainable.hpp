@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "kernels/tensor.hpp"
+#include "train/layers/parameter.hpp"
+#include "train/layers/step.hpp"
 #include "train/optimizer.hpp"
-#include "train/parameter.hpp"
-#include "train/step.hpp"
 
 namespace halo::train {
 

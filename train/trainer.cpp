@@ -15,9 +15,9 @@
 #include "graph/base/log.hpp"
 #include "graph/base/parallel.hpp"
 #include "kernels/tensor.hpp"
-#include "train/detail/feature_setup.hpp"
 #include "train/detail/run_loop.hpp"
-#include "train/feature_input.hpp"
+#include "train/features/detail/feature_setup.hpp"
+#include "train/features/feature_input.hpp"
 #include "train/trainable.hpp"
 #include "train/training_problem.hpp"
 

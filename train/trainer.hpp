@@ -17,7 +17,7 @@
 #include "datasets/dataset.hpp"
 #include "kernels/device.hpp"
 #include "train/memory_plan.hpp"
-#include "train/model.hpp"
+#include "train/models/model.hpp"
 #include "train/optimizer.hpp"
 #include "train/run_tracker.hpp"
 

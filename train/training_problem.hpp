@@ -13,7 +13,7 @@
 #include "train/dist/communicator.hpp"
 #include "train/dist/halo_exchange.hpp"
 #include "train/memory_plan.hpp"
-#include "train/model.hpp"
+#include "train/models/model.hpp"
 
 namespace halo::train {
 

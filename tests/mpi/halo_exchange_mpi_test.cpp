@@ -25,10 +25,10 @@
 #include "partition/partition_dir.hpp"
 #include "sampling/boundary_sampler.hpp"
 #include "tests/mpi/mpi_world.hpp"
+#include "tests/support/tensor_compare.hpp"
 #include "train/dist/halo_aggregation.hpp"
 #include "train/dist/nccl_communicator.hpp"
 #include "train/dist/rank_gpu.hpp"
-#include "tests/support/tensor_compare.hpp"
 
 using namespace halo;
 using kernels::Tensor;

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "datasets/synth.hpp"
-#include "partition/partitioner.hpp"
 #include "graph/base/random.hpp"
 #include "kernels/tensor.hpp"
+#include "partition/partitioner.hpp"
 #include "tests/mpi/mpi_world.hpp"
 #include "tests/support/gpu.hpp"
 #include "train/dist/distributed_trainer.hpp"

@@ -1,5 +1,5 @@
-// Tests of R-GCN on one GPU (the CUDA paths of train/rgcn_conv.*, train/detail/rgcn_panels.*,
-// train/embedding_table.*, train/rgcn_model.* and train/rgcn_trainer.*): RgcnConv on a GPU gives
+// Tests of R-GCN on one GPU (the CUDA paths of train/layers/rgcn_conv.*, train/layers/detail/rgcn_panels.*,
+// train/layers/embedding_table.*, train/models/rgcn_model.* and train/rgcn_trainer.*): RgcnConv on a GPU gives
 // the CPU layer's outputs and gradients in both orders, with and without bases; an embedding
 // table on a GPU steps as the CPU's; train_rgcn on a GPU gives the CPU run's per-epoch losses to
 // 1e-4 relative on a generated three-type graph with embedding tables, bases and dropout (also
@@ -23,9 +23,9 @@
 #include "tests/train/trainer_fixture.hpp"
 #include "train/checkpoint.hpp"
 #include "train/detail/rgcn_problem.hpp"
-#include "train/embedding_table.hpp"
-#include "train/rgcn_conv.hpp"
-#include "train/rgcn_model.hpp"
+#include "train/layers/embedding_table.hpp"
+#include "train/layers/rgcn_conv.hpp"
+#include "train/models/rgcn_model.hpp"
 #include "train/rgcn_trainer.hpp"
 
 using namespace halo;

@@ -1,5 +1,5 @@
-// Tests of single-process training on a GPU (train/trainer.*, train/aggregation.*, the GPU plan of
-// train/detail/feature_setup.*): LocalAggregation on a GPU gives the naive A·x and Aᵀ·g; GCN and
+// Tests of single-process training on a GPU (train/trainer.*, train/layers/aggregation.*, the GPU plan of
+// train/features/detail/feature_setup.*): LocalAggregation on a GPU gives the naive A·x and Aᵀ·g; GCN and
 // GraphSAGE (dropout, batch norm) trained on the GPU give the CPU run's per-epoch losses to 1e-4
 // relative, on a generated SBM graph and on cora; a GPU run resumed from its checkpoint repeats
 // the uninterrupted losses bitwise. Those cases are tagged [gpu] and skip where no GPU is visible.
@@ -19,9 +19,9 @@
 #include "tests/support/gpu.hpp"
 #include "tests/support/test_paths.hpp"
 #include "tests/train/trainer_fixture.hpp"
-#include "train/aggregation.hpp"
 #include "train/checkpoint.hpp"
-#include "train/detail/feature_setup.hpp"
+#include "train/features/detail/feature_setup.hpp"
+#include "train/layers/aggregation.hpp"
 #include "train/memory_plan.hpp"
 #include "train/trainer.hpp"
 #include "train/training_problem.hpp"

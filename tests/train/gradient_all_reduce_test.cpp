@@ -12,7 +12,7 @@
 #include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/elementwise.hpp"
 #include "tests/support/gpu.hpp"
-#include "train/init.hpp"
+#include "train/layers/init.hpp"
 
 using namespace halo;
 using namespace halo::train;

@@ -11,8 +11,8 @@
 #include "graph/base/random.hpp"
 #include "kernels/tensor.hpp"
 #include "tests/reference/naive_layers.hpp"
-#include "train/layer.hpp"
-#include "train/step.hpp"
+#include "train/layers/layer.hpp"
+#include "train/layers/step.hpp"
 
 namespace halo::test {
 

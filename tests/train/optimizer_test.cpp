@@ -10,7 +10,7 @@
 
 #include "tests/reference/naive_layers.hpp"
 #include "tests/train/gradient_check.hpp"
-#include "train/init.hpp"
+#include "train/layers/init.hpp"
 
 using namespace halo;
 using namespace halo::train;

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "datasets/synth.hpp"
-#include "train/model.hpp"
+#include "train/models/model.hpp"
 #include "train/trainer.hpp"
 
 namespace halo::test {

@@ -23,8 +23,8 @@
 #include "kernels/cuda/memory.hpp"
 #include "kernels/cuda/staging_copies.hpp"
 #include "kernels/tensor.hpp"
-#include "train/feature_pipeline.hpp"
-#include "train/feature_source.hpp"
+#include "train/features/feature_pipeline.hpp"
+#include "train/features/feature_source.hpp"
 #include "train/trainer.hpp"
 #endif
 

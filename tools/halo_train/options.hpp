@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/model.hpp"
+#include "train/models/model.hpp"
 #include "train/trainer.hpp"
 
 namespace CLI {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "train/dist/communicator.hpp"
-#include "train/parameter.hpp"
+#include "train/layers/parameter.hpp"
 
 namespace halo::train::detail {
 

@@ -9,8 +9,8 @@
 
 #include "kernels/tensor.hpp"
 #include "train/dist/communicator.hpp"
-#include "train/rgcn_conv.hpp"
-#include "train/rgcn_model.hpp"
+#include "train/layers/rgcn_conv.hpp"
+#include "train/models/rgcn_model.hpp"
 #include "train/trainer.hpp"
 
 namespace halo::train::detail {

@@ -18,8 +18,8 @@
 #include "kernels/loss.hpp"
 #include "kernels/timing.hpp"
 #include "train/checkpoint.hpp"
-#include "train/detail/feature_setup.hpp"
 #include "train/detail/gradient_all_reduce.hpp"
+#include "train/features/detail/feature_setup.hpp"
 #include "train/metrics.hpp"
 #include "train/run_tracker.hpp"
 #ifdef HALO_WITH_CUDA

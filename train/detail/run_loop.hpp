@@ -19,8 +19,8 @@
 #include "sampling/boundary_sampler.hpp"
 #include "train/dist/communicator.hpp"
 #include "train/dist/halo_exchange.hpp"
-#include "train/feature_input.hpp"
-#include "train/parameter.hpp"
+#include "train/features/feature_input.hpp"
+#include "train/layers/parameter.hpp"
 #include "train/trainable.hpp"
 #include "train/trainer.hpp"
 

@@ -19,7 +19,7 @@
 #include <string>
 
 #include "train/dist/communicator.hpp"
-#include "train/model.hpp"
+#include "train/models/model.hpp"
 #include "train/trainer.hpp"
 
 namespace halo::train::dist {

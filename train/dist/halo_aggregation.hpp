@@ -24,10 +24,10 @@
 #include "kernels/device.hpp"
 #include "kernels/tensor.hpp"
 #include "partition/local_graph.hpp"
-#include "train/aggregation.hpp"
-#include "train/csr_operator.hpp"
 #include "train/dist/halo_exchange.hpp"
-#include "train/model.hpp"
+#include "train/layers/aggregation.hpp"
+#include "train/layers/csr_operator.hpp"
+#include "train/models/model.hpp"
 
 namespace halo::train::dist {
 

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "train/dist/communicator.hpp"
-#include "train/rgcn_model.hpp"
+#include "train/models/rgcn_model.hpp"
 #include "train/trainer.hpp"
 
 namespace halo::train::dist {

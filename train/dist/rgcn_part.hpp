@@ -15,7 +15,7 @@
 #include "graph/hetero_graph.hpp"
 #include "partition/local_graph.hpp"
 #include "partition/partition_dir.hpp"
-#include "train/rgcn_conv.hpp"
+#include "train/layers/rgcn_conv.hpp"
 
 namespace halo::train::dist {
 

@@ -1,0 +1,330 @@
+// Tests of train/models/model.* and train/models/graph_operators.cpp: the operators against the dense
+// normalisations, the model's structure (names, shapes, decay groups, initialisation), and its
+// forward and backward through log_softmax_nll against a float64 dense model and central finite
+// differences, with dropout and batch norm, in training and evaluation.
+#include "train/models/model.hpp"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/build.hpp"
+#include "kernels/dropout.hpp"
+#include "kernels/loss.hpp"
+#include "tests/reference/naive_csr.hpp"
+#include "tests/reference/naive_layers.hpp"
+#include "tests/train/gradient_check.hpp"
+
+using namespace halo;
+using namespace halo::train;
+using halo::test::Dense;
+
+namespace {
+
+// The model of ModelConfig written with dense float64 matrices: per layer, the dropout mask
+// (scaled by 1/(1-p); empty when inactive) → conv → [batch norm] → ReLU.
+struct ReferenceModel {
+  ModelConfig config;
+  Dense aggregation;                    // Â (gcn) or D^-1 A (sage)
+  std::map<std::string, Dense> params;  // by parameter name
+  std::vector<Dense> masks;             // per layer
+  std::vector<std::vector<double>> batch_mean, batch_var;       // recorded by a training forward
+  std::vector<std::vector<double>> running_mean, running_var;  // used by an evaluation forward
+
+  Dense forward(const Dense& x, bool training) {
+    Dense h = x;
+    const auto layers = static_cast<std::size_t>(config.layers);
+    batch_mean.assign(layers, {});
+    batch_var.assign(layers, {});
+    for (std::size_t i = 0; i < layers; ++i) {
+      const std::string conv = "conv" + std::to_string(i), bn = "bn" + std::to_string(i);
+      if (training && !masks[i].v.empty()) h = test::multiply(h, masks[i]);
+      // Convs feeding batch norm have no bias (batch norm's beta shifts instead).
+      const bool normalized = config.batch_norm && i + 1 < layers;
+      const Dense* bias = config.bias && !normalized ? &params.at(conv + ".bias") : nullptr;
+      h = config.kind == "gcn" ? test::naive_gcn(aggregation, h, params.at(conv + ".weight"), bias)
+                               : test::naive_sage(aggregation, h, params.at(conv + ".weight"),
+                                                  params.at(conv + ".root_weight"), bias);
+      if (i + 1 == layers) break;
+      if (config.batch_norm) {
+        if (training) {
+          test::column_statistics(h, batch_mean[i], batch_var[i]);
+          h = test::naive_batch_norm(h, batch_mean[i], batch_var[i], params.at(bn + ".gamma"), params.at(bn + ".beta"));
+        } else {
+          h = test::naive_batch_norm(h, running_mean[i], running_var[i], params.at(bn + ".gamma"),
+                                     params.at(bn + ".beta"));
+        }
+      }
+      h = test::relu(h);
+    }
+    return h;
+  }
+};
+
+struct ModelCase {
+  const char* name;
+  ModelConfig config;
+  std::int64_t in_dim;
+  bool symmetric;
+};
+
+ModelConfig config_of(const std::string& kind, int layers, std::int64_t hidden, float dropout, float input_dropout,
+                      bool batch_norm, bool bias) {
+  ModelConfig c;
+  c.kind = kind;
+  c.layers = layers;
+  c.hidden = hidden;
+  c.dropout = dropout;
+  c.input_dropout = input_dropout;
+  c.batch_norm = batch_norm;
+  c.bias = bias;
+  return c;
+}
+
+// The dense matrix of the operator a model of `kind` aggregates with, built by the definitions.
+Dense reference_operator(const graph::CsrGraph& g, const std::string& kind) {
+  const test::DenseMatrix a = test::to_dense(test::to_naive(g));
+  Dense out(a.rows, a.cols);
+  if (kind == "gcn") {
+    const test::DenseMatrix n = test::naive_gcn_normalize(a);
+    out.v = n.value;
+    return out;
+  }
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    double degree = 0.0;
+    for (std::int64_t j = 0; j < a.cols; ++j) degree += a.at(i, j);
+    for (std::int64_t j = 0; j < a.cols; ++j) out.at(i, j) = degree > 0 ? a.at(i, j) / degree : 0.0;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("build_graph_operators builds D^-1/2 (A+I) D^-1/2 for gcn and D^-1 A for sage", "[train]") {
+  const std::string kind = GENERATE("gcn", "sage");
+  const bool symmetric = GENERATE(false, true);
+  const graph::CsrGraph g = test::random_graph(test::case_seed(symmetric ? 11 : 12), 15, 35, symmetric);
+  GraphOperators ops = build_graph_operators(g, kind);
+  Aggregation* op = kind == "gcn" ? ops.gcn.get() : ops.mean.get();
+  REQUIRE(op != nullptr);
+  CHECK((kind == "gcn" ? ops.mean : ops.gcn) == nullptr);
+  auto* local = dynamic_cast<LocalAggregation*>(op);
+  REQUIRE(local != nullptr);
+  CHECK(test::max_relative_error(test::dense_matrix(local->matrix()), reference_operator(g, kind)) < 1e-6);
+  CHECK(op->num_vertices() == 15);
+  CHECK_THROWS_WITH(build_graph_operators(g, "rgcn"), Catch::Contains("rgcn"));
+}
+
+TEST_CASE("Model names its parameters and puts only conv weights in the decay group", "[train]") {
+  GraphOperators ops = build_graph_operators(test::random_graph(1, 10, 20, true), "sage");
+  ModelConfig c = config_of("sage", 3, 8, 0.5f, 0.1f, true, true);
+  c.weight_decay = 5e-4f;
+  const bool first_only = GENERATE(false, true);
+  c.weight_decay_first_layer_only = first_only;
+  Model model(c, 6, 4, 7, ops);
+  std::vector<std::string> names;
+  for (const Parameter* p : model.parameters()) names.push_back(p->name);
+  // Only the last conv has a bias: batch norm follows the others.
+  CHECK(names == std::vector<std::string>{"conv0.weight", "conv0.root_weight", "bn0.gamma", "bn0.beta",
+                                          "conv1.weight", "conv1.root_weight", "bn1.gamma", "bn1.beta",
+                                          "conv2.weight", "conv2.root_weight", "conv2.bias"});
+  std::int64_t values = 0;
+  for (const Parameter* p : model.parameters()) {
+    const bool is_weight = p->name.rfind("weight") == p->name.size() - 6;
+    const bool decays = is_weight && (!first_only || p->name.rfind("conv0", 0) == 0);
+    CAPTURE(p->name);
+    CHECK(p->weight_decay == (decays ? 5e-4f : 0.0f));
+    values += p->value.numel();
+  }
+  CHECK(model.parameters()[0]->value.rows() == 6);
+  CHECK(model.parameters()[10]->value.cols() == 4);
+  CHECK(model.parameter_bytes() == values * 4);
+  const auto buffers = model.buffers();
+  REQUIRE(buffers.size() == 4);
+  CHECK(buffers[0].first == "bn0.running_mean");
+  CHECK(buffers[3].first == "bn1.running_var");
+}
+
+TEST_CASE("Model draws Glorot weights and zero biases from its seed alone", "[train]") {
+  GraphOperators ops = build_graph_operators(test::random_graph(2, 10, 20, true), "gcn");
+  const ModelConfig c = config_of("gcn", 2, 16, 0.5f, 0.5f, false, true);
+  Model a(c, 30, 5, 123, ops), b(c, 30, 5, 123, ops), other(c, 30, 5, 124, ops);
+  for (std::size_t k = 0; k < a.parameters().size(); ++k) {
+    const Parameter& p = *a.parameters()[k];
+    CAPTURE(p.name);
+    CHECK(p.value.to_vector() == b.parameters()[k]->value.to_vector());
+    const std::vector<float> values = p.value.to_vector();
+    if (p.name.find("bias") != std::string::npos) {
+      CHECK(values == std::vector<float>(values.size(), 0.0f));
+      continue;
+    }
+    CHECK(p.value.to_vector() != other.parameters()[k]->value.to_vector());
+    const double limit = std::sqrt(6.0 / static_cast<double>(p.value.rows() + p.value.cols()));
+    for (float v : values) CHECK(std::abs(v) <= limit);
+  }
+  // Two weights of one model come from different streams.
+  CHECK(a.parameters()[0]->value.to_vector()[0] != a.parameters()[2]->value.to_vector()[0]);
+}
+
+TEST_CASE("Model gradients through log_softmax_nll match finite differences of a float64 model", "[train]") {
+  const ModelCase mc = GENERATE(
+      ModelCase{"gcn, transform first, dropout", config_of("gcn", 2, 5, 0.5f, 0.3f, false, true), 7, false},
+      ModelCase{"gcn, aggregate first, batch norm", config_of("gcn", 3, 6, 0.4f, 0.0f, true, true), 3, true},
+      ModelCase{"gcn, one layer, no bias", config_of("gcn", 1, 16, 0.5f, 0.5f, false, false), 4, false},
+      ModelCase{"sage, batch norm, dropout", config_of("sage", 2, 5, 0.5f, 0.5f, true, true), 7, false},
+      ModelCase{"sage, three layers, no bias", config_of("sage", 3, 6, 0.2f, 0.0f, false, false), 3, true});
+  const std::uint64_t seed = test::case_seed(std::hash<std::string>{}(mc.name));
+  CAPTURE(mc.name, seed);
+  const std::int64_t n = 14, classes = 3;
+  const graph::CsrGraph g = test::random_graph(seed, n, 30, mc.symmetric);
+  GraphOperators ops = build_graph_operators(g, mc.config.kind);
+  Model model(mc.config, mc.in_dim, classes, seed, ops);
+
+  RandomStream rng(seed, 1);
+  ReferenceModel ref;
+  ref.config = mc.config;
+  ref.aggregation = reference_operator(g, mc.config.kind);
+  for (Parameter* p : model.parameters()) {
+    Dense value = test::random_dense(rng, p->value.rows(), p->value.cols(), 0.8);
+    if (p->name.find("gamma") != std::string::npos)
+      for (double& v : value.v) v += 1.0;
+    p->value.copy_from(test::to_tensor(value).view());
+    ref.params[p->name] = value;
+  }
+  Dense x = test::random_dense(rng, n, mc.in_dim);
+  const kernels::Tensor features = test::to_tensor(x);
+  std::vector<std::int64_t> labels(static_cast<std::size_t>(n)), train_rows;
+  for (std::int64_t i = 0; i < n; ++i) {
+    labels[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(rng.below(classes));
+    if (i % 3 != 1) train_rows.push_back(i);
+  }
+  Step step;
+  step.seed = seed;
+  step.epoch = 5;
+  // The dropout masks, straight from the kernel with the key the model must use.
+  for (int i = 0; i < mc.config.layers; ++i) {
+    const float p = i == 0 ? mc.config.input_dropout : mc.config.dropout;
+    const std::int64_t width = i == 0 ? mc.in_dim : mc.config.hidden;
+    if (p == 0.0f) {
+      ref.masks.emplace_back();
+      continue;
+    }
+    Dense ones(n, width, 1.0);
+    kernels::Tensor mask = test::to_tensor(ones);
+    kernels::dropout_forward(mask.view(), mask.view(), p, {step.seed, step.epoch, static_cast<std::uint32_t>(i)}, {});
+    ref.masks.push_back(test::to_dense(mask));
+  }
+
+  model.zero_grad();
+  const kernels::Tensor logits = model.forward(features, step);
+  const Dense expected_logits = ref.forward(x, true);
+  const double forward_error = test::max_relative_error(test::to_dense(logits), expected_logits);
+  kernels::Tensor grad = kernels::Tensor::full(n, classes, std::nanf(""));
+  const kernels::IndexView mask{train_rows.data(), static_cast<std::int64_t>(train_rows.size())};
+  const kernels::LossSum loss = kernels::log_softmax_nll(logits.view(), labels.data(), mask,
+                                                         1.0f / static_cast<float>(train_rows.size()), grad.view());
+  CHECK(loss.loss_sum / static_cast<double>(loss.count) ==
+        Approx(test::naive_mean_nll(expected_logits, labels, train_rows)).epsilon(1e-5));
+  model.backward(std::move(grad), step);
+
+  std::map<std::string, Dense> differences;
+  double largest = 0.0;
+  for (Parameter* p : model.parameters()) {
+    differences[p->name] = test::finite_difference(
+        ref.params[p->name], [&] { return test::naive_mean_nll(ref.forward(x, true), labels, train_rows); });
+    for (double v : differences[p->name].v) largest = std::max(largest, std::abs(v));
+  }
+  double worst = 0.0;
+  for (Parameter* p : model.parameters()) {
+    // Gradients near 0 are measured against the scale of the model's gradients.
+    const double error = test::max_relative_error(test::to_dense(p->grad), differences[p->name], 1e-3 * largest);
+    CAPTURE(p->name, error);
+    CHECK(error < 1e-3);
+    worst = std::max(worst, error);
+  }
+  CAPTURE(forward_error, worst);
+  CHECK(forward_error < 1e-5);
+  CHECK_THROWS_WITH(model.backward(kernels::Tensor::zeros(n, classes), step), Catch::Contains("training forward"));
+
+  // Evaluation: no dropout, batch norm on the running statistics the training forward left.
+  ref.forward(x, true);
+  ref.running_mean = ref.batch_mean;
+  ref.running_var = ref.batch_var;
+  for (std::size_t i = 0; i < ref.running_mean.size(); ++i)
+    for (std::size_t j = 0; j < ref.running_mean[i].size(); ++j) {
+      ref.running_mean[i][j] = 0.1 * ref.batch_mean[i][j];
+      ref.running_var[i][j] = 0.9 + 0.1 * ref.batch_var[i][j] * static_cast<double>(n) / static_cast<double>(n - 1);
+    }
+  Step eval = step;
+  eval.training = false;
+  const kernels::Tensor eval_logits = model.forward(features, eval);
+  CHECK(test::max_relative_error(test::to_dense(eval_logits), ref.forward(x, false)) < 1e-5);
+  CHECK_THROWS_AS(model.backward(kernels::Tensor::zeros(n, classes), eval), InvalidArgument);
+}
+
+TEST_CASE("Model::activation_bytes bounds what a training step allocates", "[train]") {
+  const ModelCase mc = GENERATE(
+      ModelCase{"gcn", config_of("gcn", 2, 16, 0.5f, 0.5f, false, true), 100, true},
+      ModelCase{"gcn wide", config_of("gcn", 3, 64, 0.5f, 0.0f, true, true), 20, false},
+      ModelCase{"sage", config_of("sage", 3, 32, 0.5f, 0.5f, true, true), 50, false});
+  CAPTURE(mc.name);
+  const std::int64_t n = 500, classes = 7;
+  const graph::CsrGraph g = test::random_graph(test::case_seed(21), n, 3000, mc.symmetric);
+  GraphOperators ops = build_graph_operators(g, mc.config.kind);
+  Model model(mc.config, mc.in_dim, classes, 1, ops);
+  RandomStream rng(test::case_seed(22), 0);
+  Dense x = test::random_dense(rng, n, mc.in_dim);
+  const kernels::Tensor features = test::to_tensor(x);
+  std::vector<std::int64_t> labels(static_cast<std::size_t>(n), 1), rows{0, 1, 2};
+  Step step;
+
+  const kernels::Device cpu = kernels::Device::cpu();
+  const std::int64_t before = kernels::tensor_bytes_in_use(cpu);
+  kernels::reset_tensor_peak_bytes(cpu);
+  kernels::Tensor logits = model.forward(features, step);
+  kernels::Tensor grad = kernels::Tensor::empty(n, classes);
+  kernels::log_softmax_nll(logits.view(), labels.data(), {rows.data(), 3}, 1.0f / 3, grad.view());
+  model.backward(std::move(grad), step);
+  const std::int64_t used = kernels::tensor_peak_bytes(cpu) - before;
+  const std::int64_t logits_and_grad = 2 * n * classes * 4;
+  const std::int64_t estimate = model.activation_bytes(n);
+  CAPTURE(used, estimate);
+  CHECK(used <= estimate + logits_and_grad);
+  // And it is an estimate, not a blanket: within a factor of two.
+  CHECK(2 * used >= estimate);
+  // Nothing is kept once backward is done, apart from the logits.
+  CHECK(kernels::tensor_bytes_in_use(cpu) - before <= n * classes * 4 + 4096);
+}
+
+TEST_CASE("Model::activation_bytes counts the kept tensors and three gradients", "[train]") {
+  GraphOperators ops = build_graph_operators(test::random_graph(3, 10, 20, true), "gcn");
+  // GCN 100 -> 16 -> 7 with dropout: kept are the dropped input (100), conv0's ReLU output (16)
+  // and its dropped copy (16) (both convs transform first, keeping no Â·x); backward holds at most
+  // three gradients of width 16.
+  const Model gcn(config_of("gcn", 2, 16, 0.5f, 0.5f, false, true), 100, 7, 1, ops);
+  CHECK(gcn.activation_bytes(1000) == 1000 * 4 * (100 + 16 + 16 + 3 * 16));
+  // Without dropout, 8 -> 16 aggregates first (keeps Â·x, width 8), then batch norm keeps the
+  // conv output (16) besides the ReLU output (16).
+  const Model bn(config_of("gcn", 2, 16, 0.0f, 0.0f, true, true), 8, 7, 1, ops);
+  CHECK(bn.activation_bytes(1000) == 1000 * 4 * (8 + 16 + 16 + 3 * 16) + 2 * 16 * 4);
+}
+
+TEST_CASE("Model refuses bad configurations and missing operators", "[train]") {
+  GraphOperators gcn_ops = build_graph_operators(test::random_graph(4, 10, 20, true), "gcn");
+  CHECK_THROWS_WITH(Model(config_of("sage", 2, 8, 0.5f, 0.5f, false, true), 4, 3, 1, gcn_ops),
+                    Catch::Contains("mean"));
+  CHECK_THROWS_WITH(Model(config_of("gat", 2, 8, 0.5f, 0.5f, false, true), 4, 3, 1, gcn_ops), Catch::Contains("gat"));
+  CHECK_THROWS_AS(Model(config_of("gcn", 0, 8, 0.5f, 0.5f, false, true), 4, 3, 1, gcn_ops), InvalidArgument);
+  CHECK_THROWS_AS(Model(config_of("gcn", 2, 8, 1.0f, 0.5f, false, true), 4, 3, 1, gcn_ops), InvalidArgument);
+  CHECK_THROWS_AS(Model(config_of("gcn", 2, 8, 0.5f, 0.5f, false, true), 0, 3, 1, gcn_ops), InvalidArgument);
+  Model model(config_of("gcn", 2, 8, 0.5f, 0.5f, false, true), 4, 3, 1, gcn_ops);
+  Step step;
+  CHECK_THROWS_WITH(model.backward(kernels::Tensor::zeros(10, 3), step), Catch::Contains("training forward"));
+  CHECK_THROWS_WITH(model.forward(kernels::Tensor::zeros(10, 5), step), Catch::Contains("5 columns"));
+}

@@ -1,0 +1,752 @@
+// Tests of train/models/rgcn_model.*: the model's structure (names, decay groups, bases per layer,
+// initialisation from the seed), its forward and backward through log_softmax_nll against a
+// float64 R-GCN written edge by edge and central finite differences (dense parameters and
+// embedding tables, with dropout keyed on global ids), the sparse update leaving rows outside the
+// target's receptive field untouched, results that do not depend on the thread count beyond
+// float32 rounding, training on the training rows' logits alone, streamed tables against resident
+// ones, the memory estimate, and misuse.
+#include "train/models/rgcn_model.hpp"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/build.hpp"
+#include "kernels/dropout.hpp"
+#include "kernels/loss.hpp"
+#include "tests/reference/naive_csr.hpp"
+#include "tests/reference/naive_layers.hpp"
+#include "tests/support/thread_count.hpp"
+#include "tests/train/gradient_check.hpp"
+
+using namespace halo;
+using namespace halo::train;
+using halo::test::Dense;
+using kernels::Tensor;
+
+namespace {
+
+graph::CsrGraph csr(std::int64_t rows, std::int64_t cols, const std::vector<std::int64_t>& dst,
+                    const std::vector<std::int64_t>& src) {
+  return graph::csr_from_coo<std::int64_t>(rows, cols, dst.data(), src.data(), nullptr,
+                                           static_cast<std::int64_t>(dst.size()));
+}
+
+//   authors a0 a1 a2 (no features), papers p0 p1 p2 (features, labelled), subjects s0 s1 (no
+//   features):
+//
+//     a0 ──writes──▶ p0 ◀──writes── a1 ──writes──▶ p1          a2 writes nothing
+//     p0 ──cites───▶ p1 ◀──cites─── p2
+//     p0, p1 ──has_subject──▶ s0                     p2 ──has_subject──▶ s1
+//
+//   and the reverses rev_writes, rev_cites and rev_has_subject.
+graph::HeteroGraph hand_drawn_graph() {
+  graph::HeteroGraph g;
+  g.add_vertex_type("author", 3);
+  g.add_vertex_type("paper", 3);
+  g.add_vertex_type("subject", 2);
+  g.add_relation({"author", "writes", "paper"}, csr(3, 3, {0, 0, 1}, {0, 1, 1}));
+  g.add_relation({"paper", "cites", "paper"}, csr(3, 3, {1, 1}, {0, 2}));
+  g.add_relation({"paper", "has_subject", "subject"}, csr(2, 3, {0, 0, 1}, {0, 1, 2}));
+  g.add_reverse_relations();
+  return g;
+}
+constexpr int author = 0, paper = 1, subject = 2;
+
+// A random graph of four types, one of them without vertices, with relations between and within
+// types (repeated edges, rows without entries) and their reverses.
+graph::HeteroGraph random_hetero_graph(std::uint64_t seed) {
+  const auto relation = [&](std::uint64_t k, std::int64_t rows, std::int64_t cols, std::int64_t edges) {
+    const test::NaiveCoo coo = test::random_coo(stream_id(seed, k), rows, cols, edges);
+    return graph::csr_from_coo<std::int64_t>(rows, cols, coo.rows.data(), coo.cols.data(), nullptr, edges);
+  };
+  graph::HeteroGraph g;
+  g.add_vertex_type("paper", 300);
+  g.add_vertex_type("author", 400);
+  g.add_vertex_type("field", 50);
+  g.add_vertex_type("venue", 0);
+  g.add_relation({"author", "writes", "paper"}, relation(1, 300, 400, 900));
+  g.add_relation({"paper", "cites", "paper"}, relation(2, 300, 300, 1200));
+  g.add_relation({"paper", "has_topic", "field"}, relation(3, 50, 300, 600));
+  g.add_relation({"paper", "appears_in", "venue"}, csr(0, 300, {}, {}));
+  g.add_reverse_relations();
+  return g;
+}
+
+// random_hetero_graph's papers with 24 random features and a random label among 5 each; with
+// every > 0, every every-th paper labelled for the loss (rows).
+struct RandomProblem {
+  graph::HeteroGraph g;
+  RgcnGraph rg;
+  Tensor features;
+  std::vector<std::int64_t> labels, rows;
+
+  RandomProblem(std::uint64_t seed, std::int64_t every) : g(random_hetero_graph(seed)), rg(g) {
+    RandomStream rng(seed, 1);
+    Dense x = test::random_dense(rng, 300, 24);
+    features = test::to_tensor(x);
+    labels.resize(300);
+    for (std::int64_t i = 0; i < 300; ++i) {
+      labels[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(rng.below(5));
+      if (every > 0 && i % every == 0) rows.push_back(i);
+    }
+  }
+};
+
+// The global id of a type's vertex i: the vertex counts of the types before it, plus i.
+std::vector<std::int64_t> global_ids(const graph::HeteroGraph& g, int type) {
+  std::int64_t offset = 0;
+  for (int t = 0; t < type; ++t) offset += g.vertex_count(t);
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(g.vertex_count(type)));
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = offset + static_cast<std::int64_t>(i);
+  return ids;
+}
+
+// R-GCN by its formula in float64, one destination vertex and one edge at a time: per layer and
+// type t, y_t[i] = x_t[i] · W_root,t + b_t + Σ_{r into t} (1 / c_{i,r}) Σ_{entries j of row i in r}
+// x_src[j] · W_r, then (unless last) ReLU; W_r = Σ_b comp[r, b] · V_b with bases. Inputs: the
+// features, or the tables, by type; parameters and tables by name. A layer computes the types it
+// has roots for (the model leaves out what does not reach the target); comp has a row per
+// relation into them.
+struct ReferenceRgcn {
+  const graph::HeteroGraph* g = nullptr;
+  RgcnModelConfig config;
+  std::vector<bool> layer_bases;
+  std::map<std::string, Dense> params;    // dense parameters and "embedding.<type>" by name
+  std::map<std::string, Dense> features;  // by type name
+  std::map<std::pair<int, int>, Dense> masks;  // (layer, type): the dropout mask scaled by 1/(1-p)
+
+  bool computed(int layer, int t) const {
+    return params.count("conv" + std::to_string(layer) + ".root." + g->vertex_type_name(t)) != 0;
+  }
+
+  Dense relation_weight(int layer, int r) const {
+    const std::string conv = "conv" + std::to_string(layer);
+    if (!layer_bases[static_cast<std::size_t>(layer)]) return params.at(conv + ".weight." + g->relation_type(r).key());
+    const Dense& bases = params.at(conv + ".bases");
+    const Dense& comp = params.at(conv + ".comp");
+    std::int64_t row = 0;  // r's row of comp
+    for (int q = 0; q < r; ++q) row += computed(layer, g->vertex_type(g->relation_type(q).dst)) ? 1 : 0;
+    const std::int64_t in = bases.rows / comp.cols;
+    Dense w(in, bases.cols);
+    for (std::int64_t b = 0; b < comp.cols; ++b)
+      for (std::int64_t i = 0; i < in; ++i)
+        for (std::int64_t j = 0; j < bases.cols; ++j) w.at(i, j) += comp.at(row, b) * bases.at(b * in + i, j);
+    return w;
+  }
+
+  // The last layer's output of every type it computes (empty for the others).
+  std::vector<Dense> forward(bool training) const {
+    const int types = g->num_vertex_types();
+    std::vector<Dense> x;
+    for (int t = 0; t < types; ++t) {
+      const std::string& name = g->vertex_type_name(t);
+      x.push_back(features.count(name) != 0 ? features.at(name) : params.at("embedding." + name));
+    }
+    for (int layer = 0; layer < config.layers; ++layer) {
+      const std::string conv = "conv" + std::to_string(layer);
+      if (training)
+        for (int t = 0; t < types; ++t)
+          if (masks.count({layer, t}) != 0)
+            x[static_cast<std::size_t>(t)] = test::multiply(x[static_cast<std::size_t>(t)], masks.at({layer, t}));
+      std::vector<Dense> y;
+      for (int t = 0; t < types; ++t) {
+        const std::string& name = g->vertex_type_name(t);
+        if (!computed(layer, t)) {
+          y.emplace_back();
+          continue;
+        }
+        Dense yt = test::matmul(x[static_cast<std::size_t>(t)], params.at(conv + ".root." + name));
+        if (config.bias) yt = test::add_row(std::move(yt), params.at(conv + ".bias." + name));
+        for (int r = 0; r < g->num_relations(); ++r) {
+          if (g->vertex_type(g->relation_type(r).dst) != t) continue;
+          const auto src = static_cast<std::size_t>(g->vertex_type(g->relation_type(r).src));
+          const Dense xw = test::matmul(x[src], relation_weight(layer, r));
+          const Dense adjacency = test::dense_matrix(g->relation(r));  // entry counts
+          for (std::int64_t i = 0; i < yt.rows; ++i) {
+            double c = 0.0;
+            for (std::int64_t j = 0; j < adjacency.cols; ++j) c += adjacency.at(i, j);
+            for (std::int64_t j = 0; j < adjacency.cols; ++j)
+              for (std::int64_t k = 0; k < yt.cols && adjacency.at(i, j) != 0.0; ++k)
+                yt.at(i, k) += adjacency.at(i, j) / c * xw.at(j, k);
+          }
+        }
+        y.push_back(layer + 1 < config.layers ? test::relu(std::move(yt)) : std::move(yt));
+      }
+      x = std::move(y);
+    }
+    return x;
+  }
+};
+
+RgcnModelConfig config_of(int layers, std::int64_t hidden, float dropout, float input_dropout, int num_bases,
+                          bool bias, std::int64_t embedding_dim) {
+  RgcnModelConfig c;
+  c.layers = layers;
+  c.hidden = hidden;
+  c.dropout = dropout;
+  c.input_dropout = input_dropout;
+  c.num_bases = num_bases;
+  c.bias = bias;
+  c.embedding_dim = embedding_dim;
+  return c;
+}
+
+struct ModelCase {
+  const char* name;
+  RgcnModelConfig config;
+  std::int64_t feature_dim;
+};
+
+// Paper features of the hand-drawn graph, random, and the model over them.
+struct HandDrawn {
+  graph::HeteroGraph g = hand_drawn_graph();
+  RgcnGraph rg{g};
+  Dense x;
+  Tensor features;
+  RgcnModel model;
+
+  HandDrawn(const RgcnModelConfig& config, std::int64_t feature_dim, std::uint64_t seed, std::int64_t classes = 3)
+      : x(random_x(seed, feature_dim)),
+        features(test::to_tensor(x)),
+        model(config, rg, {nullptr, &features, nullptr}, paper, classes, seed) {}
+
+  static Dense random_x(std::uint64_t seed, std::int64_t cols) {
+    RandomStream rng(seed, 2);
+    return test::random_dense(rng, 3, cols);
+  }
+};
+
+const std::vector<std::int64_t> paper_labels{2, 0, 1};
+
+}  // namespace
+
+TEST_CASE("RgcnModel names its parameters and tables, and decays only conv weights", "[train]") {
+  HandDrawn h(config_of(2, 4, 0.5f, 0.0f, 0, true, 3), 5, 1);
+  RgcnModelConfig c = config_of(2, 4, 0.5f, 0.0f, 0, true, 3);
+  c.weight_decay = 5e-4f;
+  c.embedding_weight_decay = 1e-4f;
+  RgcnModel model(c, h.rg, {nullptr, &h.features, nullptr}, paper, 3, 1);
+  const std::vector<Parameter*> ps = model.parameters();
+  // Layer 0: 6 relation weights, 3 roots, 3 biases. Layer 1 computes the papers only: the 4
+  // relations into them (writes, cites, rev_cites, rev_has_subject), their root and bias.
+  REQUIRE(ps.size() == 12 + 6);
+  CHECK(ps[0]->name == "conv0.weight.author__writes__paper");
+  CHECK(ps[0]->value.rows() == 3);  // the author table's width
+  CHECK(ps[6]->name == "conv0.root.author");
+  CHECK(ps[7]->name == "conv0.root.paper");
+  CHECK(ps[7]->value.rows() == 5);  // the paper features' width
+  CHECK(ps[9]->name == "conv0.bias.author");
+  CHECK(ps[12]->name == "conv1.weight.author__writes__paper");
+  CHECK(ps[15]->name == "conv1.weight.subject__rev_has_subject__paper");
+  CHECK(ps[17]->name == "conv1.bias.paper");
+  CHECK(ps[17]->value.cols() == 3);
+  std::int64_t values = 0;
+  for (const Parameter* p : ps) {
+    CAPTURE(p->name);
+    CHECK(p->weight_decay == (p->name.find(".bias.") == std::string::npos ? 5e-4f : 0.0f));
+    values += p->value.numel();
+  }
+  CHECK(model.parameter_bytes() == values * 4);
+  REQUIRE(model.embedding(author) != nullptr);
+  CHECK(model.embedding(paper) == nullptr);
+  CHECK(model.embedding(subject)->parameter().name == "embedding.subject");
+  CHECK(model.embedding(subject)->rows() == 2);
+  CHECK(model.embedding(author)->dim() == 3);
+  CHECK(model.embedding(author)->parameter().weight_decay == 1e-4f);
+  std::vector<std::string> buffers;
+  for (const auto& b : model.buffers()) buffers.push_back(b.first);
+  CHECK(buffers == std::vector<std::string>{"embedding.author", "embedding.author.exp_avg",
+                                            "embedding.author.exp_avg_sq", "embedding.subject",
+                                            "embedding.subject.exp_avg", "embedding.subject.exp_avg_sq"});
+  CHECK(model.host_bytes() == 8 * 8 + (3 + 2) * (4 * 3 * 4 + 8 + 1));
+  CHECK(model.target_type() == paper);
+  CHECK(model.num_classes() == 3);
+  CHECK(model.num_layers() == 2);
+}
+
+TEST_CASE("RgcnModel uses bases in the layers whose relations read one width", "[train]") {
+  const graph::HeteroGraph g = hand_drawn_graph();
+  const RgcnGraph rg(g);
+  const Tensor features = Tensor::full(3, 5, 1.0f);
+  // Tables of width 3 beside features of width 5: the first layer keeps its relation weights.
+  RgcnModel mixed(config_of(3, 4, 0.5f, 0.0f, 2, true, 3), rg, {nullptr, &features, nullptr}, paper, 3, 1);
+  CHECK_FALSE(mixed.uses_bases(0));
+  CHECK(mixed.uses_bases(1));
+  CHECK(mixed.uses_bases(2));
+  CHECK(mixed.parameters()[0]->name == "conv0.weight.author__writes__paper");
+  CHECK(mixed.parameters()[12]->name == "conv1.bases");
+  CHECK(mixed.parameters()[12]->value.rows() == 2 * 4);
+  CHECK(mixed.parameters()[13]->name == "conv1.comp");
+  // Tables as wide as the features: every layer composes its weights.
+  RgcnModel same(config_of(2, 4, 0.5f, 0.0f, 2, true, 5), rg, {nullptr, &features, nullptr}, paper, 3, 1);
+  CHECK(same.uses_bases(0));
+  CHECK(same.parameters()[0]->name == "conv0.bases");
+  RgcnModel none(config_of(2, 4, 0.5f, 0.0f, 0, true, 5), rg, {nullptr, &features, nullptr}, paper, 3, 1);
+  CHECK_FALSE(none.uses_bases(0));
+  CHECK_FALSE(none.uses_bases(1));
+}
+
+TEST_CASE("RgcnModel draws Glorot weights and tables and zero biases from its seed alone", "[train]") {
+  const graph::HeteroGraph g = hand_drawn_graph();
+  const RgcnGraph rg(g);
+  const Tensor features = Tensor::full(3, 5, 1.0f);
+  const RgcnModelConfig c = config_of(2, 8, 0.5f, 0.0f, 2, true, 4);
+  RgcnModel a(c, rg, {nullptr, &features, nullptr}, paper, 3, 42);
+  RgcnModel b(c, rg, {nullptr, &features, nullptr}, paper, 3, 42);
+  RgcnModel other(c, rg, {nullptr, &features, nullptr}, paper, 3, 43);
+  const auto check_glorot = [](const Tensor& w) {
+    const double limit = std::sqrt(6.0 / static_cast<double>(w.rows() + w.cols()));
+    const std::vector<float> values = w.to_vector();
+    CHECK(std::all_of(values.begin(), values.end(), [&](float v) { return std::abs(v) <= limit; }));
+    CHECK(std::any_of(values.begin(), values.end(), [&](float v) { return std::abs(v) > limit / 4; }));
+  };
+  for (std::size_t k = 0; k < a.parameters().size(); ++k) {
+    const Parameter& p = *a.parameters()[k];
+    CAPTURE(p.name);
+    CHECK(p.value.to_vector() == b.parameters()[k]->value.to_vector());
+    if (p.name.find(".bias.") != std::string::npos) {
+      CHECK(p.value.to_vector() == std::vector<float>(static_cast<std::size_t>(p.value.numel()), 0.0f));
+      continue;
+    }
+    CHECK(p.value.to_vector() != other.parameters()[k]->value.to_vector());
+    check_glorot(p.value);
+  }
+  for (int t : {author, subject}) {
+    CAPTURE(t);
+    CHECK(a.embedding(t)->parameter().value.to_vector() == b.embedding(t)->parameter().value.to_vector());
+    CHECK(a.embedding(t)->parameter().value.to_vector() != other.embedding(t)->parameter().value.to_vector());
+    check_glorot(a.embedding(t)->parameter().value);
+  }
+  // Every tensor has its own stream.
+  CHECK(a.embedding(author)->parameter().value.to_vector()[0] !=
+        a.embedding(subject)->parameter().value.to_vector()[0]);
+  CHECK(a.parameters()[0]->value.to_vector()[0] != a.parameters()[1]->value.to_vector()[0]);
+}
+
+TEST_CASE("RgcnModel gradients through log_softmax_nll match finite differences of a float64 R-GCN", "[train]") {
+  const ModelCase mc = GENERATE(
+      ModelCase{"two layers, dropout everywhere", config_of(2, 5, 0.5f, 0.3f, 0, true, 3), 4},
+      ModelCase{"three layers, bases everywhere, no bias", config_of(3, 4, 0.4f, 0.0f, 2, false, 4), 4},
+      ModelCase{"two layers, bases after the first", config_of(2, 6, 0.0f, 0.5f, 3, true, 2), 5},
+      ModelCase{"one layer", config_of(1, 0, 0.5f, 0.5f, 0, true, 3), 2});
+  const std::uint64_t seed = test::case_seed(std::hash<std::string>{}(mc.name));
+  CAPTURE(mc.name, seed);
+  const std::int64_t classes = 3;
+  HandDrawn h(mc.config, mc.feature_dim, seed, classes);
+  RgcnModel& model = h.model;
+  const graph::HeteroGraph& g = h.g;
+
+  RandomStream rng(seed, 1);
+  ReferenceRgcn ref;
+  ref.g = &g;
+  ref.config = mc.config;
+  for (int i = 0; i < mc.config.layers; ++i) ref.layer_bases.push_back(model.uses_bases(i));
+  ref.features["paper"] = h.x;
+  for (Parameter* p : model.parameters()) {
+    Dense value = test::random_dense(rng, p->value.rows(), p->value.cols(), 0.8);
+    p->value.copy_from(test::to_tensor(value).view());
+    ref.params[p->name] = value;
+  }
+  for (int t : {author, subject}) {
+    Parameter& table = model.embedding(t)->parameter();
+    Dense value = test::random_dense(rng, table.value.rows(), table.value.cols());
+    table.value.copy_from(test::to_tensor(value).view());
+    ref.params[table.name] = value;
+  }
+  Step step;
+  step.seed = seed;
+  step.epoch = 9;
+  // The dropout masks, straight from the kernel with the key and global ids the model must use.
+  for (int i = 0; i < mc.config.layers; ++i) {
+    const float p = i == 0 ? mc.config.input_dropout : mc.config.dropout;
+    if (p == 0.0f) continue;
+    for (int t = 0; t < g.num_vertex_types(); ++t) {
+      const std::int64_t width =
+          i > 0 ? mc.config.hidden : (t == paper ? mc.feature_dim : mc.config.embedding_dim);
+      Dense ones(g.vertex_count(t), width, 1.0);
+      Tensor mask = test::to_tensor(ones);
+      const std::vector<std::int64_t> ids = global_ids(g, t);
+      kernels::dropout_forward(mask.view(), mask.view(), p, {step.seed, step.epoch, static_cast<std::uint32_t>(i)},
+                               {ids.data(), static_cast<std::int64_t>(ids.size())});
+      ref.masks[{i, t}] = test::to_dense(mask);
+    }
+  }
+  const std::vector<std::int64_t> train_rows{0, 2};
+  const auto loss = [&] {
+    return test::naive_mean_nll(ref.forward(true)[static_cast<std::size_t>(paper)], paper_labels, train_rows);
+  };
+
+  model.zero_grad();
+  const Tensor logits = model.forward(step);
+  const Dense expected = ref.forward(true)[static_cast<std::size_t>(paper)];
+  const double forward_error = test::max_relative_error(test::to_dense(logits), expected);
+  Tensor grad = Tensor::full(3, classes, std::nanf(""));
+  const kernels::LossSum l = kernels::log_softmax_nll(logits.view(), paper_labels.data(), {train_rows.data(), 2},
+                                                      0.5f, grad.view());
+  CHECK(l.loss_sum / 2 == Approx(loss()).epsilon(1e-5));
+  model.backward(std::move(grad), step);
+
+  std::map<std::string, Dense> differences;
+  double largest = 0.0;
+  std::vector<std::pair<std::string, const Tensor*>> grads;
+  for (Parameter* p : model.parameters()) grads.emplace_back(p->name, &p->grad);
+  for (int t : {author, subject}) {
+    Parameter& table = model.embedding(t)->parameter();
+    grads.emplace_back(table.name, &table.grad);
+  }
+  for (const auto& [name, unused] : grads) {
+    differences[name] = test::finite_difference(ref.params[name], loss);
+    for (double v : differences[name].v) largest = std::max(largest, std::abs(v));
+  }
+  double worst = 0.0;
+  for (const auto& [name, grad_tensor] : grads) {
+    // Gradients near 0 are measured against the scale of the model's gradients.
+    const double error = test::max_relative_error(test::to_dense(*grad_tensor), differences[name], 1e-3 * largest);
+    CAPTURE(name, error);
+    CHECK(error < 1e-3);
+    worst = std::max(worst, error);
+  }
+  CAPTURE(forward_error, worst);
+  CHECK(largest > 1e-3);
+  CHECK(forward_error < 1e-5);
+  CHECK_THROWS_WITH(model.backward(Tensor::zeros(3, classes), step), Catch::Contains("training forward"));
+
+  // Evaluation: no dropout, and nothing kept.
+  Step eval = step;
+  eval.training = false;
+  const Tensor eval_logits = model.forward(eval);
+  CHECK(test::max_relative_error(test::to_dense(eval_logits), ref.forward(false)[static_cast<std::size_t>(paper)]) <
+        1e-5);
+  CHECK_THROWS_AS(model.backward(Tensor::zeros(3, classes), eval), InvalidArgument);
+}
+
+TEST_CASE("RgcnModel updates only the embedding rows in the receptive field of the labelled vertices", "[train]") {
+  // Loss on p0 only. Two layers reach a0, a1 (write p0) and s0 (p0's subject) directly, and
+  // through p1 (which p0 cites) again a1 and s0, but never a2 (no edges) or s1 (three hops:
+  // s1 -> p2 -> p1 -> p0). A third layer reaches s1.
+  const int layers = GENERATE(2, 3);
+  CAPTURE(layers);
+  HandDrawn h(config_of(layers, 16, 0.0f, 0.0f, 0, true, 4), 3, 7);
+  RgcnModel& model = h.model;
+  EmbeddingTable& authors = *model.embedding(author);
+  EmbeddingTable& subjects = *model.embedding(subject);
+  const std::vector<float> authors_before = authors.parameter().value.to_vector();
+  const std::vector<float> subjects_before = subjects.parameter().value.to_vector();
+
+  Step step;
+  for (int epoch = 1; epoch <= 3; ++epoch) {
+    step.epoch = static_cast<std::uint64_t>(epoch);
+    model.zero_grad();
+    const Tensor logits = model.forward(step);
+    Tensor grad = Tensor::empty(3, 3);
+    const std::vector<std::int64_t> rows{0};
+    kernels::log_softmax_nll(logits.view(), paper_labels.data(), {rows.data(), 1}, 1.0f, grad.view());
+    model.backward(std::move(grad), step);
+    CHECK(authors.touched(0));
+    CHECK(authors.touched(1));
+    CHECK_FALSE(authors.touched(2));
+    CHECK(subjects.touched(0));
+    CHECK(subjects.touched(1) == (layers == 3));
+    OptimizerConfig adam;
+    adam.lr = 0.01f;
+    model.sparse_step(adam);
+    CHECK(authors.num_touched() == 0);
+  }
+  const std::vector<float> authors_after = authors.parameter().value.to_vector();
+  const std::vector<float> subjects_after = subjects.parameter().value.to_vector();
+  const auto row = [](const std::vector<float>& v, std::int64_t r) {
+    return std::vector<float>(v.begin() + r * 4, v.begin() + (r + 1) * 4);
+  };
+  CHECK(row(authors_after, 0) != row(authors_before, 0));
+  CHECK(row(authors_after, 1) != row(authors_before, 1));
+  CHECK(row(authors_after, 2) == row(authors_before, 2));
+  CHECK(authors.row_steps()[2] == 0);
+  CHECK(authors.row_steps()[0] == 3);
+  CHECK(row(subjects_after, 0) != row(subjects_before, 0));
+  CHECK((row(subjects_after, 1) == row(subjects_before, 1)) == (layers == 2));
+}
+
+TEST_CASE("RgcnModel computes the same logits, gradients and updates on one and on two threads, to float32 rounding", "[train]") {
+  const std::uint64_t seed = test::case_seed(31);
+  CAPTURE(seed);
+  const RandomProblem problem(seed, 4);
+  const RgcnGraph& rg = problem.rg;
+  const Tensor& features = problem.features;
+  const std::vector<std::int64_t>& labels = problem.labels;
+  const std::vector<std::int64_t>& rows = problem.rows;
+  RgcnModelConfig c = config_of(3, 32, 0.5f, 0.2f, 0, true, 16);
+  SECTION("relation weights") {}
+  SECTION("bases") { c.num_bases = 3; }
+
+  struct Outcome {
+    std::vector<std::vector<float>> logits, grads, tables;
+  };
+  const auto run = [&] {
+    RgcnModel model(c, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
+    Outcome o;
+    OptimizerConfig adam;
+    std::unique_ptr<Optimizer> optimizer = make_optimizer(adam);
+    for (int epoch = 1; epoch <= 3; ++epoch) {
+      Step step;
+      step.seed = seed;
+      step.epoch = static_cast<std::uint64_t>(epoch);
+      model.zero_grad();
+      const Tensor logits = model.forward(step);
+      o.logits.push_back(logits.to_vector());
+      Tensor grad = Tensor::empty(300, 5);
+      kernels::log_softmax_nll(logits.view(), labels.data(), {rows.data(), static_cast<std::int64_t>(rows.size())},
+                               1.0f / static_cast<float>(rows.size()), grad.view());
+      model.backward(std::move(grad), step);
+      if (epoch == 1) {
+        for (Parameter* p : model.parameters()) o.grads.push_back(p->grad.to_vector());
+        o.grads.push_back(model.embedding(1)->parameter().grad.to_vector());
+      }
+      optimizer->step(model.parameters());
+      model.sparse_step(adam);
+    }
+    for (int t : {1, 2, 3}) o.tables.push_back(model.embedding(t)->parameter().value.to_vector());
+    return o;
+  };
+  const Outcome one = test::with_threads(1, run);
+  const Outcome two = test::with_threads(2, run);
+  // halo's own kernels give the same bits on any thread count, but OpenBLAS's GEMM promises that
+  // only for a fixed count: its Haswell kernels (which it also picks on AMD's Zen 5) block the
+  // product differently on two threads. So one forward and backward agree to float32 rounding, and
+  // three Adam steps to 1e-3 of the tables' scale: Adam divides by √v, so an entry whose gradient
+  // is rounding noise may move by up to the learning rate (seen: 4e-4 over 60 seeds).
+  using Arrays = std::vector<std::vector<float>>;
+  const auto worst = [](const Arrays& expected, const Arrays& got) {
+    REQUIRE(expected.size() == got.size());
+    double w = 0;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      Dense e(1, static_cast<std::int64_t>(expected[i].size())), g(1, static_cast<std::int64_t>(got[i].size()));
+      std::copy(expected[i].begin(), expected[i].end(), e.v.begin());
+      std::copy(got[i].begin(), got[i].end(), g.v.begin());
+      w = std::max(w, test::max_relative_error(g, e));
+    }
+    return w;
+  };
+  CHECK(worst({one.logits[0]}, {two.logits[0]}) < 1e-5);
+  CHECK(worst(one.grads, two.grads) < 1e-5);
+  CHECK(worst(one.logits, two.logits) < 1e-3);
+  CHECK(worst(one.tables, two.tables) < 1e-3);
+}
+
+TEST_CASE("RgcnModel trained on the training rows' logits alone follows the model that computes every row",
+          "[train]") {
+  const std::uint64_t seed = test::case_seed(32);
+  CAPTURE(seed);
+  const RandomProblem problem(seed, 0);
+  const RgcnGraph& rg = problem.rg;
+  const Tensor& features = problem.features;
+  const std::vector<std::int64_t>& labels = problem.labels;
+  std::vector<std::int64_t> rows, row_labels, positions;
+  for (std::int64_t i = 299; i >= 0; i -= 3) {  // descending: the selection keeps the caller's order
+    positions.push_back(static_cast<std::int64_t>(rows.size()));
+    rows.push_back(i);
+    row_labels.push_back(labels[static_cast<std::size_t>(i)]);
+  }
+  const auto n = static_cast<std::int64_t>(rows.size());
+  RgcnModelConfig c = config_of(2, 32, 0.5f, 0.2f, 0, true, 16);
+  SECTION("relation weights") {}
+  SECTION("bases") { c.num_bases = 3; }
+
+  RgcnModel every(c, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
+  RgcnModel some(c, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
+  some.set_training_rows({rows.data(), n});
+  OptimizerConfig adam;
+  std::unique_ptr<Optimizer> opt_every = make_optimizer(adam);
+  std::unique_ptr<Optimizer> opt_some = make_optimizer(adam);
+  for (int epoch = 1; epoch <= 4; ++epoch) {
+    CAPTURE(epoch);
+    Step step;
+    step.seed = seed;
+    step.epoch = static_cast<std::uint64_t>(epoch);
+    every.zero_grad();
+    some.zero_grad();
+    const Tensor all_logits = every.forward(step);
+    const Tensor row_logits = some.forward(step);
+    REQUIRE(row_logits.rows() == n);
+    Tensor grad_every = Tensor::empty(300, 5);
+    Tensor grad_some = Tensor::empty(n, 5);
+    const kernels::LossSum loss_every = kernels::log_softmax_nll(all_logits.view(), labels.data(), {rows.data(), n},
+                                                                 1.0f / static_cast<float>(n), grad_every.view());
+    const kernels::LossSum loss_some = kernels::log_softmax_nll(
+        row_logits.view(), row_labels.data(), {positions.data(), n}, 1.0f / static_cast<float>(n), grad_some.view());
+    CHECK(loss_some.loss_sum == Approx(loss_every.loss_sum).epsilon(1e-6));
+    every.backward(std::move(grad_every), step);
+    some.backward(std::move(grad_some), step);
+    test::check_parameter_grads_close(some.parameters(), every.parameters(), 1e-5);
+    opt_every->step(every.parameters());
+    opt_some->step(some.parameters());
+    every.sparse_step(adam);
+    some.sparse_step(adam);
+  }
+  // Evaluation returns every row, as the model without a selection does.
+  Step eval;
+  eval.training = false;
+  const Tensor all_eval = every.forward(eval);
+  const Tensor some_eval = some.forward(eval);
+  CHECK(test::max_relative_error(test::to_dense(some_eval), test::to_dense(all_eval)) < 1e-4);
+  for (int t : {1, 2, 3})
+    CHECK(test::max_relative_error(test::to_dense(some.embedding(t)->parameter().value),
+                                   test::to_dense(every.embedding(t)->parameter().value)) < 1e-4);
+  // A gradient of every row after a training forward of the selected ones is refused.
+  some.forward(Step{});
+  CHECK_THROWS_AS(some.backward(Tensor::zeros(300, 5), Step{}), InvalidArgument);
+}
+
+TEST_CASE("RgcnModel with streamed tables trains as with the tables resident", "[train]") {
+  const std::uint64_t seed = test::case_seed(33);
+  CAPTURE(seed);
+  const RandomProblem problem(seed, 3);
+  const graph::HeteroGraph& g = problem.g;
+  const RgcnGraph& rg = problem.rg;
+  const Tensor& features = problem.features;
+  const std::vector<std::int64_t>& labels = problem.labels;
+  const std::vector<std::int64_t>& rows = problem.rows;
+  // Input dropout too: its mask is drawn chunk by chunk, and its backward undone chunk by chunk.
+  const RgcnModelConfig resident_config = config_of(2, 32, 0.5f, 0.2f, 0, true, 16);
+  RgcnModelConfig streamed_config = resident_config;
+  streamed_config.table_stream_budget = 3 * 3 * 7 * 16 * 4;  // three tables, three chunks of 7 rows each
+  RgcnModel resident(resident_config, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
+  RgcnModel streamed(streamed_config, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
+  CHECK_FALSE(resident.streams_tables());
+  REQUIRE(streamed.streams_tables());
+  CHECK(streamed.table_chunk_rows(0) == 0);
+  for (int t : {1, 2, 3}) {
+    CAPTURE(t);
+    // An empty table (venue) still gets a one-row chunk.
+    CHECK(streamed.table_chunk_rows(t) == std::max<std::int64_t>(1, std::min<std::int64_t>(7, g.vertex_count(t))));
+    CHECK_FALSE(streamed.embedding(t)->device().is_cuda());
+  }
+  const std::int64_t chunk_rows =
+      streamed.table_chunk_rows(1) + streamed.table_chunk_rows(2) + streamed.table_chunk_rows(3);
+  CHECK(streamed.table_bytes() == 3 * chunk_rows * 16 * 4);
+  CHECK(streamed.table_bytes() <= streamed_config.table_stream_budget);
+  CHECK(streamed.host_bytes() > resident.host_bytes());
+
+  // The same losses to 1e-5; the first step's gradients to 1e-5 as well (later ones come from
+  // parameters Adam has moved apart by rounding: a near-zero gradient's step is sign(g) · lr).
+  OptimizerConfig adam;
+  std::unique_ptr<Optimizer> opt_resident = make_optimizer(adam);
+  std::unique_ptr<Optimizer> opt_streamed = make_optimizer(adam);
+  for (int epoch = 1; epoch <= 3; ++epoch) {
+    CAPTURE(epoch);
+    Step step;
+    step.seed = seed;
+    step.epoch = static_cast<std::uint64_t>(epoch);
+    std::vector<double> losses;
+    for (RgcnModel* model : {&resident, &streamed}) {
+      model->zero_grad();
+      const Tensor logits = model->forward(step);
+      Tensor grad = Tensor::empty(300, 5);
+      losses.push_back(kernels::log_softmax_nll(logits.view(), labels.data(),
+                                                {rows.data(), static_cast<std::int64_t>(rows.size())},
+                                                1.0f / static_cast<float>(rows.size()), grad.view())
+                           .loss_sum);
+      model->backward(std::move(grad), step);
+    }
+    CHECK(losses[1] == Approx(losses[0]).epsilon(1e-5));
+    if (epoch == 1) {
+      test::check_parameter_grads_close(streamed.parameters(), resident.parameters(), 1e-5);
+      for (int t : {1, 2}) {
+        CAPTURE(t);
+        CHECK(streamed.embedding(t)->num_touched() == resident.embedding(t)->num_touched());
+        CHECK(test::max_relative_error(test::to_dense(streamed.embedding(t)->parameter().grad),
+                                       test::to_dense(resident.embedding(t)->parameter().grad)) < 1e-5);
+      }
+    }
+    opt_resident->step(resident.parameters());
+    opt_streamed->step(streamed.parameters());
+    resident.sparse_step(adam);
+    streamed.sparse_step(adam);
+    for (int t : {1, 2}) {
+      CHECK(streamed.embedding(t)->num_touched() == 0);
+      CHECK(streamed.embedding(t)->row_steps().to_vector() == resident.embedding(t)->row_steps().to_vector());
+    }
+  }
+  Step eval;
+  eval.training = false;
+  CHECK(test::max_relative_error(test::to_dense(streamed.forward(eval)), test::to_dense(resident.forward(eval))) <
+        1e-3);
+
+  // A budget below three rows of one table is refused with the minimum.
+  RgcnModelConfig tiny = resident_config;
+  tiny.table_stream_budget = 100;
+  CHECK_THROWS_WITH(RgcnModel(tiny, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed),
+                    Catch::Contains("give at least 576 bytes"));
+}
+
+TEST_CASE("RgcnModel::activation_bytes bounds what a training step allocates", "[train]") {
+  const RgcnModelConfig c = GENERATE(config_of(2, 32, 0.5f, 0.5f, 0, true, 16),
+                                     config_of(3, 16, 0.5f, 0.0f, 2, true, 24),
+                                     config_of(2, 64, 0.0f, 0.0f, 0, false, 8));
+  CAPTURE(c.layers, c.hidden, c.num_bases);
+  const std::uint64_t seed = test::case_seed(32);
+  const graph::HeteroGraph g = random_hetero_graph(seed);
+  const RgcnGraph rg(g);
+  RandomStream rng(seed, 1);
+  Dense x = test::random_dense(rng, 300, 24);
+  const Tensor features = test::to_tensor(x);
+  RgcnModel model(c, rg, {&features, nullptr, nullptr, nullptr}, 0, 7, seed);
+  std::vector<std::int64_t> labels(300, 1), rows{0, 1, 2};
+  Step step;
+
+  const kernels::Device cpu = kernels::Device::cpu();
+  const std::int64_t before = kernels::tensor_bytes_in_use(cpu);
+  kernels::reset_tensor_peak_bytes(cpu);
+  Tensor logits = model.forward(step);
+  Tensor grad = Tensor::empty(300, 7);
+  kernels::log_softmax_nll(logits.view(), labels.data(), {rows.data(), 3}, 1.0f / 3, grad.view());
+  model.backward(std::move(grad), step);
+  const std::int64_t used = kernels::tensor_peak_bytes(cpu) - before;
+  const std::int64_t logits_and_grad = 2 * 300 * 7 * 4;
+  const std::int64_t estimate = model.activation_bytes();
+  CAPTURE(used, estimate);
+  CHECK(used <= estimate + logits_and_grad);
+  CHECK(2 * used >= estimate);
+  // Nothing is kept once backward is done, apart from the logits.
+  CHECK(kernels::tensor_bytes_in_use(cpu) - before <= 300 * 7 * 4 + 4096);
+}
+
+TEST_CASE("RgcnModel refuses bad configurations, inputs that do not fit the graph, and misuse", "[train]") {
+  const graph::HeteroGraph g = hand_drawn_graph();
+  const RgcnGraph rg(g);
+  const Tensor features = Tensor::full(3, 5, 1.0f), short_features = Tensor::full(2, 5, 1.0f);
+  const RgcnModelConfig c = config_of(2, 4, 0.5f, 0.0f, 0, true, 3);
+  CHECK_THROWS_WITH(RgcnModel(c, rg, {nullptr, &features}, paper, 3, 1),
+                    Catch::Contains("one feature tensor (or nullptr) per vertex type (3), got 2"));
+  CHECK_THROWS_WITH(RgcnModel(c, rg, {nullptr, &short_features, nullptr}, paper, 3, 1),
+                    Catch::Contains("features of type paper are 2 x 5, expected 3 rows"));
+  CHECK_THROWS_WITH(RgcnModel(c, rg, {nullptr, &features, nullptr}, 3, 3, 1), Catch::Contains("target type 3"));
+  CHECK_THROWS_WITH(RgcnModel(config_of(2, 4, 0.5f, 0.0f, 0, true, 0), rg, {nullptr, &features, nullptr}, paper, 3, 1),
+                    Catch::Contains("type author has no features and embedding_dim is 0"));
+  CHECK_THROWS_AS(RgcnModel(config_of(0, 4, 0.5f, 0.0f, 0, true, 3), rg, {nullptr, &features, nullptr}, paper, 3, 1),
+                  InvalidArgument);
+  CHECK_THROWS_AS(RgcnModel(config_of(2, 0, 0.5f, 0.0f, 0, true, 3), rg, {nullptr, &features, nullptr}, paper, 3, 1),
+                  InvalidArgument);
+  CHECK_THROWS_AS(RgcnModel(config_of(2, 4, 1.0f, 0.0f, 0, true, 3), rg, {nullptr, &features, nullptr}, paper, 3, 1),
+                  InvalidArgument);
+  CHECK_THROWS_AS(RgcnModel(c, rg, {nullptr, &features, nullptr}, paper, 0, 1), InvalidArgument);
+
+  RgcnModel model(c, rg, {nullptr, &features, nullptr}, paper, 3, 1);
+  Step step;
+  CHECK_THROWS_WITH(model.backward(Tensor::zeros(3, 3), step), Catch::Contains("training forward"));
+  model.forward(step);
+  CHECK_THROWS_WITH(model.backward(Tensor::zeros(3, 4), step), Catch::Contains("is 3 x 4, expected 3 x 3"));
+  const std::vector<std::int64_t> ids{0, 1, 2};
+  step.global_ids = {ids.data(), 3};
+  CHECK_THROWS_WITH(model.forward(step), Catch::Contains("global_ids must be empty"));
+  CHECK_THROWS_AS(model.embedding(3), InvalidArgument);
+  OptimizerConfig sgd;
+  sgd.kind = "sgd";
+  CHECK_THROWS_WITH(model.sparse_step(sgd), Catch::Contains("Adam or AdamW"));
+}

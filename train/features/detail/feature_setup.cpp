@@ -1,0 +1,154 @@
+// The trainer's set-up of the first layer's input: the plan with the features placed (in host
+// memory or on a GPU), the refusals, the options and the report.
+#include "train/features/detail/feature_setup.hpp"
+
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "graph/base/error.hpp"
+#include "kernels/cuda/gpu_info.hpp"
+
+namespace halo::train::detail {
+namespace {
+
+// The item of the plan (train/memory_plan.cpp) that a run on a GPU keeps on the host.
+constexpr const char* stored_graph_item = "graph (CSR)";
+
+}  // namespace
+
+FeaturePassStats passes_since(const FeaturePassStats& before, const FeaturePassStats& now) {
+  FeaturePassStats d;
+  d.passes = now.passes - before.passes;
+  d.chunks = now.chunks - before.chunks;
+  d.bytes_to_device = now.bytes_to_device - before.bytes_to_device;
+  d.cache_hits = now.cache_hits - before.cache_hits;
+  d.cache_misses = now.cache_misses - before.cache_misses;
+  d.wait_seconds = now.wait_seconds - before.wait_seconds;
+  d.compute_seconds = now.compute_seconds - before.compute_seconds;
+  d.fill_seconds = now.fill_seconds - before.fill_seconds;
+  return d;
+}
+
+FeaturePlacement plan_memory(TrainingProblem& problem, const Model& model, const TrainConfig& config,
+                             std::int64_t process_bytes, std::int64_t available, MemoryPlan& plan) {
+  const Array<float>& x = *problem.features;
+  MemoryPlan resident = problem.plan_memory(model);
+  resident.items.insert(resident.items.begin(), {"process before training", process_bytes});
+  const std::int64_t input_bytes = model.input_activation_bytes(x.rows());
+  const std::int64_t precomputed = config.precompute_first_aggregation ? 4 * x.rows() * x.cols() : 0;
+  const FeaturePlacement placement =
+      place_features(plan_feature_input(resident, input_bytes, {}, precomputed).total_bytes(),
+                     plan_feature_input(resident, input_bytes, {true, 0, 0}, precomputed).total_bytes(), x.rows(),
+                     x.cols(), x.is_mapped(), config.feature_memory_budget, config.memory_limit, available);
+  plan = plan_feature_input(std::move(resident), input_bytes, placement, precomputed);
+  return placement;
+}
+
+FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const Model& model, const TrainConfig& config,
+                                 std::int64_t gpu_bytes, MemoryPlan& plan) {
+  const Array<float>& x = *problem.features;
+  MemoryPlan resident = problem.plan_memory(model);
+  const std::int64_t input_bytes = model.input_activation_bytes(x.rows());
+  // A precomputed Â·X lives on the GPU beside resident features; streamed, it is computed and
+  // kept in host memory and crosses the bus through the same staging buffers and cache as X would.
+  const std::int64_t precomputed = config.precompute_first_aggregation ? 4 * x.rows() * x.cols() : 0;
+  // The source stays in host memory: no file pages are mapped on the GPU (mapped = false).
+  const FeaturePlacement placement =
+      place_features(gpu_memory_plan(plan_feature_input(resident, input_bytes, {}, precomputed)).total_bytes(),
+                     gpu_memory_plan(plan_feature_input(resident, input_bytes, {true, 0, 0}, 0)).total_bytes(),
+                     x.rows(), x.cols(), false, config.feature_memory_budget, config.memory_limit, gpu_bytes);
+  plan = gpu_memory_plan(
+      plan_feature_input(std::move(resident), input_bytes, placement, placement.streamed ? 0 : precomputed));
+  return placement;
+}
+
+MemoryPlan gpu_memory_plan(MemoryPlan plan) {
+  std::vector<MemoryItem> kept;
+  for (MemoryItem& item : plan.items)
+    if (item.name != stored_graph_item && item.name != cpu_spmm_panel_item) kept.push_back(std::move(item));
+  plan.items = std::move(kept);
+  return plan;
+}
+
+std::int64_t gpu_memory_bytes(const kernels::Device& device) {
+  return kernels::cuda::gpu_info(device.index).memory_bytes;
+}
+
+void check_gpu_memory_plan(const MemoryPlan& plan, std::int64_t limit_bytes, const kernels::Device& device,
+                           std::int64_t gpu_bytes) {
+  check_memory_plan(plan, limit_bytes, -1);
+  if (plan.total_bytes() > gpu_bytes)
+    throw UnsupportedError(fmt::format("memory plan: training on {} needs {} but the GPU has {} ({} bytes): {}",
+                                       device.to_string(), format_bytes(plan.total_bytes()), format_bytes(gpu_bytes),
+                                       gpu_bytes, plan.one_line()));
+}
+
+void check_feature_settings(const ModelConfig& m, const TrainConfig& config, const DatasetShape& shape) {
+  const std::int64_t minimum = 2 * 4 * shape.feature_dim;
+  if (config.feature_memory_budget > 0 && config.feature_memory_budget < minimum)
+    throw InvalidArgument(fmt::format("train: a feature_memory_budget of {} bytes cannot hold two staging buffers of "
+                                      "one feature row ({} floats): the minimum is {} bytes",
+                                      config.feature_memory_budget, shape.feature_dim, minimum));
+  if (config.precompute_first_aggregation && m.input_dropout != 0.0f)
+    throw InvalidArgument(fmt::format("train: precompute_first_aggregation needs input dropout 0 (Â·X is constant "
+                                      "only when nothing random touches X), got {}",
+                                      m.input_dropout));
+}
+
+void check_feature_input(const ModelConfig& m, const TrainConfig& config, const Model& model,
+                         const FeaturePlacement& placement, const DatasetShape& shape) {
+  if (placement.streamed && !config.precompute_first_aggregation && model.first_layer_aggregates_first()) {
+    const std::int64_t out = m.layers == 1 ? shape.num_classes : m.hidden;
+    throw UnsupportedError(fmt::format(
+        "train: the features are streamed (a budget of {}), but the first {} layer aggregates them first "
+        "({} inputs <= {} outputs), which needs them whole: precompute the first aggregation "
+        "(precompute_first_aggregation, with input dropout 0) or let the features stay in memory",
+        format_bytes(placement.budget_bytes), m.kind, shape.feature_dim, out));
+  }
+}
+
+FeatureInputOptions feature_input_options(const ModelConfig& m, const TrainConfig& config,
+                                          const FeaturePlacement& placement) {
+  FeatureInputOptions o;
+  o.streamed = placement.streamed;
+  o.budget_bytes = placement.budget_bytes;
+  o.normalize_rows = config.normalize_features;
+  o.precompute_aggregation = config.precompute_first_aggregation;
+  o.keep_features = m.kind == "sage";
+  o.device = config.device;
+  return o;
+}
+
+std::vector<double> cache_scores(Aggregation* aggregation, const FeaturePlacement& placement) {
+  // Every row is streamed once per pass, so the choice changes which rows cross, not how many.
+  const auto* local = dynamic_cast<const LocalAggregation*>(aggregation);
+  if (!placement.streamed || local == nullptr) return {};
+  return degree_scores(local->matrix());
+}
+
+FeatureStreamingSummary describe_input(const FeatureInput& input, const Array<float>& x,
+                                       const FeaturePlacement& placement) {
+  FeatureStreamingSummary f;
+  f.streamed = input.streamed();
+  f.precomputed_aggregation = input.precomputed();
+  f.feature_bytes = 4 * x.rows() * x.cols();
+  f.chunk_rows = input.chunk_rows();
+  f.staging_bytes = input.staging_bytes();
+  f.cache_rows = input.cache_rows();
+  f.cache_bytes = input.cache_bytes();
+  f.budget_bytes = placement.budget_bytes;
+  f.cached_fraction = x.rows() > 0 ? static_cast<double>(f.cache_rows) / static_cast<double>(x.rows()) : 0.0;
+  return f;
+}
+
+std::string input_line(const FeatureStreamingSummary& f) {
+  const std::string aggregation = f.precomputed_aggregation ? ", first aggregation precomputed" : "";
+  if (!f.streamed) return "features: resident (" + format_bytes(f.feature_bytes) + ")" + aggregation;
+  return fmt::format("features: streamed ({}) in chunks of {} rows, staging {}, cache of {} rows ({:.1f} %, {}){}",
+                     format_bytes(f.feature_bytes), f.chunk_rows, format_bytes(f.staging_bytes), f.cache_rows,
+                     100.0 * f.cached_fraction, format_bytes(f.cache_bytes), aggregation);
+}
+
+}  // namespace halo::train::detail

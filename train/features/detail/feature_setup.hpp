@@ -1,0 +1,80 @@
+// The trainer's set-up of the first layer's input (issue #7): the memory plan with the features
+// placed (resident or streamed, in host memory or on a GPU), the refusals of what cannot run, the FeatureInput
+// options, and what is reported about it. Internal to train/trainer.cpp, kept apart so the
+// trainer loop stays readable.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/base/array.hpp"
+#include "kernels/device.hpp"
+#include "train/features/feature_input.hpp"
+#include "train/features/feature_pipeline.hpp"
+#include "train/layers/aggregation.hpp"
+#include "train/memory_plan.hpp"
+#include "train/models/model.hpp"
+#include "train/trainer.hpp"
+#include "train/training_problem.hpp"
+
+namespace halo::train::detail {
+
+// The passes between two readings of FeatureInput::stats().
+FeaturePassStats passes_since(const FeaturePassStats& before, const FeaturePassStats& now);
+
+// Sets `plan` to the problem's plan for `model` with "process before training" (process_bytes)
+// first and the features as place_features places them (resident, or streamed with the forced
+// budget or the spare memory), and returns that placement. O(items).
+FeaturePlacement plan_memory(TrainingProblem& problem, const Model& model, const TrainConfig& config,
+                             std::int64_t process_bytes, std::int64_t available, MemoryPlan& plan);
+
+// Sets `plan` to the plan of what a run on a GPU keeps there (gpu_memory_plan of the problem's
+// plan for `model`) with the features as place_features places them in `gpu_bytes` of GPU memory
+// (and config.memory_limit): resident when they fit, else streamed from host memory with the
+// forced budget or the spare GPU memory as the budget of the device staging buffers and cache.
+// A precomputed first aggregation counts on the GPU only beside resident features. Returns that
+// placement. O(items).
+FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const Model& model, const TrainConfig& config,
+                                 std::int64_t gpu_bytes, MemoryPlan& plan);
+
+// The plan of what a run on a GPU keeps there, from the problem's plan for the model (features
+// resident, or their staging and cache when streamed): every item but the stored CSR, which stays on the host
+// (the GPU holds the operators built from it), and the CPU SpMM's panel. The labels and splits stay on the host too, but
+// their item stands for the rows and labels the loss kernels copy to the GPU per call (at most 16
+// bytes a vertex, as much as the item). O(items).
+MemoryPlan gpu_memory_plan(MemoryPlan plan);
+
+// The memory of GPU `device` in bytes (its total: nothing else is expected to share it).
+std::int64_t gpu_memory_bytes(const kernels::Device& device);
+
+// Refuses a GPU plan that does not fit: InvalidArgument over limit_bytes (when > 0), as
+// check_memory_plan; UnsupportedError over `gpu_bytes`, naming the device, the total and every item.
+void check_gpu_memory_plan(const MemoryPlan& plan, std::int64_t limit_bytes, const kernels::Device& device,
+                           std::int64_t gpu_bytes);
+
+// Refuses (InvalidArgument) feature settings that cannot work whatever the plan decides: a
+// forced budget below two staging rows (naming the minimum), a precomputation with input dropout.
+void check_feature_settings(const ModelConfig& m, const TrainConfig& config, const DatasetShape& shape);
+
+// Refuses (UnsupportedError) streamed features for a first layer that aggregates first without
+// its aggregation precomputed, before any work.
+void check_feature_input(const ModelConfig& m, const TrainConfig& config, const Model& model,
+                         const FeaturePlacement& placement, const DatasetShape& shape);
+
+// The FeatureInput of a run as placed: budget, normalisation, precomputation, and whether the
+// first layer still multiplies X beside Â·X (GraphSAGE's root term).
+FeatureInputOptions feature_input_options(const ModelConfig& m, const TrainConfig& config,
+                                          const FeaturePlacement& placement);
+
+// The cache's row scores: the first operator's row degrees when this process holds it as one
+// CSR (empty otherwise, or when nothing is streamed). O(rows).
+std::vector<double> cache_scores(Aggregation* aggregation, const FeaturePlacement& placement);
+
+// The summary's description of the input (the streaming totals are added after training), and
+// its one-line log message.
+FeatureStreamingSummary describe_input(const FeatureInput& input, const Array<float>& x,
+                                       const FeaturePlacement& placement);
+std::string input_line(const FeatureStreamingSummary& f);
+
+}  // namespace halo::train::detail

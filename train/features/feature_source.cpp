@@ -1,0 +1,125 @@
+// Block reads from a feature array, a file map or a callback, and the page hints for maps.
+#include "train/features/feature_source.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "datasets/npy.hpp"
+#include "graph/base/error.hpp"
+
+namespace halo::train {
+namespace {
+
+std::string dims(std::int64_t rows, std::int64_t cols) { return std::to_string(rows) + " x " + std::to_string(cols); }
+
+std::uintptr_t page_size() {
+  static const auto size = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+// madvise on whole pages. The range may start up to a page before the features' first byte and
+// end up to a page after their last: a map covers whole pages, so those pages are mapped too.
+// The result is ignored on purpose: both advices are hints, and a failed hint only costs speed.
+void advise(std::uintptr_t begin, std::uintptr_t end, int advice) {
+  if (end <= begin) return;
+  static_cast<void>(::madvise(reinterpret_cast<void*>(begin), end - begin, advice));
+}
+
+}  // namespace
+
+FeatureSource FeatureSource::from_array(Array<float> features) {
+  HALO_EXPECTS(features.ndim() == 2 || features.empty(),
+               "features must be a 2-D array, got " + std::to_string(features.ndim()) + "-D");
+  FeatureSource s;
+  s.rows_ = features.rows();
+  s.cols_ = features.cols();
+  s.mapped_ = features.is_mapped();
+  s.owned_ = std::move(features);
+  s.data_ = std::as_const(s.owned_).data();
+  return s;
+}
+
+FeatureSource FeatureSource::borrow(const Array<float>& features) {
+  HALO_EXPECTS(features.ndim() == 2 || features.empty(),
+               "features must be a 2-D array, got " + std::to_string(features.ndim()) + "-D");
+  FeatureSource s;
+  s.rows_ = features.rows();
+  s.cols_ = features.cols();
+  s.mapped_ = features.is_mapped();
+  s.data_ = features.data();
+  return s;
+}
+
+FeatureSource FeatureSource::open_npy(const std::string& path) {
+  Array<float> features = datasets::read_npy<float>(path);
+  if (features.ndim() != 2)
+    throw IoError(path, "features must be a 2-D float32 array, the file holds a 1-D array of " +
+                            std::to_string(features.rows()) + " values");
+  return from_array(std::move(features));
+}
+
+FeatureSource FeatureSource::from_reader(std::int64_t rows, std::int64_t cols, Reader reader) {
+  HALO_EXPECTS(rows >= 0 && cols >= 0, "extents must be non-negative, got " + dims(rows, cols));
+  HALO_EXPECTS(static_cast<bool>(reader), "the reader is empty");
+  FeatureSource s;
+  s.rows_ = rows;
+  s.cols_ = cols;
+  s.reader_ = std::move(reader);
+  return s;
+}
+
+void FeatureSource::check_rows(const char* op, std::int64_t begin, std::int64_t end) const {
+  if (begin < 0 || begin > end || end > rows_)
+    throw InvalidArgument(std::string("FeatureSource::") + op + ": rows [" + std::to_string(begin) + ", " +
+                          std::to_string(end) + ") are not within the " + std::to_string(rows_) + " rows");
+}
+
+void FeatureSource::read(const FeatureBlock& block, kernels::TensorView out) const {
+  check_rows("read", block.row_begin, block.row_end);
+  HALO_EXPECTS(block.col_begin >= 0 && block.col_begin <= block.col_end && block.col_end <= cols_,
+               "columns [" + std::to_string(block.col_begin) + ", " + std::to_string(block.col_end) +
+                   ") are not within the " + std::to_string(cols_) + " columns");
+  HALO_EXPECTS(out.rows == block.rows() && out.cols == block.cols(),
+               "out must be " + dims(block.rows(), block.cols()) + ", got " + dims(out.rows, out.cols));
+  HALO_EXPECTS(!out.device.is_cuda(), "out must be host memory, got " + out.device.to_string());
+  HALO_EXPECTS(out.stride >= out.cols || out.rows <= 1,
+               "out has row stride " + std::to_string(out.stride) + " below its " + std::to_string(out.cols) +
+                   " columns");
+  if (block.rows() == 0 || block.cols() == 0) return;
+  if (reader_) {
+    reader_(block, out);
+    return;
+  }
+  const std::size_t bytes = static_cast<std::size_t>(block.cols()) * sizeof(float);
+  for (std::int64_t r = 0; r < block.rows(); ++r)
+    std::memcpy(out.row(r), data_ + (block.row_begin + r) * cols_ + block.col_begin, bytes);
+}
+
+void FeatureSource::read_rows(std::int64_t begin, std::int64_t end, kernels::TensorView out) const {
+  read({begin, end, 0, cols_}, out);
+}
+
+void FeatureSource::prefetch(std::int64_t begin, std::int64_t end) const {
+  check_rows("prefetch", begin, end);
+  if (!mapped_ || begin == end || cols_ == 0) return;
+  const std::uintptr_t page = page_size();
+  const auto first = reinterpret_cast<std::uintptr_t>(data_ + begin * cols_);
+  const auto last = reinterpret_cast<std::uintptr_t>(data_ + end * cols_);
+  advise(first / page * page, (last + page - 1) / page * page, MADV_WILLNEED);
+}
+
+void FeatureSource::release(std::int64_t begin, std::int64_t end) const {
+  check_rows("release", begin, end);
+  if (!mapped_ || begin == end || cols_ == 0) return;
+  const std::uintptr_t page = page_size();
+  const auto first = reinterpret_cast<std::uintptr_t>(data_ + begin * cols_);
+  const auto last = reinterpret_cast<std::uintptr_t>(data_ + end * cols_);
+  // The page holding row `end`'s first byte belongs to the next range, which releases it.
+  advise(first / page * page, end == rows_ ? (last + page - 1) / page * page : last / page * page, MADV_DONTNEED);
+}
+
+}  // namespace halo::train

@@ -1,0 +1,92 @@
+// FeatureSource: a rank's input features (rows x cols float32) wherever they live on the host (a
+// heap array, a read-only map of a .npy file that may be larger than RAM, or a callback that
+// produces them), read in blocks of rows and columns into a caller's buffer. The feature
+// streaming pipeline (train/features/feature_pipeline.hpp) reads it from its worker thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "graph/base/array.hpp"
+#include "kernels/tensor.hpp"
+
+namespace halo::train {
+
+// Rows [row_begin, row_end) and columns [col_begin, col_end) of the features.
+struct FeatureBlock {
+  std::int64_t row_begin = 0;
+  std::int64_t row_end = 0;
+  std::int64_t col_begin = 0;
+  std::int64_t col_end = 0;
+
+  std::int64_t rows() const { return row_end - row_begin; }
+  std::int64_t cols() const { return col_end - col_begin; }
+};
+
+class FeatureSource {
+ public:
+  // Writes the values of `block` into `out` (a host view of block.rows() x block.cols()). Called
+  // from one thread at a time, not necessarily the caller's (the pipeline's worker thread).
+  using Reader = std::function<void(const FeatureBlock& block, kernels::TensorView out)>;
+
+  // The empty 0 x 0 source.
+  FeatureSource() = default;
+  // Owns a 2-D array (heap, or mapped as datasets::read_npy maps it).
+  static FeatureSource from_array(Array<float> features);
+  // Reads a 2-D array the caller keeps alive and unchanged while this source is used.
+  static FeatureSource borrow(const Array<float>& features);
+  // Maps a 2-D float32 .npy file read-only (datasets::read_npy): nothing is read up front, pages
+  // come in as blocks are read. Throws IoError naming the file for a missing, malformed, non-2-D
+  // or non-float32 file.
+  static FeatureSource open_npy(const std::string& path);
+  // Features produced by `reader` on demand (generated, decompressed, or read from a store).
+  static FeatureSource from_reader(std::int64_t rows, std::int64_t cols, Reader reader);
+
+  FeatureSource(FeatureSource&&) = default;
+  FeatureSource& operator=(FeatureSource&&) = default;
+  FeatureSource(const FeatureSource&) = delete;
+  FeatureSource& operator=(const FeatureSource&) = delete;
+
+  std::int64_t rows() const { return rows_; }
+  std::int64_t cols() const { return cols_; }
+  std::int64_t row_bytes() const { return cols_ * static_cast<std::int64_t>(sizeof(float)); }
+  std::int64_t bytes() const { return rows_ * row_bytes(); }
+  // True when the values are a file map, so prefetch() and release() act.
+  bool is_mapped() const { return mapped_; }
+  // The address of row `row` (row-major, rows() x cols()) when the values are in this process's
+  // address space (an array or a map), nullptr for a Reader source: a GPU pipeline copies from it
+  // directly when that memory is page-locked. O(1).
+  const float* host_row(std::int64_t row) const { return data_ != nullptr ? data_ + row * cols_ : nullptr; }
+
+  // Copies `block` into `out` (host, block.rows() x block.cols(), any row stride). Single-threaded
+  // memcpy per row (the pipeline calls it from its worker, which stands for a copy engine and
+  // must not take the compute threads); for a map, the copy is where pages fault in. Throws
+  // InvalidArgument for a block outside the features or a mismatched `out`. Safe to call from
+  // several threads at once except for a Reader source.
+  void read(const FeatureBlock& block, kernels::TensorView out) const;
+  // read() of rows [begin, end), all columns.
+  void read_rows(std::int64_t begin, std::int64_t end, kernels::TensorView out) const;
+
+  // Hints that rows [begin, end) will be read soon: madvise(WILLNEED) on a map starts the disk
+  // reads in the background; nothing otherwise. O(1) plus the kernel's read-ahead.
+  void prefetch(std::int64_t begin, std::int64_t end) const;
+  // Drops this process's mapping of the pages of rows [begin, end) once they have been copied
+  // (madvise(DONTNEED); the file and the page cache keep the bytes, a later read faults them
+  // back in), so streaming a file larger than RAM keeps the resident set bounded. A page shared
+  // with row `end` is kept unless end == rows(), so releasing consecutive ranges covers every
+  // page once. Nothing for sources that are not maps.
+  void release(std::int64_t begin, std::int64_t end) const;
+
+ private:
+  void check_rows(const char* op, std::int64_t begin, std::int64_t end) const;
+
+  Array<float> owned_;
+  const float* data_ = nullptr;  // row-major values (owned_ or a borrowed array); null for a Reader
+  Reader reader_;
+  std::int64_t rows_ = 0;
+  std::int64_t cols_ = 0;
+  bool mapped_ = false;
+};
+
+}  // namespace halo::train

@@ -1,0 +1,62 @@
+// Dropout and ReLU layers over the elementwise kernels.
+#include "train/layers/activation.hpp"
+
+#include <string>
+#include <utility>
+
+#include "graph/base/error.hpp"
+#include "kernels/dropout.hpp"
+#include "kernels/elementwise.hpp"
+
+namespace halo::train {
+
+using kernels::Tensor;
+
+namespace {
+
+void check_global_ids(const Step& step, std::int64_t rows) {
+  HALO_EXPECTS(step.global_ids.data == nullptr || step.global_ids.size == rows,
+               "Dropout: step.global_ids has " + std::to_string(step.global_ids.size) + " entries for " +
+                   std::to_string(rows) + " rows");
+}
+
+}  // namespace
+
+Dropout::Dropout(float p, std::uint32_t layer) : p_(p), layer_(layer) {
+  HALO_EXPECTS(p >= 0.0f && p < 1.0f, "Dropout: p must be in [0, 1), got " + std::to_string(p));
+}
+
+Tensor Dropout::forward(const Tensor& x, const Step& step) const {
+  if (!active(step)) return x.clone();
+  check_global_ids(step, x.rows());
+  Tensor y = Tensor::empty(x.rows(), x.cols(), x.device());
+  kernels::dropout_forward(x.view(), y.view(), p_, key(step), step.global_ids);
+  return y;
+}
+
+Tensor Dropout::backward(Tensor grad_y, const Step& step) const {
+  if (!active(step)) return grad_y;
+  check_global_ids(step, grad_y.rows());
+  kernels::dropout_backward(grad_y.view(), grad_y.view(), p_, key(step), step.global_ids);
+  return grad_y;
+}
+
+Tensor Relu::forward(Tensor x, const Step& step) {
+  kernels::relu_forward(x.view(), x.view());
+  saved_ = step.training;
+  output_ = step.training ? x.view() : kernels::ConstTensorView{};
+  return x;
+}
+
+Tensor Relu::backward(Tensor grad_y) {
+  HALO_EXPECTS(saved_, "Relu: backward needs a training forward before it");
+  HALO_EXPECTS(grad_y.rows() == output_.rows && grad_y.cols() == output_.cols,
+               "Relu: gradient is " + std::to_string(grad_y.rows()) + " x " + std::to_string(grad_y.cols()) +
+                   ", the output " + std::to_string(output_.rows) + " x " + std::to_string(output_.cols));
+  saved_ = false;
+  kernels::relu_backward(output_, grad_y.view(), grad_y.view());
+  output_ = {};
+  return grad_y;
+}
+
+}  // namespace halo::train

@@ -1,0 +1,50 @@
+// The parameter-free layers between convolutions: dropout (with a mask that is a pure function of
+// the run's seed, the epoch, the layer and the global vertex id) and ReLU.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/dropout.hpp"
+#include "kernels/tensor.hpp"
+#include "train/layers/step.hpp"
+
+namespace halo::train {
+
+class Dropout {
+ public:
+  // Drops each entry with probability p in [0, 1); `layer` keys the mask apart from other layers'.
+  Dropout(float p, std::uint32_t layer);
+
+  // Dropout changes its input only in training with p > 0; otherwise forward is the identity.
+  bool active(const Step& step) const { return step.training && p_ > 0.0f; }
+  // A new tensor x · mask / (1 - p) when active, else a copy of x. The mask is keyed on
+  // (step.seed, step.epoch, layer) and each row's global id (step.global_ids, or the row number
+  // when empty), so it is the same on every thread count, device and partitioning. One pass.
+  kernels::Tensor forward(const kernels::Tensor& x, const Step& step) const;
+  // grad · mask / (1 - p) in place (the mask recomputed, nothing stored), or grad unchanged when
+  // inactive. `step` must be the forward's.
+  kernels::Tensor backward(kernels::Tensor grad_y, const Step& step) const;
+
+  float p() const { return p_; }
+  // The key of the masks of `step` (its seed and epoch, this layer).
+  kernels::DropoutKey key(const Step& step) const { return {step.seed, step.epoch, layer_}; }
+
+ private:
+  float p_;
+  std::uint32_t layer_;
+};
+
+class Relu {
+ public:
+  // max(x, 0) in place, returned; in training keeps a view of the result for backward, so the
+  // caller keeps it alive and unchanged until then.
+  kernels::Tensor forward(kernels::Tensor x, const Step& step);
+  // grad where the output was positive, else 0, in place.
+  kernels::Tensor backward(kernels::Tensor grad_y);
+
+ private:
+  kernels::ConstTensorView output_;
+  bool saved_ = false;
+};
+
+}  // namespace halo::train

@@ -1,0 +1,101 @@
+// InputMatrix: the products of a layer input with a weight, by one GEMM on a resident tensor or
+// by one streaming pass over the pipeline's chunks.
+#include "train/layers/layer_input.hpp"
+
+#include <string>
+#include <utility>
+
+#include "graph/base/error.hpp"
+#include "kernels/gemm.hpp"
+
+namespace halo::train {
+
+using kernels::ConstTensorView;
+using kernels::Tensor;
+using kernels::TensorView;
+using kernels::Transpose;
+
+namespace {
+
+std::string shape(std::int64_t rows, std::int64_t cols) { return std::to_string(rows) + " x " + std::to_string(cols); }
+
+}  // namespace
+
+InputMatrix::InputMatrix(const Tensor& x) : tensor_(&x) {}
+
+InputMatrix::InputMatrix(FeaturePipeline& pipeline, RowTransform transform)
+    : pipeline_(&pipeline), transform_(std::move(transform)) {}
+
+std::int64_t InputMatrix::rows() const {
+  if (tensor_ != nullptr) return tensor_->rows();
+  return pipeline_ != nullptr ? pipeline_->rows() : 0;
+}
+
+std::int64_t InputMatrix::chunk_rows() const { return pipeline_ != nullptr ? pipeline_->chunk_rows() : rows(); }
+
+std::int64_t InputMatrix::cols() const {
+  if (tensor_ != nullptr) return tensor_->cols();
+  return pipeline_ != nullptr ? pipeline_->cols() : 0;
+}
+
+const Tensor& InputMatrix::tensor(const std::string& what) const {
+  if (tensor_ == nullptr)
+    throw UnsupportedError(what + " needs its input whole, but the input is " +
+                           (streamed() ? "streamed in row chunks (the features do not fit the memory given)"
+                                       : std::string("absent")) +
+                           "; precompute the first aggregation (--precompute-first-aggregation, with input dropout "
+                           "0) or give the features more memory");
+  return *tensor_;
+}
+
+InputMatrix InputMatrix::then(RowTransform more) const {
+  HALO_EXPECTS(streamed(), "InputMatrix::then: only a streamed matrix takes a per-chunk transform");
+  if (!more) return *this;
+  if (!transform_) return InputMatrix(*pipeline_, std::move(more));
+  return InputMatrix(*pipeline_, [first = transform_, second = std::move(more)](TensorView rows, std::int64_t row) {
+    first(rows, row);
+    second(rows, row);
+  });
+}
+
+void InputMatrix::multiply(ConstTensorView w, TensorView out, float beta) const {
+  HALO_EXPECTS(!empty(), "InputMatrix::multiply: there is no matrix");
+  HALO_EXPECTS(w.rows == cols() && out.rows == rows() && out.cols == w.cols,
+               "InputMatrix::multiply: x is " + shape(rows(), cols()) + ", w " + shape(w.rows, w.cols) + ", out " +
+                   shape(out.rows, out.cols));
+  if (tensor_ != nullptr) {
+    kernels::gemm(tensor_->view(), Transpose::no, w, Transpose::no, out, 1.0f, beta);
+    return;
+  }
+  pipeline_->stream(transform_, [&](TensorView chunk, std::int64_t first_row) {
+    kernels::gemm(chunk, Transpose::no, w, Transpose::no, out.slice_rows(first_row, first_row + chunk.rows), 1.0f,
+                  beta);
+  });
+}
+
+Tensor InputMatrix::multiply(ConstTensorView w) const {
+  Tensor out = Tensor::empty(rows(), w.cols, w.device);
+  multiply(w, out.view());
+  return out;
+}
+
+void InputMatrix::add_transposed_products(std::initializer_list<TransposedProduct> products) const {
+  HALO_EXPECTS(!empty(), "InputMatrix::add_transposed_products: there is no matrix");
+  for (const TransposedProduct& p : products)
+    HALO_EXPECTS(p.grad.rows == rows() && p.grad_weight.rows == cols() && p.grad_weight.cols == p.grad.cols,
+                 "InputMatrix::add_transposed_products: x is " + shape(rows(), cols()) + ", grad " +
+                     shape(p.grad.rows, p.grad.cols) + ", grad_weight " +
+                     shape(p.grad_weight.rows, p.grad_weight.cols));
+  if (tensor_ != nullptr) {
+    for (const TransposedProduct& p : products)
+      kernels::gemm(tensor_->view(), Transpose::yes, p.grad, Transpose::no, p.grad_weight, 1.0f, 1.0f);
+    return;
+  }
+  pipeline_->stream(transform_, [&](TensorView chunk, std::int64_t first_row) {
+    for (const TransposedProduct& p : products)
+      kernels::gemm(chunk, Transpose::yes, p.grad.slice_rows(first_row, first_row + chunk.rows), Transpose::no,
+                    p.grad_weight, 1.0f, 1.0f);
+  });
+}
+
+}  // namespace halo::train

@@ -1,0 +1,103 @@
+// LayerInput: what a graph convolution multiplies. Every layer's input is a resident tensor,
+// except possibly the first layer's: its features may be streamed in row chunks through a
+// FeaturePipeline (issue #7), and its first aggregation Â·x may have been computed once before
+// training. GcnConv and SageConv are written once against LayerInput (GraphConv), so the
+// streamed first layer runs the same layer maths as every other.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
+
+#include "kernels/tensor.hpp"
+#include "train/features/feature_pipeline.hpp"
+#include "train/layers/layer.hpp"
+#include "train/layers/step.hpp"
+
+namespace halo::train {
+
+// One matrix x that a layer multiplies, wherever it lives: a resident tensor, or the rows of a
+// FeaturePipeline's source with a per-chunk transform (the input dropout, a row normalisation).
+// A cheap handle (a pointer and a std::function): copies share the tensor or the pipeline.
+class InputMatrix {
+ public:
+  // grad_weight += xᵀ · grad.
+  struct TransposedProduct {
+    kernels::ConstTensorView grad;
+    kernels::TensorView grad_weight;
+  };
+
+  // No matrix.
+  InputMatrix() = default;
+  // A resident tensor, kept alive and unchanged by the caller while the handle is used.
+  explicit InputMatrix(const kernels::Tensor& x);
+  // The source rows of `pipeline` (kept alive by the caller) with `transform` (may be empty)
+  // applied to every chunk before it is multiplied.
+  InputMatrix(FeaturePipeline& pipeline, RowTransform transform);
+
+  bool empty() const { return tensor_ == nullptr && pipeline_ == nullptr; }
+  bool streamed() const { return pipeline_ != nullptr; }
+  std::int64_t rows() const;
+  std::int64_t cols() const;
+  // Rows per chunk of a streaming pass (the pipeline's), or all rows when resident.
+  std::int64_t chunk_rows() const;
+
+  // The resident tensor. Throws UnsupportedError when streamed (or empty), saying that `what`
+  // needs the whole matrix at once.
+  const kernels::Tensor& tensor(const std::string& what) const;
+  // The same streamed matrix with `more` applied to each chunk after this one's transform.
+  // Throws InvalidArgument for a resident matrix (whose values are what they are).
+  InputMatrix then(RowTransform more) const;
+
+  // out = x · w + beta · out (out: rows x w.cols; w: cols x w.cols). Resident: one GEMM, exactly
+  // kernels::gemm(x, w, out, 1, beta). Streamed: one pass over x, one GEMM per chunk into its
+  // rows of out (rows do not mix, so the values differ from the resident GEMM only by the
+  // kernel's float32 rounding for the chunk's shape). Deterministic for a fixed thread count.
+  void multiply(kernels::ConstTensorView w, kernels::TensorView out, float beta = 0.0f) const;
+  // x · w as a new tensor (rows x w.cols, on w's device).
+  kernels::Tensor multiply(kernels::ConstTensorView w) const;
+  // grad_weight += xᵀ · grad for every product. Resident: one GEMM each. Streamed: ONE pass over x
+  // for all of them, the sum over rows taken chunk by chunk in row order (float32 rounding per
+  // chunk). Deterministic for a fixed thread count and chunk size.
+  void add_transposed_products(std::initializer_list<TransposedProduct> products) const;
+
+ private:
+  const kernels::Tensor* tensor_ = nullptr;
+  FeaturePipeline* pipeline_ = nullptr;
+  RowTransform transform_;
+};
+
+// A layer's input: x itself and, for a first layer with --precompute-first-aggregation, its
+// aggregation Â·x computed once before training (then x may be absent: a GCN layer no longer
+// needs it, GraphSAGE's root term does).
+struct LayerInput {
+  InputMatrix x;
+  InputMatrix aggregated;
+
+  LayerInput() = default;
+  // A resident tensor x (implicit: every hidden layer's input is one).
+  LayerInput(const kernels::Tensor& tensor) : x(tensor) {}  // NOLINT(google-explicit-constructor)
+  LayerInput(InputMatrix features, InputMatrix aggregate) : x(std::move(features)), aggregated(std::move(aggregate)) {}
+
+  bool precomputed() const { return !aggregated.empty(); }
+  bool streamed() const { return x.streamed() || aggregated.streamed(); }
+  std::int64_t rows() const { return x.empty() ? aggregated.rows() : x.rows(); }
+  std::int64_t cols() const { return x.empty() ? aggregated.cols() : x.cols(); }
+};
+
+// A graph convolution (GcnConv, SageConv): a Layer whose forward also takes a LayerInput.
+class GraphConv : public Layer {
+ public:
+  // y = f(x). In training the layer keeps `x` (its handles: the caller keeps the tensors alive
+  // and unchanged, the pipelines alive, until backward) and backward multiplies by it again.
+  // Refuses (UnsupportedError) a streamed x that the layer would need whole: aggregating first
+  // (in_dim <= out_dim) takes Â·x, which needs every row at once; precompute it instead.
+  virtual kernels::Tensor forward(const LayerInput& x, const Step& step) = 0;
+  kernels::Tensor forward(const kernels::Tensor& x, const Step& step) final { return forward(LayerInput(x), step); }
+
+  // True when forward aggregates before transforming, (Â·x)·W, which needs x whole.
+  virtual bool aggregates_first() const = 0;
+};
+
+}  // namespace halo::train

@@ -1,0 +1,273 @@
+// Model: the layer stack of a GCN or GraphSAGE network, its forward pass (keeping what backward
+// needs) and its backward pass (freeing it again, layer by layer).
+#include "train/models/model.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/base/error.hpp"
+#include "train/features/feature_pipeline.hpp"
+#include "train/layers/activation.hpp"
+#include "train/layers/batch_norm.hpp"
+#include "train/layers/gcn_conv.hpp"
+#include "train/layers/init.hpp"
+#include "train/layers/sage_conv.hpp"
+
+namespace halo::train {
+
+using kernels::Tensor;
+
+namespace {
+
+// One layer of the stack: dropout -> conv -> (unless last) [batch norm] -> ReLU, with the tensors
+// a training forward keeps for backward.
+struct Stage {
+  Dropout dropout;
+  std::unique_ptr<GraphConv> conv;
+  std::unique_ptr<BatchNorm> norm;  // null without batch norm and in the last layer
+  Relu relu;
+  Tensor dropped;   // the dropout's output (when active): the conv's input
+  Tensor conv_out;  // the conv's output when batch norm follows (its input)
+  Tensor out;       // the ReLU's output: the stage's output and the next stage's input
+
+  explicit Stage(Dropout d) : dropout(d) {}
+};
+
+void check_config(const ModelConfig& c, std::int64_t in_dim, std::int64_t num_classes) {
+  HALO_EXPECTS(c.kind == "gcn" || c.kind == "sage", "Model: kind must be gcn or sage, got '" + c.kind + "'");
+  HALO_EXPECTS(c.layers >= 1, "Model: needs at least one layer, got " + std::to_string(c.layers));
+  HALO_EXPECTS(c.layers == 1 || c.hidden > 0, "Model: hidden width must be positive, got " + std::to_string(c.hidden));
+  HALO_EXPECTS(in_dim > 0 && num_classes > 0, "Model: input width and classes must be positive, got " +
+                                                  std::to_string(in_dim) + " and " + std::to_string(num_classes));
+  HALO_EXPECTS(c.weight_decay >= 0, "Model: weight decay must be non-negative, got " + std::to_string(c.weight_decay));
+}
+
+// The first stage's input: the features after the input dropout. Resident features are dropped
+// into a new tensor (kept for backward like every stage's dropout output); streamed ones get the
+// dropout as a per-chunk transform keyed as Dropout keys its mask (seed, epoch, layer 0, global
+// id), so both draw the same mask.
+LayerInput first_stage_input(Stage& s, const LayerInput& features, const Step& step) {
+  if (!s.dropout.active(step)) return features;
+  HALO_EXPECTS(!features.precomputed(), "Model: the input dropout would act on features whose aggregation Â·x was "
+                                        "precomputed without it; precompute only with input dropout 0");
+  LayerInput in = features;
+  if (features.x.streamed()) {
+    in.x = features.x.then(dropout_rows(s.dropout.p(), {step.seed, step.epoch, 0}, step.global_ids));
+  } else {
+    s.dropped = s.dropout.forward(features.x.tensor("Model: the input dropout"), step);
+    in.x = InputMatrix(s.dropped);
+  }
+  return in;
+}
+
+// The conv weights ("convI.weight", "convI.root_weight"), as opposed to biases and batch-norm
+// parameters.
+bool is_weight(const Parameter& p) {
+  const std::string suffix = "weight";
+  return p.name.size() >= suffix.size() && p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+struct Model::Impl {
+  ModelConfig config;
+  std::int64_t in_dim = 0;
+  std::int64_t num_classes = 0;
+  std::vector<Stage> stages;
+  std::vector<Parameter*> parameters;
+  bool backward_pending = false;  // a training forward has kept its tensors for backward
+
+  std::int64_t layer_in(std::size_t i) const { return i == 0 ? in_dim : config.hidden; }
+  std::int64_t layer_out(std::size_t i) const {
+    return i + 1 == static_cast<std::size_t>(config.layers) ? num_classes : config.hidden;
+  }
+  void release_tape() {
+    for (Stage& s : stages) {
+      s.dropped = Tensor();
+      s.conv_out = Tensor();
+      s.out = Tensor();
+    }
+  }
+};
+
+// Weight decay groups: every conv weight (GraphSAGE: W_l and W_r) decays with config.weight_decay,
+// or, with weight_decay_first_layer_only (Kipf & Welling's recipe), only layer 0's. Biases and
+// batch-norm parameters never decay, the usual no-decay group. (tkipf/gcn has no biases; PyG's
+// GCN example puts all of conv1's parameters in its decayed group, so it decays conv1's bias too.)
+Model::Model(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes, std::uint64_t seed,
+             GraphOperators& operators, kernels::Device device)
+    : impl_(std::make_unique<Impl>()) {
+  check_config(config, in_dim, num_classes);
+  Aggregation* aggregation = config.kind == "gcn" ? operators.gcn.get() : operators.mean.get();
+  HALO_EXPECTS(aggregation != nullptr, "Model: the graph operators lack the " +
+                                           std::string(config.kind == "gcn" ? "GCN" : "mean") +
+                                           " aggregation a " + config.kind + " model needs");
+  Impl& m = *impl_;
+  m.config = config;
+  m.in_dim = in_dim;
+  m.num_classes = num_classes;
+  const auto layers = static_cast<std::size_t>(config.layers);
+  for (std::size_t i = 0; i < layers; ++i) {
+    m.stages.emplace_back(Dropout(i == 0 ? config.input_dropout : config.dropout, static_cast<std::uint32_t>(i)));
+    Stage& s = m.stages.back();
+    const std::string name = "conv" + std::to_string(i);
+    const bool normalized = config.batch_norm && i + 1 < layers;
+    // Batch norm subtracts the column means, so a bias before it cancels out: its gradient is
+    // rounding noise, which Adam would turn into full-size steps whose signs depend on the
+    // summation order (thread count, partitioning). Batch norm's beta is the shift instead.
+    const bool bias = config.bias && !normalized;
+    if (config.kind == "gcn")
+      s.conv = std::make_unique<GcnConv>(*aggregation, m.layer_in(i), m.layer_out(i), bias, name, device);
+    else
+      s.conv = std::make_unique<SageConv>(*aggregation, m.layer_in(i), m.layer_out(i), bias, name, device);
+    // The first layer's input is the features: nobody needs their gradient.
+    s.conv->set_input_grad(i > 0);
+    if (config.batch_norm && i + 1 < layers)
+      s.norm = std::make_unique<BatchNorm>(config.hidden, "bn" + std::to_string(i), device, operators.communicator);
+  }
+  std::uint64_t index = 0;  // the parameter's position in parameters(): its initialisation stream
+  for (std::size_t i = 0; i < layers; ++i) {
+    Stage& s = m.stages[i];
+    for (Parameter* p : s.conv->parameters()) {
+      if (is_weight(*p)) {
+        glorot_uniform(p->value, seed, index);
+        if (i == 0 || !config.weight_decay_first_layer_only) p->weight_decay = config.weight_decay;
+      }
+      m.parameters.push_back(p);
+      ++index;
+    }
+    if (s.norm)
+      for (Parameter* p : s.norm->parameters()) {
+        m.parameters.push_back(p);
+        ++index;
+      }
+  }
+}
+
+Model::~Model() = default;
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+
+Tensor Model::forward(const Tensor& features, const Step& step) { return forward(LayerInput(features), step); }
+
+Tensor Model::forward(const LayerInput& features, const Step& step) {
+  Impl& m = *impl_;
+  HALO_EXPECTS(features.cols() == m.in_dim, "Model: features have " + std::to_string(features.cols()) +
+                                                " columns, the model takes " + std::to_string(m.in_dim));
+  m.backward_pending = false;
+  m.release_tape();
+  const Tensor* x = nullptr;  // the input of stages after the first
+  Tensor logits;
+  for (std::size_t i = 0; i < m.stages.size(); ++i) {
+    Stage& s = m.stages[i];
+    Tensor y;
+    if (i == 0) {
+      y = s.conv->forward(first_stage_input(s, features, step), step);
+    } else {
+      if (s.dropout.active(step)) {
+        s.dropped = s.dropout.forward(*x, step);
+        x = &s.dropped;
+      }
+      y = s.conv->forward(*x, step);
+    }
+    if (!step.training) {  // nothing will look back: keep only the newest activation
+      s.dropped = Tensor();
+      if (i > 0) m.stages[i - 1].out = Tensor();
+    }
+    if (i + 1 == m.stages.size()) {
+      logits = std::move(y);
+      break;
+    }
+    if (s.norm) {
+      s.conv_out = std::move(y);
+      y = s.norm->forward(s.conv_out, step);
+      if (!step.training) s.conv_out = Tensor();
+    }
+    s.out = s.relu.forward(std::move(y), step);
+    x = &s.out;
+  }
+  if (!step.training) m.release_tape();
+  m.backward_pending = step.training;
+  return logits;
+}
+
+void Model::backward(Tensor grad_logits, const Step& step) {
+  Impl& m = *impl_;
+  HALO_EXPECTS(m.backward_pending, "Model: backward needs a training forward before it");
+  HALO_EXPECTS(grad_logits.cols() == m.num_classes,
+               "Model: the logits' gradient has " + std::to_string(grad_logits.cols()) + " columns, expected " +
+                   std::to_string(m.num_classes));
+  m.backward_pending = false;
+  Tensor g = std::move(grad_logits);
+  for (std::size_t i = m.stages.size(); i-- > 0;) {
+    Stage& s = m.stages[i];
+    if (i + 1 < m.stages.size()) {
+      g = s.relu.backward(std::move(g));
+      s.out = Tensor();  // the next stage, the only other reader, is done
+      if (s.norm) {
+        g = s.norm->backward(std::move(g), step);
+        s.conv_out = Tensor();
+      }
+    }
+    g = s.conv->backward(std::move(g), step);
+    s.dropped = Tensor();
+    if (i > 0) g = s.dropout.backward(std::move(g), step);
+  }
+}
+
+std::vector<Parameter*> Model::parameters() { return impl_->parameters; }
+
+std::vector<std::pair<std::string, Tensor*>> Model::buffers() {
+  std::vector<std::pair<std::string, Tensor*>> out;
+  for (Stage& s : impl_->stages)
+    if (s.norm)
+      for (auto& buffer : s.norm->buffers()) out.push_back(buffer);
+  return out;
+}
+
+void Model::zero_grad() {
+  for (Parameter* p : impl_->parameters) p->grad.fill(0.0f);
+}
+
+const ModelConfig& Model::config() const { return impl_->config; }
+
+std::int64_t Model::activation_bytes(std::int64_t vertices) const {
+  const Impl& m = *impl_;
+  const auto row_bytes = [&](std::int64_t width) {
+    return vertices * width * static_cast<std::int64_t>(sizeof(float));
+  };
+  std::int64_t kept = 0;
+  std::int64_t widest_gradient = m.num_classes;
+  for (std::size_t i = 0; i < m.stages.size(); ++i) {
+    const Stage& s = m.stages[i];
+    if (s.dropout.p() > 0.0f) kept += row_bytes(m.layer_in(i));
+    kept += s.conv->saved_bytes(vertices);
+    if (i + 1 < m.stages.size()) {
+      kept += row_bytes(m.layer_out(i));  // the ReLU's output
+      widest_gradient = std::max(widest_gradient, m.layer_out(i));
+    }
+    if (s.norm) kept += row_bytes(m.layer_out(i)) + s.norm->saved_bytes(vertices);
+  }
+  // Backward holds at most the incoming gradient, one temporary and the outgoing gradient at once.
+  return kept + 3 * row_bytes(widest_gradient);
+}
+
+std::int64_t Model::input_activation_bytes(std::int64_t vertices) const {
+  const Stage& s = impl_->stages.front();
+  const std::int64_t row_bytes = impl_->in_dim * static_cast<std::int64_t>(sizeof(float));
+  const std::int64_t dropped = s.dropout.p() > 0.0f ? vertices * row_bytes : 0;
+  return dropped + s.conv->saved_bytes(vertices);
+}
+
+bool Model::first_layer_aggregates_first() const { return impl_->stages.front().conv->aggregates_first(); }
+
+std::int64_t Model::parameter_bytes() const {
+  std::int64_t bytes = 0;
+  for (const Parameter* p : impl_->parameters) bytes += static_cast<std::int64_t>(p->value.bytes());
+  return bytes;
+}
+
+}  // namespace halo::train

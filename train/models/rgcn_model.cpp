@@ -1,0 +1,565 @@
+// RgcnModel: the layer stack of an R-GCN, its inputs (features or embedding tables), its forward
+// pass keeping what backward needs, and its backward pass freeing it layer by layer.
+#include "train/models/rgcn_model.hpp"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "graph/base/array.hpp"
+#include "graph/base/error.hpp"
+#include "kernels/dropout.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/tensor.hpp"
+#include "train/dist/halo_exchange.hpp"
+#include "train/features/feature_pipeline.hpp"
+#include "train/features/feature_source.hpp"
+#include "train/layers/activation.hpp"
+#include "train/layers/init.hpp"
+
+namespace halo::train {
+
+using kernels::ConstTensorView;
+using kernels::Tensor;
+
+namespace {
+
+constexpr std::int64_t float_bytes = static_cast<std::int64_t>(sizeof(float));
+
+// One layer: dropout on every input it reads -> RgcnConv -> (unless last) ReLU per output type,
+// with the tensors a training forward keeps for backward.
+struct Stage {
+  Dropout dropout;
+  std::unique_ptr<RgcnConv> conv;
+  bool bases = false;
+  std::vector<Tensor> dropped;  // per type: the dropout's output (when active), the conv's input
+  // Per output type (not in the last layer): the ReLU's output in its first rows, the halo rows
+  // after them: the next layer's input.
+  std::vector<Tensor> out;
+
+  explicit Stage(Dropout d) : dropout(d) {}
+};
+
+void check_config(const RgcnModelConfig& c, std::int64_t num_classes) {
+  HALO_EXPECTS(c.layers >= 1, "RgcnModel: needs at least one layer, got " + std::to_string(c.layers));
+  HALO_EXPECTS(c.layers == 1 || c.hidden > 0,
+               "RgcnModel: hidden width must be positive, got " + std::to_string(c.hidden));
+  HALO_EXPECTS(num_classes > 0, "RgcnModel: num_classes must be positive, got " + std::to_string(num_classes));
+  HALO_EXPECTS(c.num_bases >= 0, "RgcnModel: num_bases must be >= 0, got " + std::to_string(c.num_bases));
+  HALO_EXPECTS(c.weight_decay >= 0 && c.embedding_weight_decay >= 0,
+               "RgcnModel: weight decays must be non-negative, got " + std::to_string(c.weight_decay) + " and " +
+                   std::to_string(c.embedding_weight_decay));
+}
+
+}  // namespace
+
+struct RgcnModel::Impl {
+  RgcnModelConfig config;
+  const RgcnGraph* graph = nullptr;
+  std::vector<const Tensor*> features;                  // per type; null where a table stands in
+  std::vector<std::unique_ptr<EmbeddingTable>> tables;  // per type; null where features exist
+  int target = 0;
+  std::int64_t num_classes = 0;
+  kernels::Device device;
+  std::vector<Stage> stages;
+  std::vector<Parameter*> parameters;
+  std::vector<dist::HaloExchange*> exchanges;  // per type; null without halo rows
+  Array<std::int64_t> own_ids;                 // single process: type offset + index, all types
+  std::vector<kernels::IndexView> global_ids;  // per type: the global id of each input row
+  std::vector<Tensor> table_inputs;            // per table type with halo rows: owned rows + halo rows
+  // Streamed tables (config.table_stream_budget > 0), per type: the source reading the host
+  // table's rows, its pipeline on the model's device, and a host chunk for gradients coming back
+  // from a GPU.
+  std::vector<std::unique_ptr<FeatureSource>> table_sources;
+  std::vector<std::unique_ptr<FeaturePipeline>> table_pipelines;
+  Tensor host_gradient_chunk;
+  bool backward_pending = false;
+
+  int types() const { return graph->num_vertex_types(); }
+  bool streamed(int t) const {
+    return !table_pipelines.empty() && table_pipelines[static_cast<std::size_t>(t)] != nullptr;
+  }
+  void stream_tables(std::int64_t budget);
+  // Adds a streamed table's gradient rows [first_row, first_row + rows.rows) (on the model's
+  // device), after the input dropout's backward when it was active.
+  void add_table_gradient(int t, kernels::TensorView rows, std::int64_t first_row, const Step& step);
+  std::int64_t outputs(int t) const { return graph->num_outputs(t); }
+  std::int64_t inputs(int t) const { return graph->num_inputs(t); }
+  dist::HaloExchange* exchange(int t) const { return exchanges.empty() ? nullptr : exchanges[static_cast<std::size_t>(t)]; }
+  std::int64_t input_width(int t) const {
+    const auto ts = static_cast<std::size_t>(t);
+    return features[ts] != nullptr ? features[ts]->cols() : tables[ts]->dim();
+  }
+  std::int64_t layer_out(std::size_t i) const {
+    return i + 1 == static_cast<std::size_t>(config.layers) ? num_classes : config.hidden;
+  }
+  std::int64_t layer_in(std::size_t i, int t) const { return i == 0 ? input_width(t) : config.hidden; }
+  // The step of one type's input rows: the same key, the rows' global ids.
+  Step type_step(const Step& step, int t) const {
+    Step s = step;
+    s.global_ids = global_ids[static_cast<std::size_t>(t)];
+    return s;
+  }
+  // The first layer's input of type t: its features, its table, or (a table with halo rows) the
+  // table's rows followed by the halo rows, exchanged now.
+  const Tensor* first_input(int t) {
+    const auto ts = static_cast<std::size_t>(t);
+    if (features[ts] != nullptr) return features[ts];
+    const Tensor& table = tables[ts]->parameter().value;
+    if (exchange(t) == nullptr) return &table;
+    Tensor& x = table_inputs[ts];
+    if (x.empty()) x = Tensor::empty(inputs(t), table.cols(), table.device());
+    kernels::copy(table.view(), x.view().slice_rows(0, outputs(t)));
+    fill_halo(t, x);
+    return &x;
+  }
+  void fill_halo(int t, Tensor& x) const;
+  // The gradient of type t's output rows from that of its input rows: the halo rows' gradients
+  // are sent to their owners and added into theirs (the owners' share of the exchange).
+  Tensor owned_gradient(int t, Tensor grad) const;
+  void release_tape() {
+    for (Stage& s : stages) {
+      for (Tensor& x : s.dropped) x = Tensor();
+      for (Tensor& x : s.out) x = Tensor();
+    }
+  }
+};
+
+void RgcnModel::Impl::stream_tables(std::int64_t budget) {
+  std::vector<int> streamed_types;
+  for (int t = 0; t < types(); ++t)
+    if (tables[static_cast<std::size_t>(t)]) streamed_types.push_back(t);
+  if (streamed_types.empty()) return;
+  const auto count = static_cast<std::int64_t>(streamed_types.size());
+  const std::int64_t share = budget / count;
+  table_sources.resize(static_cast<std::size_t>(types()));
+  table_pipelines.resize(static_cast<std::size_t>(types()));
+  for (int t : streamed_types) {
+    const auto ts = static_cast<std::size_t>(t);
+    EmbeddingTable& table = *tables[ts];
+    const std::int64_t row_bytes = table.dim() * float_bytes;
+    // Two staging chunks and the chunk the gradient comes back in: three chunks of at least a row.
+    const std::int64_t chunk = table.rows() == 0 ? 1 : std::min(table.rows(), share / (3 * row_bytes));
+    HALO_EXPECTS(chunk >= 1, "RgcnModel: a table stream budget of " + std::to_string(budget) + " bytes leaves " +
+                                 std::to_string(share) + " to table " + table.parameter().name +
+                                 ", below the 3 rows of " + std::to_string(row_bytes) +
+                                 " bytes it needs; give at least " + std::to_string(count * 3 * row_bytes) +
+                                 " bytes");
+    const Tensor& values = table.parameter().value;  // in host memory, updated by every sparse_step
+    table_sources[ts] = std::make_unique<FeatureSource>(FeatureSource::from_reader(
+        table.rows(), table.dim(), [&values](const FeatureBlock& block, kernels::TensorView out) {
+          for (std::int64_t r = block.row_begin; r < block.row_end; ++r)
+            std::copy_n(values.data() + r * values.cols() + block.col_begin, block.cols(),
+                        out.data + (r - block.row_begin) * out.stride);
+        }));
+    FeaturePipelineOptions options;
+    options.budget_bytes = 2 * chunk * row_bytes;
+    options.staging_buffers = 2;
+    options.chunk_rows = chunk;
+    options.device = device;
+    table_pipelines[ts] = std::make_unique<FeaturePipeline>(*table_sources[ts], options);
+  }
+}
+
+void RgcnModel::Impl::add_table_gradient(int t, kernels::TensorView rows, std::int64_t first_row, const Step& step) {
+  const auto ts = static_cast<std::size_t>(t);
+  const Dropout& dropout = stages.front().dropout;
+  if (dropout.active(step))
+    kernels::dropout_backward(rows, rows, dropout.p(), dropout.key(step), {global_ids[ts].data + first_row, rows.rows});
+  ConstTensorView g = rows;
+  if (g.device.is_cuda()) {  // the table is in host memory
+    if (host_gradient_chunk.rows() < g.rows || host_gradient_chunk.cols() != g.cols)
+      host_gradient_chunk = Tensor::empty(g.rows, g.cols);
+    const kernels::TensorView host = host_gradient_chunk.view().slice_rows(0, g.rows);
+    kernels::copy(g, host);
+    g = host;
+  }
+  tables[ts]->accumulate_grad(first_row, g);
+}
+
+void RgcnModel::Impl::fill_halo(int t, Tensor& x) const {
+  if (dist::HaloExchange* e = exchange(t)) e->forward(x.view());
+}
+
+Tensor RgcnModel::Impl::owned_gradient(int t, Tensor grad) const {
+  dist::HaloExchange* e = exchange(t);
+  if (e == nullptr) return grad;
+  e->backward(grad.view());
+  Tensor owned = Tensor::empty(outputs(t), grad.cols(), grad.device());
+  kernels::copy(grad.view().slice_rows(0, outputs(t)), owned.view());
+  return owned;
+}
+
+RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std::vector<const Tensor*> features,
+                     int target_type, std::int64_t num_classes, std::uint64_t seed, kernels::Device device,
+                     const RgcnHaloRows* halo)
+    : impl_(std::make_unique<Impl>()) {
+  check_config(config, num_classes);
+  Impl& m = *impl_;
+  m.config = config;
+  m.graph = &graph;
+  m.features = std::move(features);
+  m.target = target_type;
+  m.num_classes = num_classes;
+  m.device = device;
+  const int types = graph.num_vertex_types();
+  HALO_EXPECTS(static_cast<int>(m.features.size()) == types,
+               "RgcnModel: expected one feature tensor (or nullptr) per vertex type (" + std::to_string(types) +
+                   "), got " + std::to_string(m.features.size()));
+  HALO_EXPECTS(target_type >= 0 && target_type < types, "RgcnModel: target type " + std::to_string(target_type) +
+                                                            " is not one of the " + std::to_string(types) +
+                                                            " vertex types");
+  const auto all_types = static_cast<std::size_t>(types);
+  std::vector<std::int64_t> type_offsets{0};  // the global id of each type's vertex 0
+  if (halo != nullptr && device.is_cuda())
+    throw UnsupportedError("RgcnModel: a rank's part of a distributed R-GCN (halo rows) trains on the cpu only, "
+                           "not on " + device.to_string() + "; one GPU trains the whole graph");
+  if (halo != nullptr) {
+    HALO_EXPECTS(halo->exchanges.size() == all_types && halo->global_ids.size() == all_types &&
+                     halo->type_offsets.size() == all_types + 1,
+                 "RgcnModel: the halo rows need an exchange and global ids per vertex type and types + 1 offsets");
+    for (int t = 0; t < types; ++t)
+      HALO_EXPECTS(halo->global_ids[static_cast<std::size_t>(t)].size == graph.num_inputs(t),
+                   "RgcnModel: " + std::to_string(halo->global_ids[static_cast<std::size_t>(t)].size) +
+                       " global ids for the " + std::to_string(graph.num_inputs(t)) + " input rows of type " +
+                       graph.vertex_type_name(t));
+    m.exchanges = halo->exchanges;
+    m.global_ids = halo->global_ids;
+    type_offsets = halo->type_offsets;
+  } else {
+    for (int t = 0; t < types; ++t) {
+      HALO_EXPECTS(graph.num_inputs(t) == graph.num_outputs(t),
+                   "RgcnModel: type " + graph.vertex_type_name(t) + " has halo rows but no exchange was given");
+      type_offsets.push_back(type_offsets.back() + graph.num_outputs(t));
+    }
+    m.own_ids = Array<std::int64_t>::vector(type_offsets.back());
+    for (std::int64_t i = 0; i < m.own_ids.size(); ++i) m.own_ids[i] = i;
+    for (int t = 0; t < types; ++t)
+      m.global_ids.push_back({m.own_ids.data() + type_offsets[static_cast<std::size_t>(t)], graph.num_outputs(t)});
+  }
+
+  m.tables.resize(all_types);
+  m.table_inputs.resize(all_types);
+  for (int t = 0; t < types; ++t) {
+    const Tensor* x = m.features[static_cast<std::size_t>(t)];
+    const std::string& name = graph.vertex_type_name(t);
+    if (x != nullptr) {
+      HALO_EXPECTS(x->rows() == graph.num_inputs(t) && x->cols() > 0,
+                   "RgcnModel: features of type " + name + " are " + std::to_string(x->rows()) + " x " +
+                       std::to_string(x->cols()) + ", expected " + std::to_string(graph.num_inputs(t)) +
+                       " rows and at least one column");
+      HALO_EXPECTS(x->device() == device, "RgcnModel: features of type " + name + " are on " +
+                                              x->device().to_string() + ", the model on " + device.to_string());
+      continue;
+    }
+    HALO_EXPECTS(config.embedding_dim > 0, "RgcnModel: type " + name + " has no features and embedding_dim is " +
+                                               std::to_string(config.embedding_dim) + " (must be positive)");
+    m.tables[static_cast<std::size_t>(t)] =
+        std::make_unique<EmbeddingTable>("embedding." + name, graph.num_outputs(t), config.embedding_dim,
+                                         config.embedding_weight_decay,
+                                         config.table_stream_budget > 0 ? kernels::Device::cpu() : device);
+  }
+  if (config.table_stream_budget > 0) {
+    if (halo != nullptr)
+      throw UnsupportedError("RgcnModel: streamed embedding tables are not available on a rank of a distributed "
+                             "run (its tables' halo rows are exchanged whole)");
+    m.stream_tables(config.table_stream_budget);
+  }
+
+  // The types each layer must output: the last layer the target's logits; each layer before
+  // what the next one reads (its outputs' roots and the sources of the relations into them).
+  const auto layers = static_cast<std::size_t>(config.layers);
+  std::vector<std::vector<char>> needed(layers, std::vector<char>(static_cast<std::size_t>(types), 0));
+  needed[layers - 1][static_cast<std::size_t>(target_type)] = 1;
+  for (std::size_t i = layers - 1; i > 0; --i) {
+    needed[i - 1] = needed[i];
+    for (int r = 0; r < graph.num_relations(); ++r)
+      if (needed[i][static_cast<std::size_t>(graph.relation_dst(r))] != 0)
+        needed[i - 1][static_cast<std::size_t>(graph.relation_src(r))] = 1;
+  }
+  for (std::size_t i = 0; i < layers; ++i) {
+    m.stages.emplace_back(Dropout(i == 0 ? config.input_dropout : config.dropout, static_cast<std::uint32_t>(i)));
+    Stage& s = m.stages.back();
+    RgcnConvOptions options;
+    for (int t = 0; t < types; ++t) {
+      if (needed[i][static_cast<std::size_t>(t)] != 0) options.outputs.push_back(t);
+      if (i == 0 && m.streamed(t)) options.streamed.push_back(t);
+    }
+    std::vector<std::int64_t> in_dims;
+    for (int t = 0; t < types; ++t) in_dims.push_back(m.layer_in(i, t));
+    // Bases need one input width over all computed relations; a layer where the widths differ
+    // keeps one weight per relation.
+    std::vector<std::int64_t> widths;
+    for (int r = 0; r < graph.num_relations(); ++r)
+      if (needed[i][static_cast<std::size_t>(graph.relation_dst(r))] != 0)
+        widths.push_back(in_dims[static_cast<std::size_t>(graph.relation_src(r))]);
+    const bool same_width =
+        !widths.empty() && std::all_of(widths.begin(), widths.end(), [&](std::int64_t w) { return w == widths[0]; });
+    s.bases = config.num_bases > 0 && same_width;
+    s.conv = std::make_unique<RgcnConv>(graph, in_dims, m.layer_out(i), s.bases ? config.num_bases : 0, config.bias,
+                                        "conv" + std::to_string(i), device, options);
+    // The first layer's inputs need a gradient only where they are a table.
+    if (i == 0)
+      for (int t = 0; t < types; ++t) s.conv->set_input_grad(t, m.tables[static_cast<std::size_t>(t)] != nullptr);
+    s.dropped.resize(static_cast<std::size_t>(types));
+    s.out.resize(static_cast<std::size_t>(types));
+  }
+
+  std::uint64_t index = 0;  // the tensor's position in parameters(): its initialisation stream
+  for (Stage& s : m.stages) {
+    std::set<const Parameter*> biases;
+    for (int t = 0; t < types; ++t)
+      if (s.conv->computes(t))
+        if (const Parameter* b = s.conv->bias(t)) biases.insert(b);
+    for (Parameter* p : s.conv->parameters()) {
+      if (biases.count(p) == 0) {
+        glorot_uniform(p->value, seed, index);
+        p->weight_decay = config.weight_decay;
+      }
+      m.parameters.push_back(p);
+      ++index;
+    }
+  }
+  // A table's rows are the type's owned vertices: row i is vertex global_ids[t][i] - offset.
+  for (int t = 0; t < types; ++t) {
+    const auto ts = static_cast<std::size_t>(t);
+    if (!m.tables[ts]) continue;
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(graph.num_outputs(t)));
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = m.global_ids[ts].data[i] - type_offsets[ts];
+    glorot_uniform_rows(m.tables[ts]->parameter().value, type_offsets[ts + 1] - type_offsets[ts],
+                        {rows.data(), static_cast<std::int64_t>(rows.size())}, seed, index++);
+  }
+}
+
+RgcnModel::~RgcnModel() = default;
+RgcnModel::RgcnModel(RgcnModel&&) noexcept = default;
+RgcnModel& RgcnModel::operator=(RgcnModel&&) noexcept = default;
+
+Tensor RgcnModel::forward(const Step& step) {
+  Impl& m = *impl_;
+  HALO_EXPECTS(step.global_ids.data == nullptr,
+               "RgcnModel: step.global_ids must be empty (the model numbers the vertices of all types itself), got " +
+                   std::to_string(step.global_ids.size) + " ids");
+  m.backward_pending = false;
+  m.release_tape();
+  const int types = m.types();
+  std::vector<const Tensor*> x(static_cast<std::size_t>(types), nullptr);  // each type's input to the layer
+  for (int t = 0; t < types; ++t)
+    if (m.stages.front().conv->reads(t) && !m.streamed(t)) x[static_cast<std::size_t>(t)] = m.first_input(t);
+  Tensor logits;
+  for (std::size_t i = 0; i < m.stages.size(); ++i) {
+    Stage& s = m.stages[i];
+    std::vector<ConstTensorView> in;
+    std::vector<InputMatrix> streamed;  // the first layer's streamed tables, their dropout per chunk
+    for (int t = 0; t < types; ++t) {
+      const auto ts = static_cast<std::size_t>(t);
+      if (!s.conv->reads(t)) {
+        in.emplace_back();
+      } else if (i == 0 && m.streamed(t)) {
+        streamed.resize(static_cast<std::size_t>(types));
+        const float p = s.dropout.active(step) ? s.dropout.p() : 0.0f;
+        streamed[ts] = InputMatrix(*m.table_pipelines[ts], dropout_rows(p, s.dropout.key(step), m.global_ids[ts]));
+        in.emplace_back();
+      } else if (s.dropout.active(step)) {
+        s.dropped[ts] = s.dropout.forward(*x[ts], m.type_step(step, t));
+        in.push_back(s.dropped[ts].view());
+        // A ReLU output read through dropout: backward gates by the dropout's output alone
+        // (both backward passes in one), so the ReLU's is freed now.
+        if (i > 0) m.stages[i - 1].out[ts] = Tensor();
+      } else {
+        in.push_back(x[ts]->view());
+      }
+    }
+    std::vector<Tensor> y = s.conv->forward(in, step, streamed);
+    if (!step.training) {  // nothing will look back: keep only the newest activations
+      for (Tensor& d : s.dropped) d = Tensor();
+      if (i > 0)
+        for (Tensor& o : m.stages[i - 1].out) o = Tensor();
+    }
+    if (i + 1 == m.stages.size()) {
+      logits = std::move(y[static_cast<std::size_t>(m.target)]);
+      break;
+    }
+    for (int t = 0; t < types; ++t) {
+      const auto ts = static_cast<std::size_t>(t);
+      x[ts] = nullptr;
+      if (!s.conv->computes(t)) continue;
+      Tensor& out = s.out[ts];
+      out = Tensor::empty(m.inputs(t), y[ts].cols(), y[ts].device());
+      kernels::relu_forward(y[ts].view(), out.view().slice_rows(0, m.outputs(t)));
+      y[ts] = Tensor();
+      m.fill_halo(t, out);
+      x[ts] = &out;
+    }
+  }
+  if (!step.training) m.release_tape();
+  m.backward_pending = step.training;
+  return logits;
+}
+
+void RgcnModel::backward(Tensor grad_logits, const Step& step) {
+  Impl& m = *impl_;
+  HALO_EXPECTS(m.backward_pending, "RgcnModel: backward needs a training forward before it");
+  const std::int64_t rows = m.stages.back().conv->training_rows(m.target);
+  HALO_EXPECTS(grad_logits.rows() == rows && grad_logits.cols() == m.num_classes,
+               "RgcnModel: the logits' gradient is " + std::to_string(grad_logits.rows()) + " x " +
+                   std::to_string(grad_logits.cols()) + ", expected " + std::to_string(rows) + " x " +
+                   std::to_string(m.num_classes));
+  m.backward_pending = false;
+  const int types = m.types();
+  // The last layer outputs the target's logits only; each layer before receives the gradients
+  // of exactly the outputs it computes.
+  std::vector<Tensor> g(static_cast<std::size_t>(types));
+  g[static_cast<std::size_t>(m.target)] = std::move(grad_logits);
+  for (std::size_t i = m.stages.size(); i-- > 0;) {
+    Stage& s = m.stages[i];
+    // A hidden layer's ReLU backward, unless the next layer's dropout backward did it already.
+    if (i + 1 < m.stages.size() && !m.stages[i + 1].dropout.active(step)) {
+      for (int t = 0; t < types; ++t) {
+        const auto ts = static_cast<std::size_t>(t);
+        if (!s.conv->computes(t)) continue;
+        const ConstTensorView out = s.out[ts].view().slice_rows(0, m.outputs(t));
+        kernels::relu_backward(out, g[ts].view(), g[ts].view());
+      }
+    }
+    for (Tensor& out : s.out) out = Tensor();  // the next layer, the only other reader, is done
+    const RgcnConv::RowGradientSink to_table = [&](int t, kernels::TensorView chunk, std::int64_t first_row) {
+      m.add_table_gradient(t, chunk, first_row, step);
+    };
+    g = s.conv->backward(std::move(g), step, i == 0 ? to_table : RgcnConv::RowGradientSink{});
+    for (int t = 0; t < types; ++t) {
+      const auto ts = static_cast<std::size_t>(t);
+      if (s.conv->reads(t) && s.conv->input_grad(t) && !(i == 0 && m.streamed(t))) {
+        if (i > 0 && s.dropout.active(step)) {
+          // The input is the previous layer's ReLU output, dropped: both backward passes in one,
+          // on every input row (a halo row's copy gates exactly as its owner's row does).
+          kernels::relu_backward(s.dropped[ts].view(), g[ts].view(), g[ts].view(),
+                                 kernels::dropout_scale(s.dropout.p()));
+        } else {
+          g[ts] = s.dropout.backward(std::move(g[ts]), m.type_step(step, t));
+        }
+        g[ts] = m.owned_gradient(t, std::move(g[ts]));
+        if (i == 0) m.tables[ts]->accumulate_grad(g[ts].view());
+      }
+      s.dropped[ts] = Tensor();
+    }
+  }
+}
+
+void RgcnModel::set_training_rows(kernels::IndexView rows) {
+  impl_->backward_pending = false;
+  impl_->stages.back().conv->set_training_rows(impl_->target, rows);
+}
+
+std::vector<Parameter*> RgcnModel::parameters() { return impl_->parameters; }
+
+std::vector<std::pair<std::string, Tensor*>> RgcnModel::buffers() {
+  std::vector<std::pair<std::string, Tensor*>> out;
+  for (auto& table : impl_->tables) {
+    if (!table) continue;
+    out.emplace_back(table->parameter().name, &table->parameter().value);
+    for (auto& state : table->state()) out.push_back(state);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, Array<std::int64_t>*>> RgcnModel::counters() {
+  std::vector<std::pair<std::string, Array<std::int64_t>*>> out;
+  for (auto& table : impl_->tables)
+    if (table) out.emplace_back(table->parameter().name + ".steps", &table->row_steps());
+  return out;
+}
+
+void RgcnModel::zero_grad() {
+  for (Parameter* p : impl_->parameters) p->grad.fill(0.0f);
+  for (auto& table : impl_->tables)
+    if (table) table->zero_grad();
+}
+
+void RgcnModel::sparse_step(const OptimizerConfig& config) {
+  for (auto& table : impl_->tables)
+    if (table) table->step(config);
+}
+
+const RgcnModelConfig& RgcnModel::config() const { return impl_->config; }
+int RgcnModel::target_type() const { return impl_->target; }
+std::int64_t RgcnModel::num_classes() const { return impl_->num_classes; }
+int RgcnModel::num_layers() const { return static_cast<int>(impl_->stages.size()); }
+
+EmbeddingTable* RgcnModel::embedding(int type) {
+  HALO_EXPECTS(type >= 0 && type < impl_->types(), "RgcnModel: no vertex type " + std::to_string(type) +
+                                                       " (there are " + std::to_string(impl_->types()) + ")");
+  return impl_->tables[static_cast<std::size_t>(type)].get();
+}
+
+bool RgcnModel::uses_bases(int layer) const { return impl_->stages.at(static_cast<std::size_t>(layer)).bases; }
+
+bool RgcnModel::streams_tables() const { return !impl_->table_pipelines.empty(); }
+
+std::int64_t RgcnModel::table_chunk_rows(int type) const {
+  HALO_EXPECTS(type >= 0 && type < impl_->types(), "RgcnModel: no vertex type " + std::to_string(type));
+  return impl_->streamed(type) ? impl_->table_pipelines[static_cast<std::size_t>(type)]->chunk_rows() : 0;
+}
+
+std::int64_t RgcnModel::activation_bytes() const {
+  const Impl& m = *impl_;
+  const int types = m.types();
+  std::int64_t kept = 0;
+  std::int64_t busiest = 0;  // the most one layer holds at once besides what is kept
+  for (std::size_t i = 0; i < m.stages.size(); ++i) {
+    const Stage& s = m.stages[i];
+    std::int64_t inputs = 0, input_grads = 0, outputs = 0;
+    for (int t = 0; t < types; ++t) {
+      if (i == 0 && m.streamed(t)) continue;  // chunks only: table_bytes counts them
+      const std::int64_t in = m.inputs(t) * m.layer_in(i, t) * float_bytes;
+      if (s.conv->reads(t)) inputs += in;
+      if (s.conv->reads(t) && s.conv->input_grad(t)) input_grads += in;
+      if (s.conv->computes(t)) outputs += m.inputs(t) * m.layer_out(i) * float_bytes;
+    }
+    if (s.dropout.p() > 0.0f) kept += inputs;
+    kept += s.conv->saved_bytes();
+    if (i + 1 < m.stages.size()) kept += outputs;  // the ReLU outputs
+    // Backward holds the outputs' gradients, H's gradient, the input gradients and, with bases,
+    // the composed weights' gradient; forward holds less (H and the outputs).
+    busiest = std::max(busiest, outputs + s.conv->workspace_bytes() + input_grads);
+  }
+  return kept + busiest;
+}
+
+std::int64_t RgcnModel::parameter_bytes() const {
+  std::int64_t bytes = 0;
+  for (const Parameter* p : impl_->parameters) bytes += static_cast<std::int64_t>(p->value.bytes());
+  return bytes;
+}
+
+std::int64_t RgcnModel::table_bytes() const {
+  const Impl& m = *impl_;
+  std::int64_t bytes = 0;
+  for (int t = 0; t < m.types(); ++t) {
+    const EmbeddingTable* table = m.tables[static_cast<std::size_t>(t)].get();
+    if (table == nullptr) continue;
+    if (m.streamed(t)) {  // two staging chunks and the gradient's
+      bytes += 3 * table_chunk_rows(t) * table->dim() * float_bytes;
+      continue;
+    }
+    bytes += table->bytes();
+    if (m.exchange(t) != nullptr) bytes += m.inputs(t) * m.input_width(t) * float_bytes;  // with its halo rows
+  }
+  return bytes;
+}
+
+std::int64_t RgcnModel::host_bytes() const {
+  const Impl& m = *impl_;
+  std::int64_t bytes = static_cast<std::int64_t>(m.own_ids.bytes()) + (m.device.is_cuda() ? 0 : table_bytes());
+  for (int t = 0; t < m.types(); ++t)
+    if (m.streamed(t)) bytes += m.tables[static_cast<std::size_t>(t)]->bytes();
+  return bytes;
+}
+
+std::int64_t RgcnModel::graph_bytes() const {
+  std::int64_t bytes = 0;
+  for (const Stage& s : impl_->stages) bytes += s.conv->graph_bytes();
+  return bytes;
+}
+
+}  // namespace halo::train
