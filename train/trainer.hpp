@@ -1,12 +1,19 @@
-// The trainer: full-graph training of a Model on a homogeneous multiclass dataset, for one or
-// more runs (seeds seed .. seed+runs-1), with evaluation, early stopping, OGB's reporting rule,
-// checkpoints, the memory plan and timing. The C++ API behind halo-train:
+// The trainer: full-graph training of any model halo has, for one or more runs (seeds seed ..
+// seed+runs-1), with evaluation, early stopping, OGB's reporting rule, checkpoints, the memory
+// plan and timing. The C++ API behind halo-train: one call for one process, one for a rank.
 //
-//   datasets::Dataset ds = datasets::read_dataset_dir("data/cora");
-//   ModelConfig model;                  // GCN, 2 layers, 16 hidden, ...
-//   TrainConfig config;                 // 200 epochs, Adam, ...
-//   TrainSummary s = train(ds, model, config, [](int run, const EpochRecord& r) { ... });
+//   halo::datasets::Dataset ds = halo::datasets::read_dataset_dir("data/cora");
+//   halo::train::ModelConfig model;     // GCN, 2 layers, 16 hidden, ...; kind "rgcn" for acm
+//   halo::train::TrainConfig config;    // 200 epochs, Adam, ...
+//   halo::train::TrainSummary s = halo::train::train(ds, model, config,
+//       [](int run, const halo::train::EpochRecord& r) { ... });
 //   s.test_acc_mean, s.test_acc_std, s.runs[0].epochs[...]
+//
+// Rank r of P (under mpirun) trains part r of a partition directory:
+//
+//   halo::train::dist::MpiSession mpi;                 // once per process
+//   halo::train::dist::MpiCommunicator comm(mpi);      // train/dist/mpi_communicator.hpp
+//   halo::train::TrainSummary s = halo::train::train("data/cora-p4", comm, model, config);
 #pragma once
 
 #include <cstdint>
@@ -16,8 +23,9 @@
 
 #include "datasets/dataset.hpp"
 #include "kernels/device.hpp"
+#include "train/dist/communicator.hpp"
 #include "train/memory_plan.hpp"
-#include "train/models/model.hpp"
+#include "train/models/model_config.hpp"
 #include "train/optimizer.hpp"
 #include "train/run_tracker.hpp"
 
@@ -126,48 +134,79 @@ struct TrainSummary {
   kernels::Device device;
 };
 
-struct TrainingProblem;
-
 // Called after every epoch that train() computes (epochs restored from a checkpoint are not
 // replayed), with the run index 0 .. runs-1.
 using EpochCallback = std::function<void(int run, const EpochRecord& record)>;
 
-// Trains `runs` models on `ds` (homogeneous, multiclass, with features, labels and a split).
-// Before the first epoch it builds the graph operators once for all runs and checks the memory
-// plan against config.memory_limit and the machine (throws InvalidArgument / UnsupportedError
-// with the numbers). The plan also places the features (place_features): resident when they fit,
-// else (or with config.feature_memory_budget) streamed through a FeaturePipeline whose cache fills
-// the rest of the budget; streamed, a first layer that aggregates first (in_dim <= out_dim) needs
-// precompute_first_aggregation, and is refused (UnsupportedError) without it. Per epoch: one
-// training step on the training vertices, then (every eval_every epochs) one evaluation pass
-// with dropout off. Deterministic: a run's losses depend on the seed, not on the thread count
-// beyond float rounding of parallel sums, and a run resumed from a checkpoint repeats an
-// uninterrupted one's losses bitwise (same thread count and feature placement). Streamed
-// features give the resident run's losses up to float rounding (the first layer's GEMMs go
-// chunk by chunk; tests hold 1e-5 relative), the same for any cache size.
+// Trains `runs` models of model.kind on `ds`: GCN or GraphSAGE on a homogeneous dataset, R-GCN
+// on a heterogeneous one (multiclass, with labels and a split; homogeneous ones with features).
+// Refuses (InvalidArgument) an unknown kind, settings the kind does not have, and a dataset of
+// the other family, naming the kinds that fit it.
+//
+// GCN / GraphSAGE: before the first epoch it builds the graph operators once for all runs and
+// checks the memory plan against config.memory_limit and the machine (throws InvalidArgument /
+// UnsupportedError with the numbers). The plan also places the features (place_features):
+// resident when they fit, else (or with config.feature_memory_budget) streamed through a
+// FeaturePipeline whose cache fills the rest of the budget; streamed, a first layer that
+// aggregates first (in_dim <= out_dim) needs precompute_first_aggregation, and is refused
+// (UnsupportedError) without it. Per epoch: one training step on the training vertices, then
+// (every eval_every epochs) one evaluation pass with dropout off. Deterministic: a run's losses
+// depend on the seed, not on the thread count beyond float rounding of parallel sums, and a run
+// resumed from a checkpoint repeats an uninterrupted one's losses bitwise (same thread count and
+// feature placement). Streamed features give the resident run's losses up to float rounding (the
+// first layer's GEMMs go chunk by chunk; tests hold 1e-5 relative), the same for any cache size.
 // On a GPU (config.device cuda:N) the operators, features, parameters and activations live on
 // it, and an epoch reads back only scalars (the loss, the accuracy counts, the L2 term) and the
 // batch-norm statistics (2 x hidden floats a layer); the loss and accuracy kernels copy the
 // split's rows and labels from the host with each call. The memory plan is of the GPU (the
 // stored CSR stays on the host), checked against its memory and config.memory_limit. The losses
 // are the CPU's up to float rounding (same weights and dropout masks; tests hold 1e-4 relative).
-// Throws InvalidArgument for bad settings (a budget below two staging rows names the minimum) or
-// a dataset it cannot train on; UnsupportedError for a device this build or machine cannot use,
-// and on a GPU for feature streaming or a precomputed first aggregation (issue #7) and for a
-// distributed problem whose communicator does not move buffers on that GPU (NcclCommunicator).
+// Throws InvalidArgument for bad settings (a budget below two staging rows names the minimum);
+// UnsupportedError for a device this build or machine cannot use, and on a GPU for feature
+// streaming or a precomputed first aggregation.
+//
+// R-GCN: an RgcnModel over all vertex types, on the labelled type's split. Types with features
+// feed them in; types without get embedding tables updated sparsely after each optimiser step.
+// On a GPU everything an epoch touches lives there (features, tables and their sparse Adam, the
+// layers' relation matrices, uploaded once), and an epoch reads back only what a GCN epoch does —
+// unless the tables are streamed: config.feature_memory_budget > 0 (on any device), or on a GPU
+// tables that would take more than half of the GPU memory the features leave, stay in host
+// memory with their sparse Adam and stream through the first layer (RgcnModelConfig::
+// table_stream_budget; the budget given, or a sixteenth of the GPU's memory). In training only
+// the training rows' logits are computed. Throws UnsupportedError for boundary sampling and a
+// precomputed first aggregation. The memory plan (parameters, gradients, optimiser state,
+// activations, tables; on a GPU of the GPU's memory) is checked as for GCN. Checkpoints keep the
+// tables, their Adam moments and per-row step counts: a resumed run repeats an uninterrupted
+// one's losses bitwise.
 TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config,
                    const EpochCallback& on_epoch = {});
 
-// Trains on what `problem` holds: the loop behind both the dataset overload above and the
-// distributed trainer. Collective when problem.comm has several ranks: every rank calls it with
-// the same settings, and every rank gets the same summary (metrics are all-reduced).
-TrainSummary train(TrainingProblem& problem, const ModelConfig& model, const TrainConfig& config,
-                   const EpochCallback& on_epoch = {});
-
-// The JSON text (keys sorted) of every setting that changes what training computes; checkpoints
-// record it and a resume must match it. Excludes runs, threads, checkpointing and the limit.
-std::string training_fingerprint(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config);
-struct DatasetShape;
-std::string training_fingerprint(const DatasetShape& shape, const ModelConfig& model, const TrainConfig& config);
+// Rank comm.rank() of comm.size() opens part comm.rank() of the partition directory (and nothing
+// else), builds its halo exchanges and its rows of the graph operators, and trains the model one
+// process would train on the whole graph, with the weight gradients, batch-norm statistics, loss
+// and accuracy counts all-reduced: every rank returns the same summary. Collective: every rank
+// calls it with the same arguments. A rank that throws leaves its peers waiting in a collective:
+// the caller must then end the world (MpiSession::abort), as halo-train does after printing the
+// error. Refuses, before any training, a partition whose part count differs from comm.size(), a
+// part whose files fail their size or CRC-32 check (every rank verifies its own part), and what
+// train(ds, ...) refuses.
+//
+// GCN / GraphSAGE: cost per epoch: the model's kernels on the part, 2 halo exchanges per layer
+// (one forward, one backward; the first layer's backward one only when it transforms first), one
+// all-reduce of all weight gradients. On GPUs (config.device a GPU, one per rank) the
+// communicator is an NcclCommunicator on that GPU (train/dist/nccl_communicator.hpp), and the
+// part's operators, the halo exchange and the model all run there; a one-part partition needs no
+// communication and trains on a LocalCommunicator. A GPU run of several ranks over a communicator
+// of host buffers is refused (UnsupportedError).
+//
+// R-GCN: the part is renumbered type by type (RgcnPart) with one halo exchange per vertex type:
+// each layer's inputs of every type get their halo rows from the owners, the halo rows'
+// gradients go back to them, embedding tables live with the owners of their rows. Cost per
+// epoch: the model's kernels on the part, per layer one halo exchange forward and one backward
+// per vertex type the layer reads (the features' halo rows travel once, before training), one
+// all-reduce of the dense weight gradients. On the CPU only; refuses (UnsupportedError) streamed
+// tables and checkpoints of a model with embedding tables.
+TrainSummary train(const std::string& partition_dir, dist::Communicator& comm, const ModelConfig& model,
+                   const TrainConfig& config, const EpochCallback& on_epoch = {});
 
 }  // namespace halo::train

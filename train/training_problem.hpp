@@ -1,7 +1,8 @@
-// TrainingProblem: what one process trains on — its rows of the features, labels and splits, the
-// graph operators over them, and the ranks it shares the graph with. train(ds, ...) builds one
-// for a whole dataset on one process; the distributed trainer (train/dist/distributed_trainer.hpp)
-// builds one per rank from its part. The trainer loop sees only this, so it is written once.
+// TrainingProblem: what one process trains a GCN / GraphSAGE model on — its rows of the features,
+// labels and splits, the graph operators over them, and the ranks it shares the graph with.
+// train(ds, ...) builds one for a whole dataset on one process, train(partition_dir, comm, ...)
+// one per rank from its part (train/dist/homogeneous_part_trainer.cpp). The loop
+// (train/detail/homogeneous_trainer.hpp) sees only this, so it is written once.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "train/dist/halo_exchange.hpp"
 #include "train/memory_plan.hpp"
 #include "train/models/model.hpp"
+#include "train/trainer.hpp"
 
 namespace halo::train {
 
@@ -42,5 +44,11 @@ struct TrainingProblem {
   // training"); -1 = train() measures it when it starts.
   std::int64_t process_bytes = -1;
 };
+
+// The JSON text (keys sorted) of every setting that changes what training a GCN / GraphSAGE model
+// computes; checkpoints record it and a resume must match it. Excludes runs, threads,
+// checkpointing and the limit.
+std::string training_fingerprint(const DatasetShape& shape, const ModelConfig& model, const TrainConfig& config);
+std::string training_fingerprint(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config);
 
 }  // namespace halo::train

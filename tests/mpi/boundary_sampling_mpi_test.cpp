@@ -6,7 +6,7 @@
 
 #include "datasets/synth.hpp"
 #include "tests/mpi/mpi_world.hpp"
-#include "train/dist/distributed_trainer.hpp"
+#include "train/trainer.hpp"
 
 using namespace halo;
 
@@ -43,9 +43,9 @@ TEST_CASE("Boundary sampling at rate 0.1 moves a tenth of the halo and keeps GCN
   c.optimizer.lr = 0.01f;
   c.threads = 1;
   c.seed = 1;
-  const train::TrainSummary exact = train::dist::train_partitioned(parts, world, m, c);
+  const train::TrainSummary exact = train::train(parts, world, m, c);
   c.boundary_sample_rate = 0.1;
-  const train::TrainSummary sampled = train::dist::train_partitioned(parts, world, m, c);
+  const train::TrainSummary sampled = train::train(parts, world, m, c);
   const double ratio = bytes_per_epoch(sampled) / bytes_per_epoch(exact);
   INFO("traffic ratio " << ratio << ", test accuracy " << sampled.test_acc_mean << " vs " << exact.test_acc_mean);
   CHECK(ratio > 0.1 * 0.97);

@@ -16,7 +16,6 @@
 #include "partition/partitioner.hpp"
 #include "tests/mpi/mpi_world.hpp"
 #include "tests/support/gpu.hpp"
-#include "train/dist/distributed_trainer.hpp"
 #include "train/dist/nccl_communicator.hpp"
 #include "train/dist/rank_gpu.hpp"
 #include "train/trainer.hpp"
@@ -143,7 +142,7 @@ TEST_CASE("GCN and GraphSAGE trained on the world's parts over NCCL give the sin
     c.seed = 3;
     c.device = gpu;
     const train::TrainSummary one = train::train(ds, m, c);
-    const train::TrainSummary many = train::dist::train_partitioned(parts, nccl, m, c);
+    const train::TrainSummary many = train::train(parts, nccl, m, c);
     CHECK(many.runs.at(0).epochs.size() == one.runs.at(0).epochs.size());
     double worst = 0.0;
     const std::size_t epochs = std::min(one.runs[0].epochs.size(), many.runs[0].epochs.size());

@@ -13,7 +13,6 @@
 #include "tests/mpi/mpi_world.hpp"
 #include "tests/mpi/same_training.hpp"
 #include "tests/support/test_paths.hpp"
-#include "train/dist/distributed_trainer.hpp"
 #include "train/trainer.hpp"
 
 using namespace halo;
@@ -66,7 +65,7 @@ void check_invariance(const datasets::Dataset& ds, const std::string& name) {
     const train::ModelConfig m = model_config(kind);
     const train::TrainConfig c = train_config();
     const train::TrainSummary one = train::train(ds, m, c);
-    const train::TrainSummary many = train::dist::train_partitioned(parts, world, m, c);
+    const train::TrainSummary many = train::train(parts, world, m, c);
     test::check_same_training(one, many);
     std::int64_t sent = 0, received = 0;
     for (const train::RankTraffic& r : many.ranks) {
@@ -115,7 +114,7 @@ TEST_CASE("A checkpoint written by rank 0 of P ranks resumes on one process, and
   c.checkpoint_every = 3;
 
   c.checkpoint_dir = scratch + "/from-ranks";
-  const train::TrainSummary ranks = train::dist::train_partitioned(parts, world, m, c);
+  const train::TrainSummary ranks = train::train(parts, world, m, c);
   c.resume = true;
   const train::TrainSummary resumed_alone = train::train(ds, m, c);
   CHECK(resumed_alone.runs.at(0).resumed);
@@ -129,7 +128,7 @@ TEST_CASE("A checkpoint written by rank 0 of P ranks resumes on one process, and
   world.barrier();  // rank 0's checkpoint is complete before any rank looks for it
   c.resume = true;
   c.checkpoint_dir = scratch + "/alone-0";
-  const train::TrainSummary resumed_ranks = train::dist::train_partitioned(parts, world, m, c);
+  const train::TrainSummary resumed_ranks = train::train(parts, world, m, c);
   CHECK(resumed_ranks.runs.at(0).resumed);
   CHECK(resumed_ranks.runs[0].test_acc == alone.runs.at(0).test_acc);
 }

@@ -10,8 +10,8 @@
 #include "tests/mpi/same_training.hpp"
 #include "tests/support/generated_hetero.hpp"
 #include "tests/support/test_paths.hpp"
-#include "train/dist/rgcn_distributed_trainer.hpp"
-#include "train/rgcn_trainer.hpp"
+#include "tests/train/trainer_fixture.hpp"
+#include "train/trainer.hpp"
 
 using namespace halo;
 
@@ -26,14 +26,14 @@ train::TrainConfig train_config(int epochs) {
   return c;
 }
 
-void check_invariance(const datasets::Dataset& ds, const std::string& name, const train::RgcnModelConfig& m,
+void check_invariance(const datasets::Dataset& ds, const std::string& name, const train::ModelConfig& m,
                       int epochs) {
   train::dist::Communicator& world = test::mpi_world();
   const std::string parts = test::partition_for_world(ds, name);
   INFO(name << " on " << world.size() << " ranks");
   const train::TrainConfig c = train_config(epochs);
-  const train::TrainSummary one = train::train_rgcn(ds, m, c);
-  const train::TrainSummary many = train::dist::train_rgcn_partitioned(parts, world, m, c);
+  const train::TrainSummary one = train::train(ds, m, c);
+  const train::TrainSummary many = train::train(parts, world, m, c);
   test::check_same_training(one, many);
   const auto& a = one.runs.at(0).epochs;
   CHECK(a.back().loss < 0.9 * a.front().loss);  // it learns: the comparison is not of constants
@@ -43,7 +43,7 @@ void check_invariance(const datasets::Dataset& ds, const std::string& name, cons
 
 TEST_CASE("P ranks train R-GCN with tables, dropout and bases on a generated heterogeneous graph as one process does",
           "[mpi]") {
-  train::RgcnModelConfig m;
+  train::ModelConfig m = test::rgcn_model();
   m.layers = 3;
   m.hidden = 16;
   m.dropout = 0.5f;
@@ -62,7 +62,7 @@ TEST_CASE("P ranks train R-GCN on acm as one process does", "[mpi]") {
   }
   datasets::OgbReadOptions o;
   o.add_reverse_relations = true;
-  train::RgcnModelConfig m;
+  train::ModelConfig m = test::rgcn_model();
   m.hidden = 64;
   m.embedding_dim = 64;
   m.weight_decay = 5e-4f;

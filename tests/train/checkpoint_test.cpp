@@ -18,6 +18,7 @@
 #include "tests/support/test_paths.hpp"
 #include "tests/train/trainer_fixture.hpp"
 #include "train/trainer.hpp"
+#include "train/training_problem.hpp"
 
 using namespace halo::train;
 namespace datasets = halo::datasets;

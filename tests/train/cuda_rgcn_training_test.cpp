@@ -1,7 +1,8 @@
-// Tests of R-GCN on one GPU (the CUDA paths of train/layers/rgcn_conv.*, train/layers/detail/rgcn_panels.*,
-// train/layers/embedding_table.*, train/models/rgcn_model.* and train/rgcn_trainer.*): RgcnConv on a GPU gives
-// the CPU layer's outputs and gradients in both orders, with and without bases; an embedding
-// table on a GPU steps as the CPU's; train_rgcn on a GPU gives the CPU run's per-epoch losses to
+// Tests of R-GCN on one GPU (the CUDA paths of train/layers/rgcn_conv.*,
+// train/layers/detail/rgcn_panels.*, train/layers/embedding_table.*, train/models/rgcn_model.* and
+// train/detail/rgcn_trainer.cpp): RgcnConv on a GPU gives the CPU layer's outputs and gradients in
+// both orders, with and without bases; an embedding table on a GPU steps as the CPU's; train() of
+// an R-GCN model on a GPU gives the CPU run's per-epoch losses to
 // 1e-4 relative on a generated three-type graph with embedding tables, bases and dropout (also
 // with the tables streamed from host memory in row chunks), and resumes from its checkpoint
 // bitwise. Those cases are tagged [gpu] and skip where no GPU is
@@ -26,7 +27,7 @@
 #include "train/layers/embedding_table.hpp"
 #include "train/layers/rgcn_conv.hpp"
 #include "train/models/rgcn_model.hpp"
-#include "train/rgcn_trainer.hpp"
+#include "train/trainer.hpp"
 
 using namespace halo;
 using namespace halo::train;
@@ -98,8 +99,8 @@ datasets::Dataset generated_mag(std::uint64_t seed) {
 
 // Two layers of 12 hidden, 16-wide tables (the features' width, so the first layer has bases
 // too), dropout on both layers' inputs.
-RgcnModelConfig small_rgcn() {
-  RgcnModelConfig m;
+ModelConfig small_rgcn() {
+  ModelConfig m = test::rgcn_model();
   m.layers = 2;
   m.hidden = 12;
   m.dropout = 0.5f;
@@ -222,10 +223,10 @@ TEST_CASE("EmbeddingTable on a GPU touches and steps the rows the CPU table does
                     Catch::Contains("on cpu (the table is on cuda:0)"));
 }
 
-TEST_CASE("train_rgcn on a GPU gives the CPU run's losses with embedding tables, bases and dropout", "[train][gpu]") {
+TEST_CASE("R-GCN training on a GPU gives the CPU run's losses with embedding tables, bases and dropout", "[train][gpu]") {
   HALO_SKIP_WITHOUT_GPU();
   const datasets::Dataset ds = generated_mag(11);
-  RgcnModelConfig model = small_rgcn();
+  ModelConfig model = small_rgcn();
   TrainConfig config = test::short_training(12);
   SECTION("two layers with bases, adam") {}
   SECTION("three layers without bases, adamw with decay on weights and tables, evaluated every other epoch") {
@@ -236,9 +237,9 @@ TEST_CASE("train_rgcn on a GPU gives the CPU run's losses with embedding tables,
     config.optimizer.kind = "adamw";
     config.eval_every = 2;
   }
-  const TrainSummary cpu = train_rgcn(ds, model, config);
+  const TrainSummary cpu = halo::train::train(ds, model, config);
   config.device = Device::cuda();
-  const TrainSummary gpu = train_rgcn(ds, model, config);
+  const TrainSummary gpu = halo::train::train(ds, model, config);
   REQUIRE(gpu.runs[0].epochs.size() == cpu.runs[0].epochs.size());
   for (std::size_t i = 0; i < cpu.runs[0].epochs.size(); ++i) {
     INFO("epoch " << i + 1);
@@ -257,16 +258,16 @@ TEST_CASE("train_rgcn on a GPU gives the CPU run's losses with embedding tables,
   CHECK(gpu.runs[0].epochs.back().loss < gpu.runs[0].epochs.front().loss);
 }
 
-TEST_CASE("train_rgcn on a GPU with tables streamed from host memory gives the CPU run's losses", "[train][gpu]") {
+TEST_CASE("R-GCN training on a GPU with tables streamed from host memory gives the CPU run's losses", "[train][gpu]") {
   HALO_SKIP_WITHOUT_GPU();
   const datasets::Dataset ds = generated_mag(12);
-  RgcnModelConfig model = small_rgcn();
+  ModelConfig model = small_rgcn();
   model.input_dropout = 0.2f;
   TrainConfig config = test::short_training(8);
-  const TrainSummary cpu = train_rgcn(ds, model, config);
+  const TrainSummary cpu = halo::train::train(ds, model, config);
   config.device = Device::cuda();
   config.feature_memory_budget = 64 * 1024;  // chunks of tens of rows: many per table and pass
-  const TrainSummary gpu = train_rgcn(ds, model, config);
+  const TrainSummary gpu = halo::train::train(ds, model, config);
   REQUIRE(gpu.runs[0].epochs.size() == cpu.runs[0].epochs.size());
   for (std::size_t i = 0; i < cpu.runs[0].epochs.size(); ++i) {
     INFO("epoch " << i + 1);
@@ -277,7 +278,7 @@ TEST_CASE("train_rgcn on a GPU with tables streamed from host memory gives the C
     if (item.name == "embedding tables") CHECK(item.bytes <= 64 * 1024);
 }
 
-TEST_CASE("train_rgcn on a GPU resumed from its checkpoint repeats the uninterrupted losses bitwise", "[train][gpu]") {
+TEST_CASE("R-GCN training on a GPU resumed from its checkpoint repeats the uninterrupted losses bitwise", "[train][gpu]") {
   HALO_SKIP_WITHOUT_GPU();
   // halo's SpMM kernel: the automatic choice times both kernels per process and could choose
   // differently in the interrupted and the resumed run.
@@ -286,31 +287,31 @@ TEST_CASE("train_rgcn on a GPU resumed from its checkpoint repeats the uninterru
   const datasets::Dataset ds = generated_mag(12);
   TrainConfig config = test::short_training(9);
   config.device = Device::cuda();
-  const TrainSummary reference = train_rgcn(ds, small_rgcn(), config);
+  const TrainSummary reference = halo::train::train(ds, small_rgcn(), config);
 
   test::ScratchDir scratch;
   config.checkpoint_dir = scratch / "ckpt";
   config.checkpoint_every = 4;
   // Dies during epoch 6: the last checkpoint (tables, their moments and per-row step counts
   // copied off the GPU) is epoch 4's.
-  CHECK_THROWS_AS(train_rgcn(ds, small_rgcn(), config,
-                             [](int, const EpochRecord& r) {
-                               if (r.epoch == 6) throw Interrupted();
-                             }),
+  CHECK_THROWS_AS(halo::train::train(ds, small_rgcn(), config,
+                                    [](int, const EpochRecord& r) {
+                                      if (r.epoch == 6) throw Interrupted();
+                                    }),
                   Interrupted);
   REQUIRE(checkpoint_exists(config.checkpoint_dir, 0));
   config.resume = true;
-  const TrainSummary resumed = train_rgcn(ds, small_rgcn(), config);
+  const TrainSummary resumed = halo::train::train(ds, small_rgcn(), config);
   CHECK(resumed.runs[0].resumed);
   CHECK(losses(resumed.runs[0]) == losses(reference.runs[0]));
 }
 
-TEST_CASE("train_rgcn refuses a GPU that is not visible with one line naming it", "[train]") {
+TEST_CASE("R-GCN training refuses a GPU that is not visible with one line naming it", "[train]") {
   TrainConfig config = test::short_training(1);
   config.device = Device::cuda(64);
   try {
-    train_rgcn(generated_mag(1), small_rgcn(), config);
-    FAIL("train_rgcn did not refuse cuda:64");
+    halo::train::train(generated_mag(1), small_rgcn(), config);
+    FAIL("train did not refuse cuda:64");
   } catch (const UnsupportedError& e) {
     const std::string what = e.what();
     CHECK(what.find("cuda:64") != std::string::npos);
@@ -332,6 +333,7 @@ TEST_CASE("distributed R-GCN refuses a GPU before it reads its part, and so does
   const RgcnGraph graph(ds.hetero);
   const Tensor features = Tensor::zeros(240, 16);
   const RgcnHaloRows halo;
-  CHECK_THROWS_WITH(RgcnModel(small_rgcn(), graph, {&features, nullptr, nullptr}, 0, 4, 1, Device::cuda(), &halo),
-                    Catch::Contains("cpu only") && Catch::Contains("cuda:0"));
+  CHECK_THROWS_WITH(
+      RgcnModel(rgcn_model_config(small_rgcn()), graph, {&features, nullptr, nullptr}, 0, 4, 1, Device::cuda(), &halo),
+      Catch::Contains("cpu only") && Catch::Contains("cuda:0"));
 }

@@ -1,6 +1,6 @@
-// Tests of single-process training on a GPU (train/trainer.*, train/layers/aggregation.*, the GPU plan of
-// train/features/detail/feature_setup.*): LocalAggregation on a GPU gives the naive A·x and Aᵀ·g; GCN and
-// GraphSAGE (dropout, batch norm) trained on the GPU give the CPU run's per-epoch losses to 1e-4
+// Tests of single-process training on a GPU (train/detail/homogeneous_trainer.*,
+// train/layers/aggregation.*, the GPU plan of train/features/detail/feature_setup.*):
+// LocalAggregation on a GPU gives the naive A·x and Aᵀ·g; GCN and GraphSAGE (dropout, batch norm) trained on the GPU give the CPU run's per-epoch losses to 1e-4
 // relative, on a generated SBM graph and on cora; a GPU run resumed from its checkpoint repeats
 // the uninterrupted losses bitwise. Those cases are tagged [gpu] and skip where no GPU is visible.
 // The refusals (a GPU that is not there, distributed runs over host buffers) and the GPU's memory
@@ -20,6 +20,7 @@
 #include "tests/support/test_paths.hpp"
 #include "tests/train/trainer_fixture.hpp"
 #include "train/checkpoint.hpp"
+#include "train/detail/homogeneous_trainer.hpp"
 #include "train/features/detail/feature_setup.hpp"
 #include "train/layers/aggregation.hpp"
 #include "train/memory_plan.hpp"
@@ -241,8 +242,8 @@ TEST_CASE("train refuses a distributed problem on a GPU over a communicator of h
   SbmProblem p(comm);
   TrainConfig config = test::short_training(1);
   config.device = Device::cuda();
-  CHECK_THROWS_AS(train(p.problem, test::small_gcn(), config), UnsupportedError);
-  CHECK_THROWS_WITH(train(p.problem, test::small_gcn(), config),
+  CHECK_THROWS_AS(detail::train_homogeneous_problem(p.problem, test::small_gcn(), config), UnsupportedError);
+  CHECK_THROWS_WITH(detail::train_homogeneous_problem(p.problem, test::small_gcn(), config),
                     Catch::Contains("NCCL") && Catch::Contains("cpu buffers") && Catch::Contains("2 ranks"));
 }
 

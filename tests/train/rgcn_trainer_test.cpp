@@ -1,8 +1,8 @@
-// Tests of train/rgcn_trainer.*: R-GCN through the shared trainer loop learns a tiny hand-made
-// heterogeneous dataset deterministically, resumes from checkpoints bitwise (embedding tables
-// included), refuses what it cannot train, and (slow, when the
-// shared datasets are present) classifies ACM's papers well above chance.
-#include "train/rgcn_trainer.hpp"
+// Tests of train/detail/rgcn_trainer.cpp, through train() with model kind rgcn: R-GCN through the
+// shared trainer loop learns a tiny hand-made heterogeneous dataset deterministically, resumes
+// from checkpoints bitwise (embedding tables included), refuses what it cannot train, and (slow,
+// when the shared datasets are present) classifies ACM's papers well above chance.
+#include "train/trainer.hpp"
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -18,8 +18,8 @@ using namespace halo::train;
 
 namespace {
 
-RgcnModelConfig small_rgcn() {
-  RgcnModelConfig m;
+ModelConfig small_rgcn() {
+  ModelConfig m = test::rgcn_model();
   m.layers = 2;
   m.hidden = 8;
   m.dropout = 0.0f;
@@ -29,8 +29,8 @@ RgcnModelConfig small_rgcn() {
 
 // small_rgcn with dropout on the hidden layers and on the input embeddings: the randomness a
 // resumed or a streamed run must reproduce.
-RgcnModelConfig small_rgcn_with_dropout() {
-  RgcnModelConfig m = small_rgcn();
+ModelConfig small_rgcn_with_dropout() {
+  ModelConfig m = small_rgcn();
   m.dropout = 0.5f;
   m.input_dropout = 0.3f;
   return m;
@@ -44,12 +44,12 @@ datasets::Dataset tiny_hetero_with_reverse_relations() {
 
 }  // namespace
 
-TEST_CASE("train_rgcn fits the tiny heterogeneous dataset, the same way every time", "[train]") {
+TEST_CASE("R-GCN training fits the tiny heterogeneous dataset, the same way every time", "[train]") {
   const datasets::Dataset ds = tiny_hetero_with_reverse_relations();
   TrainConfig c = test::short_training(40);
   c.optimizer.lr = 0.05f;
-  const TrainSummary a = train_rgcn(ds, small_rgcn(), c);
-  const TrainSummary b = train_rgcn(ds, small_rgcn(), c);
+  const TrainSummary a = halo::train::train(ds, small_rgcn(), c);
+  const TrainSummary b = halo::train::train(ds, small_rgcn(), c);
   const auto& e = a.runs.at(0).epochs;
   REQUIRE(e.size() == 40);
   CHECK(e.back().loss < 0.5 * e.front().loss);
@@ -58,34 +58,50 @@ TEST_CASE("train_rgcn fits the tiny heterogeneous dataset, the same way every ti
   CHECK(a.memory_plan.total_bytes() > 0);
 }
 
-TEST_CASE("train_rgcn refuses homogeneous data; train() points to rgcn", "[train]") {
+TEST_CASE("R-GCN training refuses homogeneous data, and GCN training heterogeneous data, naming the kind that fits",
+          "[train]") {
   datasets::Dataset hetero = test::tiny_hetero();
   TrainConfig c = test::short_training(3);
-  CHECK_THROWS_WITH(train_rgcn(test::tiny_homogeneous(), small_rgcn(), c), Catch::Contains("homogeneous"));
+  CHECK_THROWS_WITH(halo::train::train(test::tiny_homogeneous(), small_rgcn(), c),
+                    Catch::Contains("--model gcn or sage"));
   CHECK_THROWS_WITH(halo::train::train(hetero, test::small_gcn(), c), Catch::Contains("--model rgcn"));
 }
 
-TEST_CASE("train_rgcn resumed from a checkpoint repeats an uninterrupted run's losses bitwise", "[train]") {
+TEST_CASE("train refuses an unknown model kind and settings the R-GCN family does not have", "[train]") {
+  const datasets::Dataset ds = tiny_hetero_with_reverse_relations();
+  const TrainConfig c = test::short_training(3);
+  ModelConfig unknown = small_rgcn();
+  unknown.kind = "gin";
+  CHECK_THROWS_WITH(halo::train::train(ds, unknown, c), Catch::Contains("gcn, sage or rgcn, got 'gin'"));
+  ModelConfig batch_norm = small_rgcn();
+  batch_norm.batch_norm = true;
+  CHECK_THROWS_WITH(halo::train::train(ds, batch_norm, c), Catch::Contains("rgcn has no batch norm"));
+  ModelConfig first_layer_decay = small_rgcn();
+  first_layer_decay.weight_decay_first_layer_only = true;
+  CHECK_THROWS_WITH(halo::train::train(ds, first_layer_decay, c), Catch::Contains("weight_decay_first_layer_only"));
+}
+
+TEST_CASE("R-GCN training resumed from a checkpoint repeats an uninterrupted run's losses bitwise", "[train]") {
   // Dropout, and embedding tables whose sparse Adam state (moments, per-row step counts) must
   // come back exactly for the resumed steps to match.
   const datasets::Dataset ds = tiny_hetero_with_reverse_relations();
-  const RgcnModelConfig m = small_rgcn_with_dropout();
+  const ModelConfig m = small_rgcn_with_dropout();
   TrainConfig c = test::short_training(9);
   c.optimizer.lr = 0.05f;
-  const TrainSummary whole = train_rgcn(ds, m, c);
+  const TrainSummary whole = halo::train::train(ds, m, c);
   test::ScratchDir scratch;
   c.checkpoint_dir = scratch / "ckpt";
   c.checkpoint_every = 4;
   struct Interrupted {};
   // Dies during epoch 6: the last checkpoint is epoch 4's.
-  CHECK_THROWS_AS(train_rgcn(ds, m, c,
-                             [](int, const EpochRecord& r) {
-                               if (r.epoch == 6) throw Interrupted();
-                             }),
+  CHECK_THROWS_AS(halo::train::train(ds, m, c,
+                                    [](int, const EpochRecord& r) {
+                                      if (r.epoch == 6) throw Interrupted();
+                                    }),
                   Interrupted);
   c.resume = true;
   int computed = 0;
-  const TrainSummary resumed = train_rgcn(ds, m, c, [&](int, const EpochRecord&) { ++computed; });
+  const TrainSummary resumed = halo::train::train(ds, m, c, [&](int, const EpochRecord&) { ++computed; });
   CHECK(computed == 5);
   REQUIRE(resumed.runs.at(0).epochs.size() == whole.runs.at(0).epochs.size());
   for (std::size_t i = 0; i < whole.runs[0].epochs.size(); ++i)
@@ -102,29 +118,29 @@ TEST_CASE("R-GCN classifies ACM's papers well above chance", "[train][slow]") {
   datasets::OgbReadOptions o;
   o.add_reverse_relations = true;
   const datasets::Dataset ds = datasets::read_ogb(shared + "/acm", o);
-  RgcnModelConfig m;
+  ModelConfig m = test::rgcn_model();
   m.hidden = 64;
   m.embedding_dim = 64;
   m.weight_decay = 5e-4f;
   TrainConfig c = test::short_training(30);
   c.optimizer.lr = 0.01f;
-  const TrainSummary s = train_rgcn(ds, m, c);
+  const TrainSummary s = halo::train::train(ds, m, c);
   // 3 classes, the largest holds half the papers; HeCo-style baselines reach ~85-90 %.
   CHECK(s.test_acc_mean > 0.8);
 }
 
-TEST_CASE("train_rgcn with a feature memory budget streams the tables and follows the resident run", "[train]") {
+TEST_CASE("R-GCN training with a feature memory budget streams the tables and follows the resident run", "[train]") {
   const datasets::Dataset ds = tiny_hetero_with_reverse_relations();
-  const RgcnModelConfig m = small_rgcn_with_dropout();
+  const ModelConfig m = small_rgcn_with_dropout();
   TrainConfig c = test::short_training(6);
   c.optimizer.lr = 0.05f;
-  const TrainSummary resident = train_rgcn(ds, m, c);
+  const TrainSummary resident = halo::train::train(ds, m, c);
   c.feature_memory_budget = 1024;  // a few rows per chunk of every table
-  const TrainSummary streamed = train_rgcn(ds, m, c);
+  const TrainSummary streamed = halo::train::train(ds, m, c);
   REQUIRE(streamed.runs.at(0).epochs.size() == resident.runs.at(0).epochs.size());
   for (std::size_t i = 0; i < resident.runs[0].epochs.size(); ++i)
     CHECK(streamed.runs[0].epochs[i].loss == Approx(resident.runs[0].epochs[i].loss).epsilon(1e-5));
   CHECK(resident.runs[0].epochs.back().loss != resident.runs[0].epochs.front().loss);
   c.feature_memory_budget = 8;
-  CHECK_THROWS_WITH(train_rgcn(ds, m, c), Catch::Contains("give at least"));
+  CHECK_THROWS_WITH(halo::train::train(ds, m, c), Catch::Contains("give at least"));
 }

@@ -47,6 +47,19 @@ inline train::ModelConfig small_gcn() {
   return m;
 }
 
+// R-GCN with the defaults of its model (train/models/rgcn_model.hpp's RgcnModelConfig): 2 layers of
+// 64 hidden, dropout 0.5 between them and none on the inputs, 128-wide embedding tables.
+inline train::ModelConfig rgcn_model() {
+  train::ModelConfig m;
+  m.kind = "rgcn";
+  m.layers = 2;
+  m.hidden = 64;
+  m.dropout = 0.5f;
+  m.input_dropout = 0.0f;
+  m.embedding_dim = 128;
+  return m;
+}
+
 // Adam, lr 0.01, `epochs` epochs, seed 3, one run.
 inline train::TrainConfig short_training(int epochs) {
   train::TrainConfig c;

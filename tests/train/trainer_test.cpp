@@ -1,5 +1,5 @@
-// Tests of train/trainer.*: training on a generated SBM graph learns (the loss falls, accuracy is
-// far above chance), does not depend on the thread count, follows OGB's reporting rule and the
+// Tests of train() (train/trainer.*) for GCN and GraphSAGE (train/detail/homogeneous_trainer.*):
+// training on a generated SBM graph learns (the loss falls, accuracy is far above chance), does not depend on the thread count, follows OGB's reporting rule and the
 // seed schedule of runs, evaluates when asked, stops early by the rule, and refuses bad input;
 // with the features streamed (a forced budget, uneven chunks, a memory limit, a precomputed Â·X)
 // it gives the in-memory losses and reports what crossed.
@@ -11,6 +11,7 @@
 
 #include "graph/base/error.hpp"
 #include "tests/train/trainer_fixture.hpp"
+#include "train/detail/homogeneous_trainer.hpp"
 #include "train/metrics.hpp"
 #include "train/training_problem.hpp"
 
@@ -345,11 +346,11 @@ TEST_CASE("train streams the features when the resident plan exceeds the memory 
   problem.plan_memory = [&](const Model& m) { return plan_training_memory(ds, m, OptimizerConfig{}); };
   problem.process_bytes = 0;
   TrainConfig config = short_training(3);
-  const TrainSummary memory = train(problem, model, config);
+  const TrainSummary memory = detail::train_homogeneous_problem(problem, model, config);
   REQUIRE_FALSE(memory.feature_streaming.streamed);
   // Half the features' bytes below the resident plan: streaming frees the tensor and the copy.
   config.memory_limit = memory.memory_plan.total_bytes() - 480000;
-  const TrainSummary limited = train(problem, model, config);
+  const TrainSummary limited = detail::train_homogeneous_problem(problem, model, config);
   REQUIRE(limited.feature_streaming.streamed);
   CHECK(limited.memory_plan.total_bytes() <= config.memory_limit);
   // The spare beside the streamed plan: the features' 960000 bytes and their dropped copy, less
@@ -357,5 +358,5 @@ TEST_CASE("train streams the features when the resident plan exceeds the memory 
   CHECK(limited.feature_streaming.budget_bytes == 2 * 960000 - 480000);
   check_same_losses(limited.runs[0], memory.runs[0]);
   config.memory_limit = memory.memory_plan.total_bytes() - 2 * 960000;
-  CHECK_THROWS_WITH(train(problem, model, config), Catch::Contains("memory limit"));
+  CHECK_THROWS_WITH(detail::train_homogeneous_problem(problem, model, config), Catch::Contains("memory limit"));
 }

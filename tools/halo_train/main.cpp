@@ -24,12 +24,9 @@
 #include "tools/common/program.hpp"
 #include "tools/halo_train/options.hpp"
 #include "tools/halo_train/report.hpp"
-#include "train/dist/distributed_trainer.hpp"
 #include "train/dist/mpi_communicator.hpp"
 #include "train/dist/nccl_communicator.hpp"
 #include "train/dist/rank_gpu.hpp"
-#include "train/dist/rgcn_distributed_trainer.hpp"
-#include "train/rgcn_trainer.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -37,7 +34,6 @@ namespace {
 using namespace halo;
 using namespace halo::tools;
 using Clock = std::chrono::steady_clock;
-
 
 // With a memory limit, freed tensors must leave the resident set, which the limit bounds: glibc
 // otherwise raises its mmap threshold after each large free (up to 32 MiB) and keeps later blocks
@@ -50,29 +46,12 @@ void bound_allocator_retention(const TrainOptions& options) {
   kernels::stop_keeping_freed_host_blocks();
 }
 
-// The R-GCN settings from the shared model flags and the R-GCN ones.
-train::RgcnModelConfig rgcn_config(const TrainOptions& options) {
-  const train::ModelConfig& m = options.model;
-  train::RgcnModelConfig r;
-  r.layers = m.layers;
-  r.hidden = m.hidden;
-  r.dropout = m.dropout;
-  r.input_dropout = m.input_dropout;
-  r.bias = m.bias;
-  r.weight_decay = m.weight_decay;
-  r.num_bases = options.bases;
-  r.embedding_dim = options.embedding_dim;
-  return r;
-}
-
 int train_dataset(const TrainOptions& options) {
   const auto start = Clock::now();
   const datasets::Dataset ds = datasets::read_dataset_dir(options.dataset);
   const int runs = options.train.runs;
   const auto progress = [&](int run, const train::EpochRecord& record) { log_info(format_epoch_line(run, runs, record)); };
-  const train::TrainSummary summary = options.model.kind == "rgcn"
-                                          ? train::train_rgcn(ds, rgcn_config(options), options.train, progress)
-                                          : train::train(ds, options.model, options.train, progress);
+  const train::TrainSummary summary = train::train(ds, options.model, options.train, progress);
   log_info(format_summary_line(summary));
   if (!options.json.empty())
     write_json(options.json, summary_json(summary, dataset_json(ds), describe_settings(options), seconds_since(start)));
@@ -88,10 +67,7 @@ int train_partitions(const TrainOptions& options, train::dist::Communicator& com
   const auto progress = [&](int run, const train::EpochRecord& record) {
     if (reporter) log_info(format_epoch_line(run, runs, record));
   };
-  const train::TrainSummary summary =
-      options.model.kind == "rgcn"
-          ? train::dist::train_rgcn_partitioned(options.partitions, comm, rgcn_config(options), options.train, progress)
-          : train::dist::train_partitioned(options.partitions, comm, options.model, options.train, progress);
+  const train::TrainSummary summary = train::train(options.partitions, comm, options.model, options.train, progress);
   log_info(format_summary_line(summary));
   if (reporter && !options.json.empty()) {
     const partition::PartitionDirInfo info = partition::read_partition_info(options.partitions);

@@ -123,10 +123,10 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
                  "heterogeneous datasets)")
       ->capture_default_str()
       ->check(CLI::IsMember({"gcn", "sage", "rgcn"}));
-  app.add_option("--bases", o.bases, "R-GCN: basis decomposition with this many bases (0 = a weight per relation)")
+  app.add_option("--bases", m.num_bases, "R-GCN: basis decomposition with this many bases (0 = a weight per relation)")
       ->capture_default_str()
       ->check(CLI::Range(0, 4096));
-  app.add_option("--embedding-dim", o.embedding_dim,
+  app.add_option("--embedding-dim", m.embedding_dim,
                  "R-GCN: width of the learnt embeddings of vertex types without features")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 16));
@@ -218,8 +218,8 @@ nlohmann::json describe_settings(const TrainOptions& o) {
               {"partitions", o.partitions},
               {"boundary-sample-rate", t.boundary_sample_rate},
               {"model", m.kind},
-              {"bases", o.bases},
-              {"embedding-dim", o.embedding_dim},
+              {"bases", m.num_bases},
+              {"embedding-dim", m.embedding_dim},
               {"layers", m.layers},
               {"hidden", m.hidden},
               {"dropout", decimal(m.dropout)},

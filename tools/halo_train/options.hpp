@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/models/model.hpp"
+#include "train/models/model_config.hpp"
 #include "train/trainer.hpp"
 
 namespace CLI {
@@ -20,8 +20,6 @@ struct TrainOptions {
   std::string dataset;
   std::string partitions;
   train::ModelConfig model;
-  int bases = 0;                     // R-GCN: basis matrices per layer (0 = one weight per relation)
-  std::int64_t embedding_dim = 128;  // R-GCN: width of the learnt inputs of types without features
   train::TrainConfig train;
   std::string early_stopping_metric = "valid_loss";
   std::string device = "cpu";

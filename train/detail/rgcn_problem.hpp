@@ -1,12 +1,13 @@
-// What the R-GCN trainer needs from the process it runs in, one process (train_rgcn) or one rank
-// of many (dist::train_rgcn_partitioned): the graph side, the inputs, the labelled rows and the
-// communicator, so both share one training routine.
+// R-GCN behind train() (train/trainer.hpp): what the R-GCN trainer needs from the process it runs
+// in, one process (train_rgcn) or one rank of many (dist::detail::train_rgcn_part): the graph
+// side, the inputs, the labelled rows and the communicator, so both share one training routine.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "datasets/dataset.hpp"
 #include "kernels/tensor.hpp"
 #include "train/dist/communicator.hpp"
 #include "train/layers/rgcn_conv.hpp"
@@ -39,6 +40,10 @@ struct RgcnProblem {
 // trainer loop. Collective when problem.comm has several ranks.
 TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfig& model, const TrainConfig& config,
                                 const EpochCallback& on_epoch);
+
+// train() of a heterogeneous dataset (model kind rgcn) on one process.
+TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& model, const TrainConfig& config,
+                        const EpochCallback& on_epoch = {});
 
 // Refuses settings distributed R-GCN training does not support (UnsupportedError naming them): a
 // GPU, boundary sampling, feature streaming.

@@ -1,5 +1,5 @@
 // Model: a stack of GNN layers (GCN or GraphSAGE) with dropout, optional batch norm and ReLU,
-// built from a ModelConfig, with hand-written forward and backward.
+// built from a ModelConfig (kind gcn or sage), with hand-written forward and backward.
 #pragma once
 
 #include <cstdint>
@@ -15,20 +15,9 @@
 #include "train/layers/layer_input.hpp"
 #include "train/layers/parameter.hpp"
 #include "train/layers/step.hpp"
+#include "train/models/model_config.hpp"
 
 namespace halo::train {
-
-struct ModelConfig {
-  std::string kind = "gcn";     // "gcn" (Kipf & Welling) or "sage" (GraphSAGE, mean aggregator)
-  int layers = 2;
-  std::int64_t hidden = 16;
-  float dropout = 0.5f;         // on the input of every layer after the first
-  float input_dropout = 0.5f;   // on the input features (the first layer's input)
-  bool batch_norm = false;      // after every hidden layer's convolution, before ReLU
-  bool bias = true;             // a bias in every conv not followed by batch norm (whose beta shifts instead)
-  float weight_decay = 0.0f;    // L2 coefficient of the weight decay group(s) below
-  bool weight_decay_first_layer_only = false;  // Kipf & Welling decay only the first layer
-};
 
 // The graph operators a model needs, built once per dataset (or per part): the GCN-normalised
 // adjacency D^-1/2 (A+I) D^-1/2 and the mean aggregation D^-1 A; and, for a part of a

@@ -190,6 +190,20 @@ Tensor RgcnModel::Impl::owned_gradient(int t, Tensor grad) const {
   return owned;
 }
 
+RgcnModelConfig rgcn_model_config(const ModelConfig& m) {
+  RgcnModelConfig r;
+  r.layers = m.layers;
+  r.hidden = m.hidden;
+  r.dropout = m.dropout;
+  r.input_dropout = m.input_dropout;
+  r.num_bases = m.num_bases;
+  r.bias = m.bias;
+  r.embedding_dim = m.embedding_dim;
+  r.weight_decay = m.weight_decay;
+  r.embedding_weight_decay = m.embedding_weight_decay;
+  return r;
+}
+
 RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std::vector<const Tensor*> features,
                      int target_type, std::int64_t num_classes, std::uint64_t seed, kernels::Device device,
                      const RgcnHaloRows* halo)

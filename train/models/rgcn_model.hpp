@@ -16,6 +16,7 @@
 #include "train/layers/parameter.hpp"
 #include "train/layers/rgcn_conv.hpp"
 #include "train/layers/step.hpp"
+#include "train/models/model_config.hpp"
 #include "train/optimizer.hpp"
 
 namespace halo::train {
@@ -42,6 +43,10 @@ struct RgcnModelConfig {
   // back in). No cache: the values change every step. Distributed models refuse it.
   std::int64_t table_stream_budget = 0;
 };
+
+// The R-GCN settings of a user's ModelConfig (kind "rgcn"): its layers, widths, dropout, bias and
+// decays; the tables resident (the trainer sets table_stream_budget).
+RgcnModelConfig rgcn_model_config(const ModelConfig& config);
 
 namespace dist {
 class HaloExchange;

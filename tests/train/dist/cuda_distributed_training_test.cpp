@@ -1,4 +1,4 @@
-// Tests of partitioned training on a GPU in one process (train/dist/distributed_trainer.*,
+// Tests of partitioned training on a GPU in one process (train/dist/homogeneous_part_trainer.*,
 // train/dist/halo_aggregation.* on CUDA): the part's operators on the GPU give the host's
 // products, the overlapped products (halo rows delivered by a peer the test plays) give the
 // unsplit ones there, and GCN / GraphSAGE trained on a one-part partition on the GPU, over a
@@ -32,7 +32,6 @@
 #include "tests/support/write_partition.hpp"
 #include "tests/train/scripted_peer.hpp"
 #include "tests/train/trainer_fixture.hpp"
-#include "train/dist/distributed_trainer.hpp"
 #include "train/dist/halo_aggregation.hpp"
 #include "train/dist/halo_exchange.hpp"
 #include "train/dist/nccl_communicator.hpp"
@@ -138,7 +137,7 @@ TEST_CASE("The overlapped products on a GPU, with a peer's rows, give the unspli
   kernels::cuda::set_cuda_settings(settings);
 }
 
-TEST_CASE("train_partitioned on one GPU gives the single-GPU run's losses, over the local or the NCCL communicator",
+TEST_CASE("training a one-part partition on one GPU gives the single-GPU run's losses, over the local or the NCCL communicator",
           "[gpu]") {
   HALO_SKIP_WITHOUT_GPU();
   const datasets::Dataset ds = test::small_sbm();
@@ -156,7 +155,7 @@ TEST_CASE("train_partitioned on one GPU gives the single-GPU run's losses, over 
   std::unique_ptr<dist::NcclCommunicator> nccl;
   if (over_nccl) nccl = std::make_unique<dist::NcclCommunicator>(local, Device::cuda());
   dist::Communicator& comm = over_nccl ? static_cast<dist::Communicator&>(*nccl) : local;
-  const TrainSummary part = dist::train_partitioned(parts, comm, model, config);
+  const TrainSummary part = train::train(parts, comm, model, config);
   REQUIRE(part.runs.at(0).epochs.size() == one.runs.at(0).epochs.size());
   for (std::size_t e = 0; e < one.runs[0].epochs.size(); ++e) {
     INFO("epoch " << e + 1);

@@ -1,7 +1,7 @@
 // The trainer's set-up of the first layer's input (issue #7): the memory plan with the features
-// placed (resident or streamed, in host memory or on a GPU), the refusals of what cannot run, the FeatureInput
-// options, and what is reported about it. Internal to train/trainer.cpp, kept apart so the
-// trainer loop stays readable.
+// placed (resident or streamed, in host memory or on a GPU), the refusals of what cannot run, the
+// FeatureInput options, and what is reported about it. Internal to
+// train/detail/homogeneous_trainer.cpp, kept apart so the trainer loop stays readable.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// train_partitioned: opens this rank's part, checks it, and runs the trainer loop on it.
-#include "train/dist/distributed_trainer.hpp"
+// GCN / GraphSAGE on a rank: opens this rank's part, checks it, and runs the trainer loop on it.
+#include "train/dist/detail/part_trainers.hpp"
 
 #include <chrono>
 #include <string>
@@ -9,18 +9,19 @@
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
 #include "partition/partition_dir.hpp"
+#include "train/detail/homogeneous_trainer.hpp"
 #include "train/dist/halo_aggregation.hpp"
 #include "train/dist/halo_exchange.hpp"
 #include "train/memory_plan.hpp"
 #include "train/training_problem.hpp"
 
-namespace halo::train::dist {
+namespace halo::train::dist::detail {
 namespace {
 
 // The target vertex type of a part: the only one of a homogeneous dataset.
 const datasets::NodeType& target_rows(const partition::Part& part, const std::string& dir) {
   HALO_EXPECTS(!part.meta.is_hetero, "partition " + dir + " is of a heterogeneous dataset ('" + part.meta.name +
-                                         "'); distributed R-GCN training is not available yet");
+                                         "'); train it with --model rgcn");
   HALO_EXPECTS(part.meta.task == datasets::Task::multiclass,
                "partition " + dir + ": dataset '" + part.meta.name + "' has a " + datasets::to_string(part.meta.task) +
                    " task; only multiclass training is supported");
@@ -37,8 +38,8 @@ const datasets::NodeType& target_rows(const partition::Part& part, const std::st
 
 }  // namespace
 
-TrainSummary train_partitioned(const std::string& partition_dir, Communicator& comm, const ModelConfig& model,
-                               const TrainConfig& config, const EpochCallback& on_epoch) {
+TrainSummary train_homogeneous_part(const std::string& partition_dir, Communicator& comm, const ModelConfig& model,
+                                    const TrainConfig& config, const EpochCallback& on_epoch) {
   const auto start = std::chrono::steady_clock::now();
   const partition::PartitionDirInfo info = partition::read_partition_info(partition_dir);
   if (info.num_parts != comm.size()) {
@@ -66,7 +67,7 @@ TrainSummary train_partitioned(const std::string& partition_dir, Communicator& c
   problem.comm = &comm;
   problem.exchange = &exchange;
   problem.plan_memory = [&](const Model& m) { return plan_part_training_memory(part, m, config.optimizer); };
-  return train(problem, model, config, on_epoch);
+  return train::detail::train_homogeneous_problem(problem, model, config, on_epoch);
 }
 
-}  // namespace halo::train::dist
+}  // namespace halo::train::dist::detail

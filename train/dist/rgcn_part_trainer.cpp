@@ -1,6 +1,6 @@
-// train_rgcn_partitioned: opens this rank's part of a heterogeneous partition, exchanges the
+// R-GCN on a rank: opens this rank's part of a heterogeneous partition, exchanges the
 // features' halo rows once, and trains with one halo exchange per vertex type.
-#include "train/dist/rgcn_distributed_trainer.hpp"
+#include "train/dist/detail/part_trainers.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -19,7 +19,7 @@
 #include "train/dist/rgcn_part.hpp"
 #include "train/memory_plan.hpp"
 
-namespace halo::train::dist {
+namespace halo::train::dist::detail {
 namespace {
 
 // The part's rows of one split, renumbered from the part's owned rows to the target type's.
@@ -37,9 +37,8 @@ Array<std::int64_t> target_rows(const Array<std::int64_t>& rows, std::int64_t fi
 
 }  // namespace
 
-TrainSummary train_rgcn_partitioned(const std::string& partition_dir, Communicator& comm,
-                                    const RgcnModelConfig& model, const TrainConfig& config,
-                                    const EpochCallback& on_epoch) {
+TrainSummary train_rgcn_part(const std::string& partition_dir, Communicator& comm, const RgcnModelConfig& model,
+                             const TrainConfig& config, const EpochCallback& on_epoch) {
   const auto start = std::chrono::steady_clock::now();
   train::detail::check_train_config(config);
   train::detail::check_rgcn_settings(config);
@@ -128,4 +127,4 @@ TrainSummary train_rgcn_partitioned(const std::string& partition_dir, Communicat
   return train::detail::train_rgcn_problem(problem, model, config, on_epoch);
 }
 
-}  // namespace halo::train::dist
+}  // namespace halo::train::dist::detail

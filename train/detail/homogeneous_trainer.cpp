@@ -1,7 +1,7 @@
 // train() for GCN and GraphSAGE, on the CPU or one GPU: the problem's checks, memory plan and
 // first-layer input, then the shared loop (train/detail/run_loop.hpp) over a Model bound to that
 // input.
-#include "train/trainer.hpp"
+#include "train/detail/homogeneous_trainer.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -21,7 +21,7 @@
 #include "train/trainable.hpp"
 #include "train/training_problem.hpp"
 
-namespace halo::train {
+namespace halo::train::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -79,6 +79,10 @@ DatasetShape dataset_shape(const datasets::Dataset& ds) {
 
 }  // namespace
 
+}  // namespace halo::train::detail
+
+namespace halo::train {
+
 std::string training_fingerprint(const DatasetShape& shape, const ModelConfig& m, const TrainConfig& c) {
   nlohmann::json j = detail::training_settings_json(c);
   j["dataset"] = {{"name", shape.name}, {"num_nodes", shape.num_nodes}, {"num_edges", shape.num_edges},
@@ -92,11 +96,15 @@ std::string training_fingerprint(const DatasetShape& shape, const ModelConfig& m
 }
 
 std::string training_fingerprint(const datasets::Dataset& ds, const ModelConfig& m, const TrainConfig& c) {
-  return training_fingerprint(dataset_shape(ds), m, c);
+  return training_fingerprint(detail::dataset_shape(ds), m, c);
 }
 
-TrainSummary train(TrainingProblem& problem, const ModelConfig& model_config, const TrainConfig& config,
-                   const EpochCallback& on_epoch) {
+}  // namespace halo::train
+
+namespace halo::train::detail {
+
+TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConfig& model_config,
+                                       const TrainConfig& config, const EpochCallback& on_epoch) {
   detail::check_train_config(config);
   HALO_EXPECTS(problem.features != nullptr && problem.labels != nullptr && problem.operators != nullptr &&
                    problem.comm != nullptr && problem.plan_memory,
@@ -177,8 +185,8 @@ TrainSummary train(TrainingProblem& problem, const ModelConfig& model_config, co
   return summary;
 }
 
-TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model_config, const TrainConfig& config,
-                   const EpochCallback& on_epoch) {
+TrainSummary train_homogeneous(const datasets::Dataset& ds, const ModelConfig& model_config,
+                               const TrainConfig& config, const EpochCallback& on_epoch) {
   detail::check_train_config(config);
   // Before the operators, which a GPU run builds on the GPU.
   kernels::require_device(config.device);
@@ -202,7 +210,7 @@ TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model_config,
   problem.operators = &operators;
   problem.comm = &local;
   problem.plan_memory = [&](const Model& model) { return plan_training_memory(ds, model, config.optimizer); };
-  return train(problem, model_config, config, on_epoch);
+  return train_homogeneous_problem(problem, model_config, config, on_epoch);
 }
 
-}  // namespace halo::train
+}  // namespace halo::train::detail

@@ -1,5 +1,5 @@
-// train_rgcn: an RgcnModel per run, driven by the shared trainer loop.
-#include "train/rgcn_trainer.hpp"
+// R-GCN behind train() (train/trainer.hpp): an RgcnModel per run, driven by the shared trainer loop.
+#include "train/detail/rgcn_problem.hpp"
 
 #include <memory>
 #include <string>
@@ -13,7 +13,6 @@
 #include "graph/base/log.hpp"
 #include "graph/base/parallel.hpp"
 #include "kernels/elementwise.hpp"
-#include "train/detail/rgcn_problem.hpp"
 #include "train/detail/run_loop.hpp"
 #include "train/dist/communicator.hpp"
 #include "train/features/detail/feature_setup.hpp"
@@ -21,7 +20,7 @@
 #include "train/memory_plan.hpp"
 #include "train/trainable.hpp"
 
-namespace halo::train {
+namespace halo::train::detail {
 namespace {
 
 // An RgcnModel seen by the trainer loop; its embedding tables step after the optimiser.
@@ -58,8 +57,8 @@ void check_inputs(const datasets::Dataset& ds) {
                                              " classes, expected >= 2");
 }
 
-std::string fingerprint(const detail::RgcnProblem& p, const RgcnModelConfig& m, const TrainConfig& c) {
-  nlohmann::json j = detail::training_settings_json(c);
+std::string fingerprint(const RgcnProblem& p, const RgcnModelConfig& m, const TrainConfig& c) {
+  nlohmann::json j = training_settings_json(c);
   j["dataset"] = {{"name", p.name}, {"num_nodes", p.num_nodes}, {"num_edges", p.num_edges},
                   {"target_type", p.target_type}, {"num_classes", p.num_classes}};
   j["model"] = {{"kind", "rgcn"}, {"layers", m.layers}, {"hidden", m.hidden}, {"dropout", m.dropout},
@@ -73,7 +72,7 @@ std::string fingerprint(const detail::RgcnProblem& p, const RgcnModelConfig& m, 
 // stacked copies, the model's items and the host state (tables, dropout keys). On a GPU only
 // what lives there: the layers' matrices, the model's items and the tables; the graph, its
 // stacks and the dropout keys stay on the host.
-MemoryPlan plan(const detail::RgcnProblem& problem, const RgcnModel& model, const OptimizerConfig& optimizer,
+MemoryPlan plan(const RgcnProblem& problem, const RgcnModel& model, const OptimizerConfig& optimizer,
                 const kernels::Device& device) {
   const std::int64_t params = model.parameter_bytes();
   const bool adam = optimizer.kind == "adam" || optimizer.kind == "adamw";
@@ -102,7 +101,7 @@ MemoryPlan plan(const detail::RgcnProblem& problem, const RgcnModel& model, cons
 // What R-GCN training refuses on every device (UnsupportedError naming it).
 void check_input_settings(const TrainConfig& c) {
   if (c.boundary_sample_rate < 1.0 || c.precompute_first_aggregation)
-    throw UnsupportedError("train_rgcn: boundary sampling and a precomputed first aggregation are not available for "
+    throw UnsupportedError("train: boundary sampling and a precomputed first aggregation are not available for "
                            "R-GCN");
 }
 
@@ -110,31 +109,30 @@ void check_input_settings(const TrainConfig& c) {
 // types stay resident; the tables are R-GCN's streamed input); on a GPU, also when the tables,
 // their gradients and Adam moments would take more than half of the GPU memory the features
 // leave, then with a sixteenth of the GPU's memory for their staging; else 0 (resident).
-std::int64_t table_stream_budget(const detail::RgcnProblem& problem, const RgcnModelConfig& m, const TrainConfig& c) {
+std::int64_t table_stream_budget(const RgcnProblem& problem, const RgcnModelConfig& m, const TrainConfig& c) {
   if (c.feature_memory_budget > 0) return c.feature_memory_budget;
   if (!c.device.is_cuda()) return 0;
   std::int64_t tables = 0;
   for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
     if (problem.features[static_cast<std::size_t>(t)] == nullptr)
       tables += EmbeddingTable::bytes_for(problem.graph->num_outputs(t), m.embedding_dim);
-  const std::int64_t gpu = c.memory_limit > 0 ? c.memory_limit : detail::gpu_memory_bytes(c.device);
+  const std::int64_t gpu = c.memory_limit > 0 ? c.memory_limit : gpu_memory_bytes(c.device);
   if (gpu < 0 || tables <= (gpu - problem.feature_bytes) / 2) return 0;
   return gpu / 16;
 }
 
 }  // namespace
 
-namespace detail {
 
 void check_rgcn_settings(const TrainConfig& c) {
   // Its ranks' halo exchanges and embedding tables are host-side: refused before anything of the
   // partition is read or placed on the GPU.
   if (c.device.is_cuda())
-    throw UnsupportedError("train_rgcn_partitioned: distributed R-GCN trains on the cpu only, not on " +
+    throw UnsupportedError("train: distributed R-GCN trains on the cpu only, not on " +
                            c.device.to_string() +
                            "; one GPU trains a whole dataset (halo-train --dataset DIR --model rgcn --device cuda)");
   if (c.feature_memory_budget > 0)
-    throw UnsupportedError("train_rgcn_partitioned: streamed embedding tables (--feature-memory-budget) are not "
+    throw UnsupportedError("train: streamed embedding tables (--feature-memory-budget) are not "
                            "available on the ranks of a distributed R-GCN");
   check_input_settings(c);
 }
@@ -177,7 +175,7 @@ TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfi
   bool has_tables = false;
   for (const kernels::Tensor* x : problem.features) has_tables = has_tables || x == nullptr;
   if (!config.checkpoint_dir.empty() && has_tables && problem.comm->size() > 1)
-    throw UnsupportedError("train_rgcn: checkpoints of distributed R-GCN models with embedding tables are not "
+    throw UnsupportedError("train: checkpoints of distributed R-GCN models with embedding tables are not "
                            "supported yet (each rank holds its own rows of the tables; rank 0 writes checkpoints)");
 
   LoopContext context{config, *problem.comm};
@@ -196,11 +194,9 @@ TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfi
   return summary;
 }
 
-}  // namespace detail
-
 TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& model_config, const TrainConfig& config,
                         const EpochCallback& on_epoch) {
-  detail::check_train_config(config);
+  check_train_config(config);
   check_inputs(ds);
   check_input_settings(config);
   kernels::require_device(config.device);
@@ -209,7 +205,7 @@ TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& mode
   const RgcnGraph graph(g);
   // Each vertex type's features (normalised when asked), or none: an embedding table.
   std::vector<kernels::Tensor> features(static_cast<std::size_t>(g.num_vertex_types()));
-  detail::RgcnProblem problem;
+  RgcnProblem problem;
   for (int t = 0; t < g.num_vertex_types(); ++t) {
     const datasets::NodeType& type = ds.node_type(g.vertex_type_name(t));
     if (type.features.empty()) {
@@ -237,7 +233,7 @@ TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& mode
   problem.comm = &local;
   problem.graph_entries = ds.num_edges();
   problem.process_bytes = process_bytes;
-  return detail::train_rgcn_problem(problem, model_config, config, on_epoch);
+  return train_rgcn_problem(problem, model_config, config, on_epoch);
 }
 
-}  // namespace halo::train
+}  // namespace halo::train::detail

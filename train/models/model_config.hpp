@@ -1,0 +1,35 @@
+// ModelConfig: the model a user asks train() for (train/trainer.hpp). Its kind picks the family:
+// GCN and GraphSAGE stacks (train/models/model.hpp) for homogeneous datasets, R-GCN
+// (train/models/rgcn_model.hpp) for heterogeneous ones.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace halo::train {
+
+struct ModelConfig {
+  // "gcn" (Kipf & Welling), "sage" (GraphSAGE, mean aggregator) or "rgcn" (Schlichtkrull et al.)
+  std::string kind = "gcn";
+  int layers = 2;
+  std::int64_t hidden = 16;
+  float dropout = 0.5f;         // on the input of every layer after the first
+  float input_dropout = 0.5f;   // on the input features (the first layer's input)
+  bool batch_norm = false;      // GCN / GraphSAGE: after every hidden layer's convolution, before ReLU
+  bool bias = true;             // a bias in every conv not followed by batch norm (whose beta shifts instead)
+  float weight_decay = 0.0f;    // L2 coefficient of the conv weights (the group(s) below)
+  bool weight_decay_first_layer_only = false;  // GCN / GraphSAGE: Kipf & Welling decay only the first layer
+  // R-GCN only (train/models/rgcn_model.hpp's RgcnModelConfig says what each does):
+  int num_bases = 0;                    // basis matrices per layer; 0 = one weight per relation
+  std::int64_t embedding_dim = 128;     // width of the learnt inputs of vertex types without features
+  float embedding_weight_decay = 0.0f;  // the embedding tables' decay
+};
+
+// True for the kinds that train on heterogeneous datasets ("rgcn").
+bool is_heterogeneous_kind(const std::string& kind);
+
+// Refuses an unknown kind, and settings the kind's family does not have (R-GCN: batch norm, first
+// layer only decay), with InvalidArgument naming them.
+void check_model_config(const ModelConfig& config);
+
+}  // namespace halo::train
