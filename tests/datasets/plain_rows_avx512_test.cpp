@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/datasets/random_csv_fields.hpp"
+#include "tests/support/skip.hpp"
 
 using namespace halo::datasets::detail;
 
@@ -36,6 +37,7 @@ std::string random_text(std::mt19937_64& rng, std::int64_t lines, std::int64_t c
 
 bool avx512_or_skip() {
   if (avx512_rows_supported()) return true;
+  halo::test::mark_skipped();
   WARN("skipped: this CPU lacks AVX-512 F/BW/DQ/VL or BMI2, so halo reads CSV with its SSE2 walker");
   return false;
 }

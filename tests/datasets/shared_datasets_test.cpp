@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "datasets/ogb_reader.hpp"
+#include "tests/support/skip.hpp"
 #include "tests/support/test_paths.hpp"
 
 using namespace halo;
@@ -18,6 +19,7 @@ namespace {
 std::string shared(const std::string& name) {
   const std::string root = halo::test::shared_datasets_dir();
   if (root.empty()) {
+    halo::test::mark_skipped();
     WARN("skipped: ../shared/datasets is absent");
     return std::string();
   }

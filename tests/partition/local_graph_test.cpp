@@ -7,6 +7,7 @@
 
 #include "partition/partitioner.hpp"
 #include "tests/partition/partition_fixtures.hpp"
+#include "tests/support/skip.hpp"
 
 using namespace halo;
 using namespace halo::partition;
@@ -126,8 +127,7 @@ TEST_CASE("Parts of a heterogeneous graph cover every vertex type and every rela
 TEST_CASE("Parts of cora reassemble into it for every method and P", "[partition]") {
   const datasets::Dataset* cora = test::shared_dataset("cora");
   if (cora == nullptr) {
-    WARN("skipped: ../shared/datasets is absent");
-    return;
+    HALO_SKIP("../shared/datasets is absent");
   }
   check_every_method_and_part_count(*cora);
 }
@@ -135,8 +135,7 @@ TEST_CASE("Parts of cora reassemble into it for every method and P", "[partition
 TEST_CASE("Parts of acm (heterogeneous) reassemble into it for every method and P", "[partition]") {
   const datasets::Dataset* acm = test::shared_dataset("acm");
   if (acm == nullptr) {
-    WARN("skipped: ../shared/datasets is absent");
-    return;
+    HALO_SKIP("../shared/datasets is absent");
   }
   check_every_method_and_part_count(*acm);
 }

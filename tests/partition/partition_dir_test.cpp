@@ -11,6 +11,7 @@
 
 #include "datasets/checksum.hpp"
 #include "tests/partition/partition_fixtures.hpp"
+#include "tests/support/skip.hpp"
 
 using namespace halo;
 using namespace halo::partition;
@@ -138,8 +139,7 @@ TEST_CASE("A heterogeneous partition directory keeps relations, vertex types and
 TEST_CASE("Partitions of acm write and read back", "[partition]") {
   const datasets::Dataset* acm = test::shared_dataset("acm");
   if (acm == nullptr) {
-    WARN("skipped: ../shared/datasets is absent");
-    return;
+    HALO_SKIP("../shared/datasets is absent");
   }
   test::ScratchDir scratch;
   write_partition(*acm, scratch / "parts", 3);

@@ -12,6 +12,7 @@
 #include "kernels/cuda/settings.hpp"
 #include "kernels/device.hpp"
 #include "kernels/tensor.hpp"
+#include "tests/support/skip.hpp"
 
 namespace halo::test {
 
@@ -86,7 +87,6 @@ inline kernels::Tensor on_gpu(const kernels::Tensor& t) { return t.to(kernels::D
   do {                                                                                          \
     if (!::halo::test::gpu_available()) {                                                       \
       if (::halo::test::gpu_required()) FAIL("HALO_REQUIRE_GPU=1, but no CUDA GPU is visible"); \
-      WARN("no CUDA GPU visible (or a build without CUDA): skipped");                           \
-      return;                                                                                   \
+      HALO_SKIP("no CUDA GPU visible (or a build without CUDA)");                               \
     }                                                                                           \
   } while (0)

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/skip.hpp"
 #include "tests/support/test_paths.hpp"
 #include "tests/tools/run_program.hpp"
 
@@ -48,8 +49,7 @@ nlohmann::json converted_info(const std::string& name, const ScratchDir& scratch
 
 TEST_CASE("halo-convert ogb then info reports the published sizes of cora, citeseer and actor", "[tools]") {
   if (halo::test::shared_datasets_dir().empty()) {
-    WARN("skipped: ../shared/datasets is absent");
-    return;
+    HALO_SKIP("../shared/datasets is absent");
   }
   struct Expected {
     const char* name;
@@ -76,8 +76,7 @@ TEST_CASE("halo-convert ogb then info reports the published sizes of cora, cites
 
 TEST_CASE("halo-convert ogb then info reports the vertex types, relations and split of acm and dblp", "[tools]") {
   if (halo::test::shared_datasets_dir().empty()) {
-    WARN("skipped: ../shared/datasets is absent");
-    return;
+    HALO_SKIP("../shared/datasets is absent");
   }
   SECTION("acm") {
     ScratchDir scratch;

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/skip.hpp"
 #include "tests/support/test_paths.hpp"
 #include "tests/tools/run_program.hpp"
 
@@ -165,8 +166,7 @@ TEST_CASE("halo-train --resume takes finished runs from --checkpoint without tra
 TEST_CASE("halo-train with tools/configs/gcn-kipf.json reaches Kipf & Welling's accuracy on cora", "[tools][slow]") {
   const std::string shared = halo::test::shared_datasets_dir();
   if (shared.empty()) {
-    WARN("skipped: ../shared/datasets is absent");
-    return;
+    HALO_SKIP("../shared/datasets is absent");
   }
   ScratchDir scratch;
   const Result convert = halo::test::run_program("halo-convert", "ogb " + shared + "/cora " + (scratch / "cora") + " -q", scratch);
