@@ -166,7 +166,12 @@ Split read_split_folder(const std::string& folder, std::int64_t count, const std
                            "/split_dict.pt is a torch-pickled file (what OGB's DatasetSaver writes), which halo "
                            "cannot read; save its three index arrays as train.csv.gz, valid.csv.gz and test.csv.gz "
                            "(one vertex id per line) in that folder");
-  if (!fs::is_directory(folder, ec)) throw IoError(folder, "no such split folder");
+  if (!fs::is_directory(folder, ec)) {
+    const fs::path splits = fs::path(folder).parent_path();
+    const std::vector<std::string> found = subfolders(splits);
+    throw IoError(folder, "no such split folder; " + splits.string() + "/ holds " +
+                              (found.empty() ? std::string("none") : join(found)));
+  }
   if (has_pt)
     log_warning("read_ogb: " + folder + " has both split_dict.pt (which OGB prefers) and CSV files; reading the CSV files");
 

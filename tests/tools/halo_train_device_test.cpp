@@ -33,15 +33,8 @@ std::string make_dataset(const ScratchDir& scratch) {
   return dir;
 }
 
-// A failure: non-zero exit, nothing on stdout, one line on stderr starting with the program's
-// name and holding every needle.
-void check_one_line_error(const Result& r, std::initializer_list<const char*> needles) {
-  INFO(r.err);
-  CHECK(r.exit_code != 0);
-  CHECK(r.out.empty());
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK(r.err.rfind("halo-train: error: ", 0) == 0);
-  for (const char* needle : needles) CHECK(r.err.find(needle) != std::string::npos);
+void check_one_line_error(const Result& r, std::initializer_list<std::string> needles) {
+  halo::test::check_one_line_error(r, "halo-train", needles);
 }
 
 }  // namespace

@@ -34,17 +34,8 @@ std::string make_dataset(const ScratchDir& scratch) {
   return dir;
 }
 
-std::size_t count_lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
-
-// A failure: non-zero exit, nothing on stdout, exactly one line on stderr that starts with the
-// program's name and contains `needle`.
 void check_one_line_error(const Result& r, const std::string& needle) {
-  INFO(r.err);
-  CHECK(r.exit_code != 0);
-  CHECK(r.out.empty());
-  CHECK(count_lines(r.err) == 1);
-  CHECK(r.err.rfind("halo-train: error: ", 0) == 0);
-  CHECK(r.err.find(needle) != std::string::npos);
+  halo::test::check_one_line_error(r, "halo-train", {needle});
 }
 
 }  // namespace

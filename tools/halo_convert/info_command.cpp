@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "datasets/dataset_dir.hpp"
+#include "tools/common/folder_hints.hpp"
 #include "tools/common/program.hpp"
 #include "tools/halo_convert/commands.hpp"
 #include "tools/halo_convert/summary.hpp"
@@ -20,6 +21,7 @@ void add_info_command(CLI::App& app, InfoCommand& c) {
 int run_info_command(const InfoCommand& c) {
   datasets::DatasetDirOptions options;
   options.verify_checksums = c.verify;
+  require_folder_kind(c.directory, FolderKind::halo_dataset, "info");
   const datasets::Dataset ds = datasets::read_dataset_dir(c.directory, options);
   nlohmann::json summary = describe_dataset(ds);
   add_disk_usage(summary, c.directory);

@@ -7,6 +7,7 @@
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
 #include "graph/base/progress.hpp"
+#include "tools/common/folder_hints.hpp"
 #include "tools/common/program.hpp"
 #include "tools/halo_convert/commands.hpp"
 #include "tools/halo_convert/summary.hpp"
@@ -31,6 +32,7 @@ void add_ogb_command(CLI::App& app, OgbCommand& c) {
 }
 
 int run_ogb_command(const OgbCommand& c) {
+  require_folder_kind(c.source, FolderKind::ogb_dataset, "the source");
   Progress timer("convert " + c.source, 0);
   datasets::OgbReadOptions o;
   o.name = c.name;

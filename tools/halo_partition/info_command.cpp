@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "partition/partition_dir.hpp"
+#include "tools/common/folder_hints.hpp"
 #include "tools/common/program.hpp"
 #include "tools/halo_partition/commands.hpp"
 #include "tools/halo_partition/report.hpp"
@@ -18,6 +19,7 @@ void add_partition_info_options(CLI::App& app, PartitionInfoCommand& c) {
 }
 
 int run_partition_info_command(const PartitionInfoCommand& c) {
+  require_folder_kind(c.directory, FolderKind::halo_partition, "info");
   const partition::PartitionDirInfo info = partition::read_partition_info(c.directory);
   if (c.verify) {
     partition::PartReadOptions options;

@@ -7,6 +7,7 @@
 #include "graph/base/log.hpp"
 #include "partition/metis_graph_file.hpp"
 #include "partition/partitioner.hpp"
+#include "tools/common/folder_hints.hpp"
 #include "tools/halo_partition/commands.hpp"
 
 namespace halo::tools {
@@ -17,6 +18,7 @@ void add_metis_graph_options(CLI::App& app, MetisGraphCommand& c) {
 }
 
 int run_metis_graph_command(const MetisGraphCommand& c) {
+  require_folder_kind(c.dataset, FolderKind::halo_dataset, "the dataset");
   const datasets::Dataset ds = datasets::read_dataset_dir(c.dataset);
   partition::PartitionOptions options;
   options.method = partition::Method::metis;

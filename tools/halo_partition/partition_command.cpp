@@ -11,6 +11,7 @@
 #include "graph/base/log.hpp"
 #include "partition/partition_dir.hpp"
 #include "partition/partitioner.hpp"
+#include "tools/common/folder_hints.hpp"
 #include "tools/common/program.hpp"
 #include "tools/halo_partition/commands.hpp"
 #include "tools/halo_partition/report.hpp"
@@ -44,6 +45,7 @@ int run_partition_command(const PartitionCommand& c) {
   if (options.num_parts < 1)
     throw InvalidArgument("the number of parts must be at least 1, got " + std::to_string(options.num_parts));
 
+  require_folder_kind(c.dataset, FolderKind::halo_dataset, "the dataset");
   StageLog stages;
   partition::PartitionDirWriter writer(c.output, c.force);  // an existing output is refused before any work
   datasets::DatasetDirOptions load_options;

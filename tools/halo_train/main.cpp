@@ -21,6 +21,7 @@
 #include "kernels/device.hpp"
 #include "kernels/tensor.hpp"
 #include "partition/partition_dir.hpp"
+#include "tools/common/folder_hints.hpp"
 #include "tools/common/program.hpp"
 #include "tools/halo_train/options.hpp"
 #include "tools/halo_train/report.hpp"
@@ -48,6 +49,7 @@ void bound_allocator_retention(const TrainOptions& options) {
 
 int train_dataset(const TrainOptions& options) {
   const auto start = Clock::now();
+  require_folder_kind(options.dataset, FolderKind::halo_dataset, "--dataset");
   const datasets::Dataset ds = datasets::read_dataset_dir(options.dataset);
   const int runs = options.train.runs;
   const auto progress = [&](int run, const train::EpochRecord& record) { log_info(format_epoch_line(run, runs, record)); };
@@ -61,6 +63,7 @@ int train_dataset(const TrainOptions& options) {
 // Rank comm.rank() trains its part; rank 0 reports.
 int train_partitions(const TrainOptions& options, train::dist::Communicator& comm) {
   const auto start = Clock::now();
+  require_folder_kind(options.partitions, FolderKind::halo_partition, "--partitions");
   const bool reporter = comm.rank() == 0;
   if (!reporter) configure_logging(true, false);  // peers print only warnings and errors
   const int runs = options.train.runs;
