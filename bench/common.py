@@ -1,8 +1,10 @@
 """What every benchmark driver shares: the machine description kept with each result, the load
-average (the machines are shared), and writing a result JSON atomically."""
+average (the machines are shared), running a program, and writing a result JSON atomically."""
 import json
 import os
 import platform
+import subprocess
+import sys
 
 
 def machine():
@@ -19,6 +21,15 @@ def machine():
 
 def load_average():
     return [round(x, 2) for x in os.getloadavg()]
+
+
+def run(command, env=None):
+    """Runs `command`, echoing it on stderr; returns its stdout, or exits with its stderr's tail."""
+    print("+ " + " ".join(command), file=sys.stderr, flush=True)
+    proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    if proc.returncode != 0:
+        sys.exit(f"{command[0]} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc.stdout
 
 
 def write_result(path, result):

@@ -16,20 +16,11 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 
-from common import machine, load_average, write_result
+from common import machine, load_average, run, write_result
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def run(command, env=None):
-    print("+ " + " ".join(command), file=sys.stderr, flush=True)
-    proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    if proc.returncode != 0:
-        sys.exit(f"{command[0]} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return proc.stdout
 
 
 def exchanged_width(in_dim, hidden, classes, layers):

@@ -10,14 +10,18 @@
 #include <malloc.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "datasets/dataset_dir.hpp"
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
+#include "graph/base/parallel.hpp"
+#include "graph/base/thread_defaults.hpp"
 #include "kernels/device.hpp"
 #include "kernels/tensor.hpp"
 #include "partition/partition_dir.hpp"
@@ -45,6 +49,23 @@ void bound_allocator_retention(const TrainOptions& options) {
   if (options.train.memory_limit <= 0) return;
   static_cast<void>(mallopt(M_MMAP_THRESHOLD, 1 << 20));
   kernels::stop_keeping_freed_host_blocks();
+}
+
+// --threads, else OMP_NUM_THREADS, else the cores this rank may use (halo::choose_threads: the
+// affinity mask shared among the node's ranks, and no more than the idle cores when alone), said
+// once with -v. The choice holds for the whole program, reading included.
+int choose_thread_count(TrainOptions& options) {
+  if (options.train.threads > 0) {
+    log_debug(fmt::format("threads: {} (--threads)", options.train.threads));
+  } else if (const char* env = std::getenv("OMP_NUM_THREADS"); env != nullptr && *env != '\0') {
+    options.train.threads = max_threads();
+    log_debug(fmt::format("threads: {} (OMP_NUM_THREADS={})", options.train.threads, env));
+  } else {
+    const ThreadChoice choice = choose_threads();
+    options.train.threads = choice.threads;
+    log_debug("threads: " + choice.describe());
+  }
+  return options.train.threads;
 }
 
 int train_dataset(const TrainOptions& options) {
@@ -116,6 +137,7 @@ int main(int argc, char** argv) {
   const int code = run_program("halo-train", [&] {
     finish_train_options(options);
     bound_allocator_retention(options);
+    const ThreadScope threads(choose_thread_count(options));
     if (options.partitions.empty()) return train_dataset(options);
     // Under an MPI launcher every rank joins the world; started alone, a one-part partition
     // trains without MPI, and a larger one is refused with the mpirun line to use.

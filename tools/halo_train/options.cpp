@@ -166,7 +166,7 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--seed", t.seed, "Seed of the first run")->capture_default_str();
   app.add_flag("--normalize-features,!--no-normalize-features", t.normalize_features,
                "Divide each feature row by its sum (Kipf & Welling's preprocessing)");
-  app.add_option("--threads", t.threads, "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
+  app.add_option("--threads", t.threads, "OpenMP threads (0 = OMP_NUM_THREADS, else the cores this rank may use: its affinity mask shared among the ranks on this node, at most the idle ones when alone; -v says which)")
       ->capture_default_str()
       ->check(CLI::Range(0, 4096));
   app.add_option("--device", o.device, "cpu or cuda[:N]")->capture_default_str();
