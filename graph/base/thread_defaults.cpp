@@ -78,6 +78,17 @@ int local_ranks_on_node() {
   return 1;
 }
 
+namespace {
+
+bool mask_narrower_than_machine(int allowed) {
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 && allowed < online;
+}
+
+}  // namespace
+
+int processes_sharing_mask() { return mask_narrower_than_machine(cores_allowed()) ? 1 : local_ranks_on_node(); }
+
 double idle_cores(int sample_ms) {
   const std::vector<int> cpus = allowed_cpus();
   const CpuTicks before = read_ticks();
@@ -109,8 +120,7 @@ ThreadChoice choose_threads() {
   c.local_ranks = local_ranks_on_node();
   // A mask narrower than the machine was set for this process (a launcher binding its ranks, or
   // taskset): it is this process's share already. A mask of every CPU is shared by the node's ranks.
-  const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  c.bound = online > 0 && c.cores_allowed < online;
+  c.bound = mask_narrower_than_machine(c.cores_allowed);
   c.threads = c.bound ? c.cores_allowed : std::max(1, c.cores_allowed / c.local_ranks);
   c.idle_cores = -1.0;
   // Peers of the same job start at the same moment and would read as busy: only a process

@@ -25,6 +25,10 @@ int cores_allowed();
 // OMPI_COMM_WORLD_LOCAL_SIZE, MPICH's MPI_LOCALNRANKS); 1 when neither is set.
 int local_ranks_on_node();
 
+// The processes that share this one's affinity mask: 1 when the mask is narrower than the
+// machine's online CPUs (a launcher or the user bound this process), else the local ranks.
+int processes_sharing_mask();
+
 // The idle CPUs among those allowed, from two reads of /proc/stat `sample_ms` apart; -1 when
 // /proc/stat cannot be read. Blocks for sample_ms.
 double idle_cores(int sample_ms);

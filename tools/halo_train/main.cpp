@@ -64,7 +64,15 @@ int choose_thread_count(TrainOptions& options) {
     const ThreadChoice choice = choose_threads();
     options.train.threads = choice.threads;
     log_debug("threads: " + choice.describe());
+    return options.train.threads;
   }
+  // A count that was asked for may exceed the cores: OpenMP's threads then wait on each other.
+  const int sharing = processes_sharing_mask();
+  const int cores = cores_allowed();
+  if (options.train.threads > 1 && options.train.threads * sharing > cores)
+    log_warning(fmt::format("{} threads x {} rank{} on this node exceed the {} core{} allowed: epochs will wait on "
+                            "preempted threads; fewer threads (or no --threads) avoid it",
+                            options.train.threads, sharing, sharing == 1 ? "" : "s", cores, cores == 1 ? "" : "s"));
   return options.train.threads;
 }
 
