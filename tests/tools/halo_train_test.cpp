@@ -315,3 +315,32 @@ TEST_CASE("halo-train trains out of core: features larger than --memory-limit gi
   CHECK(a["peak_memory_bytes"].get<std::int64_t>() > limit);
   check_same_losses(b, a);
 }
+
+TEST_CASE("halo-train --add-reverse-relations lets every type reach the labelled one, which it warns of otherwise",
+          "[tools]") {
+  ScratchDir scratch;
+  // tiny_hetero's paper -> field relation leads away from the labelled papers.
+  const std::string data = scratch / "tiny-hetero";
+  const Result convert = halo::test::run_program(
+      "halo-convert", "ogb " + halo::test::source_dir() + "/tests/data/ogb/tiny_hetero " + data + " -q", scratch);
+  REQUIRE(convert.exit_code == 0);
+  const std::string common = "--dataset " + data + " --model rgcn --hidden 4 --embedding-dim 4 --epochs 2 --threads 1";
+  const Result plain = halo::test::run_program("halo-train", common, scratch);
+  INFO(plain.err);
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.err.find("warning: R-GCN: within 2 layers no relation carries the vertex type 'field' to 'paper'") !=
+        std::string::npos);
+  const Result reversed = halo::test::run_program("halo-train", common + " --add-reverse-relations", scratch);
+  INFO(reversed.err);
+  REQUIRE(reversed.exit_code == 0);
+  CHECK(reversed.err.find("warning") == std::string::npos);
+  CHECK(reversed.err.find("6 relations, 3 of them added") != std::string::npos);
+  check_one_line_error(halo::test::run_program("halo-train", "--partitions x --add-reverse-relations", scratch),
+                       "then partition");
+  const Result homogeneous = halo::test::run_program(
+      "halo-convert", "synth sbm " + (scratch / "sbm") + " --nodes 100 --features 4 -q", scratch);
+  REQUIRE(homogeneous.exit_code == 0);
+  check_one_line_error(
+      halo::test::run_program("halo-train", "--dataset " + (scratch / "sbm") + " --add-reverse-relations", scratch),
+      "is homogeneous");
+}

@@ -6,9 +6,11 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "datasets/ogb_reader.hpp"
 #include "graph/base/error.hpp"
+#include "graph/base/log.hpp"
 #include "tests/datasets/tiny_datasets.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/test_paths.hpp"
@@ -80,6 +82,34 @@ TEST_CASE("train refuses an unknown model kind and settings the R-GCN family doe
   ModelConfig first_layer_decay = small_rgcn();
   first_layer_decay.weight_decay_first_layer_only = true;
   CHECK_THROWS_WITH(halo::train::train(ds, first_layer_decay, c), Catch::Contains("weight_decay_first_layer_only"));
+}
+
+TEST_CASE("R-GCN training warns, naming them, of vertex types that never reach the labelled one, and not once "
+          "the reverse relations are added",
+          "[train]") {
+  // The tiny dataset with a venue per paper: paper -> venue leads away from the papers, so a
+  // venue's embedding reaches no paper's logits.
+  datasets::Dataset ds = test::tiny_hetero();
+  ds.hetero.add_vertex_type("venue", 1);
+  ds.hetero.add_relation({"paper", "appears_in", "venue"},
+                         graph::CsrGraph(1, 3, Array<std::int64_t>::from_vector({0, 3}),
+                                         Array<std::int64_t>::from_vector({0, 1, 2})));
+  datasets::NodeType venue;
+  venue.name = "venue";
+  venue.count = 1;
+  ds.node_types.push_back(std::move(venue));
+  std::vector<std::string> warnings;
+  set_log_sink([&](LogLevel, const std::string& m) { warnings.push_back(m); }, LogLevel::warning);
+  const TrainConfig c = test::short_training(2);
+  halo::train::train(ds, small_rgcn(), c);
+  const std::vector<std::string> before = warnings;
+  warnings.clear();
+  ds.hetero.add_reverse_relations();
+  halo::train::train(ds, small_rgcn(), c);
+  set_log_sink(nullptr);
+  REQUIRE(before.size() == 1);
+  CHECK_THAT(before[0], Catch::Contains("vertex type 'venue' to 'paper'") && Catch::Contains("--add-reverse-relations"));
+  CHECK(warnings.empty());
 }
 
 TEST_CASE("R-GCN training resumed from a checkpoint repeats an uninterrupted run's losses bitwise", "[train]") {

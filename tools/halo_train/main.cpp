@@ -76,10 +76,24 @@ int choose_thread_count(TrainOptions& options) {
   return options.train.threads;
 }
 
+// --add-reverse-relations: every relation of a heterogeneous dataset gets its reverse (its
+// transpose, named "rev_<rel>"), unless it has one or is one.
+void add_reverse_relations(datasets::Dataset& ds) {
+  if (!ds.meta.is_hetero)
+    throw InvalidArgument("--add-reverse-relations is for heterogeneous datasets; '" + ds.meta.name +
+                          "' is homogeneous");
+  const int before = ds.hetero.num_relations();
+  ds.hetero.add_reverse_relations();
+  ds.meta.directed = false;
+  log_info(fmt::format("--add-reverse-relations: {} relations, {} of them added", ds.hetero.num_relations(),
+                       ds.hetero.num_relations() - before));
+}
+
 int train_dataset(const TrainOptions& options) {
   const auto start = Clock::now();
   require_folder_kind(options.dataset, FolderKind::halo_dataset, "--dataset");
-  const datasets::Dataset ds = datasets::read_dataset_dir(options.dataset);
+  datasets::Dataset ds = datasets::read_dataset_dir(options.dataset);
+  if (options.add_reverse_relations) add_reverse_relations(ds);
   const int runs = options.train.runs;
   const auto progress = [&](int run, const train::EpochRecord& record) { log_info(format_epoch_line(run, runs, record)); };
   const train::TrainSummary summary = train::train(ds, options.model, options.train, progress);

@@ -130,6 +130,9 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
                  "R-GCN: width of the learnt embeddings of vertex types without features")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 16));
+  app.add_flag("--add-reverse-relations", o.add_reverse_relations,
+               "Heterogeneous --dataset: add the reverse of every relation before training (as OGB's ogbn-mag "
+               "example does), so every type reaches the labelled one");
   app.add_option("--layers", m.layers, "Number of layers")->capture_default_str()->check(CLI::Range(1, 64));
   app.add_option("--hidden", m.hidden, "Hidden width")->capture_default_str()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   app.add_option("--dropout", m.dropout, "Dropout on the input of every layer after the first")
@@ -197,6 +200,9 @@ void finish_train_options(TrainOptions& o) {
     throw InvalidArgument("give exactly one of --dataset DIR (one process) and --partitions DIR (one rank per part)");
   if (o.train.boundary_sample_rate <= 0.0)
     throw InvalidArgument("--boundary-sample-rate must be in (0, 1], got " + std::to_string(o.train.boundary_sample_rate));
+  if (o.add_reverse_relations && !o.partitions.empty())
+    throw InvalidArgument("--add-reverse-relations changes a whole dataset's relations; a partition keeps those it "
+                          "was cut with: convert with halo-convert ogb --add-reverse-relations, then partition");
   if (o.partitions.empty() && o.train.boundary_sample_rate < 1.0)
     throw InvalidArgument("--boundary-sample-rate samples the halo of a partitioned run; it needs --partitions DIR");
   o.train.early_stopping.metric = train::stopping_metric_from_string(o.early_stopping_metric);
@@ -220,6 +226,7 @@ nlohmann::json describe_settings(const TrainOptions& o) {
               {"model", m.kind},
               {"bases", m.num_bases},
               {"embedding-dim", m.embedding_dim},
+              {"add-reverse-relations", o.add_reverse_relations},
               {"layers", m.layers},
               {"hidden", m.hidden},
               {"dropout", decimal(m.dropout)},

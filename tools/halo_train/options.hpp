@@ -20,6 +20,7 @@ struct TrainOptions {
   std::string dataset;
   std::string partitions;
   train::ModelConfig model;
+  bool add_reverse_relations = false;  // heterogeneous --dataset: add every relation's reverse first
   train::TrainConfig train;
   std::string early_stopping_metric = "valid_loss";
   std::string device = "cpu";

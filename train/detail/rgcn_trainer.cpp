@@ -98,6 +98,38 @@ MemoryPlan plan(const RgcnProblem& problem, const RgcnModel& model, const Optimi
   return p;
 }
 
+// The vertex types whose inputs never reach the target's logits within `layers` layers (each
+// layer carries a relation's source into its destination): their relations all lead away from
+// the target, as acm's paper -> subject does without its reverse.
+std::vector<std::string> unreached_types(const RgcnGraph& g, int target, int layers) {
+  std::vector<char> reached(static_cast<std::size_t>(g.num_vertex_types()), 0);
+  reached[static_cast<std::size_t>(target)] = 1;
+  for (int layer = 0; layer < layers; ++layer) {
+    std::vector<char> next = reached;
+    for (int r = 0; r < g.num_relations(); ++r)
+      if (reached[static_cast<std::size_t>(g.relation_dst(r))] != 0) next[static_cast<std::size_t>(g.relation_src(r))] = 1;
+    reached = std::move(next);
+  }
+  std::vector<std::string> names;
+  for (int t = 0; t < g.num_vertex_types(); ++t)
+    if (reached[static_cast<std::size_t>(t)] == 0) names.push_back(g.vertex_type_name(t));
+  return names;
+}
+
+// Says, once per job, which types the model cannot hear from and how to let them in.
+void warn_unreached_types(const RgcnProblem& p, int layers) {
+  const std::vector<std::string> names = unreached_types(*p.graph, p.target, layers);
+  if (names.empty() || p.comm->rank() != 0) return;
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
+  log_warning(fmt::format("R-GCN: within {} layer{} no relation carries the vertex type{} {} to '{}' (the relations "
+                          "point away from it), so {} unused; the reverse relations let {} in "
+                          "(--add-reverse-relations of halo-train or of halo-convert ogb)",
+                          layers, layers == 1 ? "" : "s", names.size() == 1 ? "" : "s", list,
+                          p.graph->vertex_type_name(p.target), names.size() == 1 ? "its input goes" : "their inputs go",
+                          names.size() == 1 ? "it" : "them"));
+}
+
 // What R-GCN training refuses on every device (UnsupportedError naming it).
 void check_input_settings(const TrainConfig& c) {
   if (c.boundary_sample_rate < 1.0 || c.precompute_first_aggregation)
@@ -141,6 +173,7 @@ TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfi
                                 const TrainConfig& config, const EpochCallback& on_epoch) {
   ThreadScope threads(config.threads);
   kernels::reset_tensor_peak_bytes(config.device);
+  warn_unreached_types(problem, model_config.layers);
   RgcnModelConfig settings = model_config;
   settings.table_stream_budget = table_stream_budget(problem, model_config, config);
   auto make = [&](std::uint64_t seed) {
