@@ -9,6 +9,8 @@
 #include <tuple>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "datasets/detail/csv_numbers.hpp"
 #include "datasets/detail/csv_table.hpp"
 #include "datasets/detail/gzip_reader.hpp"
@@ -200,7 +202,7 @@ Dataset read_ogb_hetero(OgbSettings& s) {
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   log_info("read_ogb: '" + s.meta.name + "': " + std::to_string(ds.hetero.num_vertex_types()) + " vertex types, " +
            std::to_string(ds.hetero.num_relations()) + " relations, " + std::to_string(ds.hetero.total_edges()) +
-           " CSR entries, target '" + target + "' (" + std::to_string(seconds) + " s)");
+           " CSR entries, target '" + target + "' (" + fmt::format("{:.2f}", seconds) + " s)");
   return ds;
 }
 

@@ -8,6 +8,8 @@
 #include <optional>
 #include <system_error>
 
+#include <fmt/format.h>
+
 #include "datasets/detail/csv_numbers.hpp"
 #include "datasets/detail/gzip_reader.hpp"
 #include "datasets/detail/ogb_common.hpp"
@@ -103,7 +105,7 @@ Dataset read_homogeneous(detail::OgbSettings& s) {
   log_info("read_ogb: '" + s.meta.name + "': " + std::to_string(n) + " vertices, " +
            std::to_string(ds.graph.num_edges()) + " CSR entries from " + std::to_string(num_edges) +
            " stored edges, " + std::to_string(ds.node_types[0].features.cols()) + " features (" +
-           std::to_string(seconds) + " s)");
+           fmt::format("{:.2f}", seconds) + " s)");
   return ds;
 }
 

@@ -264,7 +264,7 @@ PartitionDirInfo PartitionDirWriter::write(const datasets::Dataset& ds, const Pa
     start = Clock::now();
     info.parts.push_back(write_part(out_, ds, g, result.parts, plan, local));
     spent.write_seconds += seconds_since(start);
-    log_info(fmt::format("part {}/{}: {} owned, {} halo, {} edges, {:.1f} MiB", p + 1, num_parts, local.num_owned,
+    log_info(fmt::format("part {} of {}: {} owned, {} halo, {} edges, {:.1f} MiB", p, num_parts, local.num_owned,
                          local.num_halo, info.quality.parts[static_cast<std::size_t>(p)].edges,
                          static_cast<double>(info.parts.back().total_bytes()) / (1 << 20)));
   }

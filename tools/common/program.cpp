@@ -3,6 +3,9 @@
 
 #include <sys/resource.h>
 
+#include <CLI/CLI.hpp>
+
+#include <cctype>
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -14,15 +17,68 @@
 
 namespace halo::tools {
 
+namespace {
+
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+// True for a C++ function or type name as the library prefixes its messages with: a qualified
+// name, or one holding an underscore or an inner capital ("read_ogb", "RgcnModel", "a::b"); plain
+// words ("acm", "train", "rank 0 of 2") are not.
+bool looks_like_code_name(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) != 0) return false;
+  bool code = false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == ':') {
+      if (i + 1 >= name.size() || name[i + 1] != ':') return false;
+      code = true;
+      ++i;
+    } else if (!identifier_char(c)) {
+      return false;
+    } else if (c == '_' || (i > 0 && std::isupper(static_cast<unsigned char>(c)) != 0)) {
+      code = true;
+    }
+  }
+  return code;
+}
+
+}  // namespace
+
+std::string user_message(const std::string& what) {
+  std::string text;
+  for (const char c : what) {
+    if (c == '\n') {
+      if (!text.empty() && text.back() != ' ') text += "; ";
+    } else {
+      text += c;
+    }
+  }
+  while (!text.empty() && (text.back() == ' ' || text.back() == ';')) text.pop_back();
+  const std::size_t colon = text.find(": ");
+  if (colon != std::string::npos && looks_like_code_name(text.substr(0, colon))) text.erase(0, colon + 2);
+  return text;
+}
+
+int parse_command_line(CLI::App& app, const std::string& program, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+    return -1;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "%s: error: %s (see --help)\n", program.c_str(), user_message(e.what()).c_str());
+    return exit_usage;
+  }
+}
+
 int run_program(const std::string& program, const std::function<int()>& body) {
   try {
     return body();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "%s: error: out of memory\n", program.c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), user_message(e.what()).c_str());
   }
-  return 1;
+  return exit_failure;
 }
 
 void configure_logging(bool quiet, bool verbose) {

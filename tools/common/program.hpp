@@ -10,10 +10,28 @@
 
 #include <nlohmann/json.hpp>
 
+namespace CLI {
+class App;
+}
+
 namespace halo::tools {
 
-// Runs `body` and returns its exit code; any exception becomes "PROGRAM: error: WHAT" on stderr
-// and exit code 1.
+// The exit codes of every halo program (README's table).
+constexpr int exit_ok = 0;
+constexpr int exit_failure = 1;  // the work failed: bad data, a refused setting, I/O, out of memory
+constexpr int exit_usage = 2;    // the command line is wrong: an unknown flag, a missing or bad value
+
+// Parses the command line into `app`. Returns -1 when the program should go on, else the code to
+// exit with: 0 after printing the help (--help), exit_usage after printing
+// "PROGRAM: error: WHAT (see --help)" as one line on stderr.
+int parse_command_line(CLI::App& app, const std::string& program, int argc, char** argv);
+
+// An error as a program prints it: one line (line breaks become "; "), without the name of the
+// library function that raised it ("read_ogb: ", "RgcnModel: ", "dist::x: ").
+std::string user_message(const std::string& what);
+
+// Runs `body` and returns its exit code; any exception becomes "PROGRAM: error: WHAT" (WHAT as
+// user_message gives it) on stderr and exit_failure.
 int run_program(const std::string& program, const std::function<int()>& body);
 
 // Routes the library's log messages to stderr: progress and stage messages unless `quiet`,

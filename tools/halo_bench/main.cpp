@@ -66,11 +66,7 @@ int main(int argc, char** argv) {
   isub->add_option("files", inflate.files, "(Gzipped) files")->required()->check(CLI::ExistingFile);
   isub->add_option("--json", inflate.json, "Write the results as JSON to FILE ('-' = stdout)");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (const int code = parse_command_line(app, "halo-bench", argc, argv); code >= 0) return code;
   configure_logging(quiet, false);
   return run_program("halo-bench", [&] {
     if (gsub->parsed()) return run_gpu_spmm_bench(gpu_spmm);

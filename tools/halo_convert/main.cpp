@@ -22,11 +22,7 @@ int main(int argc, char** argv) {
   InfoCommand info;
   add_info_command(app, info);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (const int code = parse_command_line(app, "halo-convert", argc, argv); code >= 0) return code;
   configure_logging(quiet, verbose);
   return run_program("halo-convert", [&] {
     if (app.got_subcommand("ogb")) return run_ogb_command(ogb);

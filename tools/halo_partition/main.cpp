@@ -22,11 +22,7 @@ int run_form(const char* name, const char* description, int argc, char** argv, A
   app.add_flag("-v,--verbose", verbose, "Print debug messages");
   Command command;
   add(app, command);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (const int code = halo::tools::parse_command_line(app, "halo-partition", argc, argv); code >= 0) return code;
   halo::tools::configure_logging(quiet, verbose);
   return halo::tools::run_program("halo-partition", [&] { return run(command); });
 }

@@ -142,17 +142,9 @@ int train_partitions_on_gpus(TrainOptions& options, train::dist::Communicator& w
 int main(int argc, char** argv) {
   CLI::App app{"halo-train: full-graph training of GCN, GraphSAGE and R-GCN models on a halo dataset directory, or "
                "on a partition directory with one MPI rank per part (on the CPU, or one GPU per rank over NCCL)"};
-  // One line on stderr for every bad command line, as for every other failure.
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return std::string("halo-train: error: ") + e.what() + " (see --help)\n";
-  });
   TrainOptions options;
   add_train_options(app, options);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (const int code = parse_command_line(app, "halo-train", argc, argv); code >= 0) return code;
   configure_logging(options.quiet, options.verbose);
   std::unique_ptr<train::dist::MpiSession> mpi;
   bool agreed_failure = false;

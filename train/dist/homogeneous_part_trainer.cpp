@@ -42,11 +42,7 @@ TrainSummary train_homogeneous_part(const std::string& partition_dir, Communicat
                                     const TrainConfig& config, const EpochCallback& on_epoch) {
   const auto start = std::chrono::steady_clock::now();
   const partition::PartitionDirInfo info = partition::read_partition_info(partition_dir);
-  if (info.num_parts != comm.size()) {
-    throw InvalidArgument(fmt::format("partition {} has {} parts but {} ranks are running: start it with mpirun -np {}",
-                                      partition_dir, info.num_parts, comm.size(), info.num_parts));
-  }
-  const partition::Part part = partition::read_part(partition_dir, comm.rank(), {true});
+  const partition::Part part = read_rank_part(partition_dir, info, comm);
   const datasets::NodeType& target = target_rows(part, partition_dir);
   HaloExchange exchange(part.graph, comm);
   GraphOperators operators = build_part_operators(part.graph, model.kind, exchange, config.device);

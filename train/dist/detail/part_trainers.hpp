@@ -5,12 +5,19 @@
 
 #include <string>
 
+#include "partition/partition_dir.hpp"
 #include "train/dist/communicator.hpp"
 #include "train/models/model_config.hpp"
 #include "train/models/rgcn_model.hpp"
 #include "train/trainer.hpp"
 
 namespace halo::train::dist::detail {
+
+// This rank's part of the partition `info` describes, its files checked against their sizes and
+// CRC-32s; refuses (InvalidArgument, with the mpirun line to use) a partition whose part count
+// is not the number of ranks running.
+partition::Part read_rank_part(const std::string& partition_dir, const partition::PartitionDirInfo& info,
+                               const Communicator& comm);
 
 // A partition of a homogeneous dataset (model kind gcn or sage).
 TrainSummary train_homogeneous_part(const std::string& partition_dir, Communicator& comm, const ModelConfig& model,
