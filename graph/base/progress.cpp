@@ -35,10 +35,14 @@ void Progress::advance(std::int64_t amount) {
   if (!next_report_ns_.compare_exchange_strong(next, now_ns + static_cast<std::int64_t>(interval_ * 1e9))) return;
   std::lock_guard<std::mutex> lock(report_mutex_);
   reported_ = true;
-  char line[96];
-  if (total_ > 0)
-    std::snprintf(line, sizeof line, ": %.0f%% (%.1f s)", 100.0 * static_cast<double>(done) / static_cast<double>(total_),
-                  static_cast<double>(now_ns) * 1e-9);
+  char line[128];
+  const double seconds = static_cast<double>(now_ns) * 1e-9;
+  const double fraction = total_ > 0 ? static_cast<double>(done) / static_cast<double>(total_) : 0.0;
+  if (fraction > 0.0 && fraction < 1.0)
+    std::snprintf(line, sizeof line, ": %.0f%% (%.1f s, about %.0f s left)", 100.0 * fraction, seconds,
+                  seconds * (1.0 - fraction) / fraction + 0.5);
+  else if (total_ > 0)
+    std::snprintf(line, sizeof line, ": %.0f%% (%.1f s)", 100.0 * fraction, seconds);
   else
     std::snprintf(line, sizeof line, ": %lld (%.1f s)", static_cast<long long>(done), static_cast<double>(now_ns) * 1e-9);
   log_info(task_ + line);

@@ -1,5 +1,5 @@
 // Progress of a long task, reported through the logger (graph/base/log.hpp) at most once every
-// `interval` seconds, as "task: 42% (1.2 s)". Thread-safe advance(); silent when the logger drops
+// `interval` seconds, as "task: 42% (1.2 s, about 2 s left)". Thread-safe advance(); silent when the logger drops
 // info messages.
 #pragma once
 

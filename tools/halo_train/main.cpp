@@ -25,6 +25,7 @@
 #include "kernels/device.hpp"
 #include "kernels/tensor.hpp"
 #include "partition/partition_dir.hpp"
+#include "tools/common/eta.hpp"
 #include "tools/common/folder_hints.hpp"
 #include "tools/common/program.hpp"
 #include "tools/halo_train/options.hpp"
@@ -95,7 +96,10 @@ int train_dataset(const TrainOptions& options) {
   datasets::Dataset ds = datasets::read_dataset_dir(options.dataset);
   if (options.add_reverse_relations) add_reverse_relations(ds);
   const int runs = options.train.runs;
-  const auto progress = [&](int run, const train::EpochRecord& record) { log_info(format_epoch_line(run, runs, record)); };
+  RunEta eta(options.train.epochs, runs);
+  const auto progress = [&](int run, const train::EpochRecord& record) {
+    log_info(format_epoch_line(run, runs, record) + eta.after(run, record.epoch, record.time_s));
+  };
   const train::TrainSummary summary = train::train(ds, options.model, options.train, progress);
   log_info(format_summary_line(summary));
   if (!options.json.empty())
@@ -110,8 +114,9 @@ int train_partitions(const TrainOptions& options, train::dist::Communicator& com
   const bool reporter = comm.rank() == 0;
   if (!reporter) configure_logging(true, false);  // peers print only warnings and errors
   const int runs = options.train.runs;
+  RunEta eta(options.train.epochs, runs);
   const auto progress = [&](int run, const train::EpochRecord& record) {
-    if (reporter) log_info(format_epoch_line(run, runs, record));
+    if (reporter) log_info(format_epoch_line(run, runs, record) + eta.after(run, record.epoch, record.time_s));
   };
   const train::TrainSummary summary = train::train(options.partitions, comm, options.model, options.train, progress);
   log_info(format_summary_line(summary));
