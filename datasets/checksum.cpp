@@ -71,4 +71,17 @@ std::string buffer_checksum(const void* data, std::size_t bytes) { return crc32_
 
 std::string file_checksum(const std::string& path) { return crc32_hex(crc32_of_file(path)); }
 
+std::uint32_t crc32c_of(const void* data, std::size_t bytes) {
+  // ISA-L's iSCSI CRC takes and returns the register without the final inversions.
+  std::uint32_t crc = 0xffffffffu;
+  const auto* p = static_cast<const unsigned char*>(data);
+  while (bytes > 0) {
+    const auto n = static_cast<int>(std::min<std::size_t>(bytes, 1u << 30));
+    crc = crc32_iscsi(const_cast<unsigned char*>(p), n, crc);
+    p += n;
+    bytes -= static_cast<std::size_t>(n);
+  }
+  return ~crc;
+}
+
 }  // namespace halo::datasets

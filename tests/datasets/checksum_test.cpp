@@ -1,5 +1,6 @@
 // Tests of datasets/checksum.*: zlib-compatible CRC-32 against a bit-by-bit reference, across
-// chunk boundaries and thread counts, for buffers and files.
+// chunk boundaries and thread counts, for buffers and files; CRC-32C against its check value and
+// the same reference.
 #include "datasets/checksum.hpp"
 
 #include <catch2/catch.hpp>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "graph/base/error.hpp"
+#include "tests/reference/naive_crc.hpp"
 #include "tests/support/test_paths.hpp"
 #include "tests/support/thread_count.hpp"
 
@@ -17,14 +19,8 @@ using namespace halo::datasets;
 
 namespace {
 
-// The textbook reflected CRC-32 (polynomial 0xEDB88320), one bit at a time.
 std::uint32_t naive_crc32(const std::vector<unsigned char>& bytes) {
-  std::uint32_t crc = 0xffffffffu;
-  for (unsigned char b : bytes) {
-    crc ^= b;
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-  }
-  return crc ^ 0xffffffffu;
+  return test::naive_crc(bytes.data(), bytes.size(), test::crc32_polynomial);
 }
 
 // Deterministic, non-repeating-looking bytes (a 64-bit LCG's high byte).
@@ -55,6 +51,16 @@ TEST_CASE("crc32_of over many chunks equals a bit-by-bit CRC for any thread coun
   for (int threads : {1, 2, 3}) {
     const halo::test::ThreadCount scope(threads);
     CHECK(crc32_of(bytes.data(), bytes.size()) == expected);
+  }
+}
+
+TEST_CASE("crc32c_of matches CRC-32C's check value and a bit-by-bit reference", "[checksum]") {
+  const std::string check = "123456789";
+  CHECK(crc32c_of(check.data(), check.size()) == 0xe3069283u);
+  CHECK(crc32c_of(nullptr, 0) == 0u);
+  for (const std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{4096} + 3, std::size_t{1} << 20}) {
+    const std::vector<unsigned char> bytes = pseudo_random_bytes(n);
+    CHECK(crc32c_of(bytes.data(), n) == test::naive_crc(bytes.data(), n, test::crc32c_polynomial));
   }
 }
 

@@ -28,6 +28,7 @@
 #include "tools/common/eta.hpp"
 #include "tools/common/folder_hints.hpp"
 #include "tools/common/program.hpp"
+#include "tools/halo_train/curves.hpp"
 #include "tools/halo_train/options.hpp"
 #include "tools/halo_train/report.hpp"
 #include "train/dist/mpi_communicator.hpp"
@@ -97,8 +98,11 @@ int train_dataset(const TrainOptions& options) {
   if (options.add_reverse_relations) add_reverse_relations(ds);
   const int runs = options.train.runs;
   RunEta eta(options.train.epochs, runs);
+  std::unique_ptr<TrainingCurves> curves;
+  if (!options.tensorboard.empty()) curves = std::make_unique<TrainingCurves>(options.tensorboard);
   const auto progress = [&](int run, const train::EpochRecord& record) {
     log_info(format_epoch_line(run, runs, record) + eta.after(run, record.epoch, record.time_s));
+    if (curves) curves->add(run, record);
   };
   const train::TrainSummary summary = train::train(ds, options.model, options.train, progress);
   log_info(format_summary_line(summary));
@@ -115,8 +119,12 @@ int train_partitions(const TrainOptions& options, train::dist::Communicator& com
   if (!reporter) configure_logging(true, false);  // peers print only warnings and errors
   const int runs = options.train.runs;
   RunEta eta(options.train.epochs, runs);
+  std::unique_ptr<TrainingCurves> curves;
+  if (reporter && !options.tensorboard.empty()) curves = std::make_unique<TrainingCurves>(options.tensorboard);
   const auto progress = [&](int run, const train::EpochRecord& record) {
-    if (reporter) log_info(format_epoch_line(run, runs, record) + eta.after(run, record.epoch, record.time_s));
+    if (!reporter) return;
+    log_info(format_epoch_line(run, runs, record) + eta.after(run, record.epoch, record.time_s));
+    if (curves) curves->add(run, record);
   };
   const train::TrainSummary summary = train::train(options.partitions, comm, options.model, options.train, progress);
   log_info(format_summary_line(summary));

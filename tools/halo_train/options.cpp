@@ -172,6 +172,9 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--threads", t.threads, "OpenMP threads (0 = OMP_NUM_THREADS, else the cores this rank may use: its affinity mask shared among the ranks on this node, at most the idle ones when alone; -v says which)")
       ->capture_default_str()
       ->check(CLI::Range(0, 4096));
+  app.add_option("--tensorboard", o.tensorboard,
+                 "Write each run's per-epoch loss, accuracies, times and traffic as TensorBoard curves in DIR/run-R "
+                 "(rank 0)");
   app.add_option("--device", o.device, "cpu or cuda[:N]")->capture_default_str();
   app.add_option("--checkpoint", t.checkpoint_dir, "Save checkpoints to DIR (one sub-directory per run)");
   app.add_option("--checkpoint-every", t.checkpoint_every, "Checkpoint every k epochs (0 = when a run ends)")
@@ -246,6 +249,7 @@ nlohmann::json describe_settings(const TrainOptions& o) {
               {"seed", t.seed},
               {"normalize-features", t.normalize_features},
               {"threads", t.threads},
+              {"tensorboard", o.tensorboard},
               {"device", o.device},
               {"checkpoint", t.checkpoint_dir},
               {"checkpoint-every", t.checkpoint_every},

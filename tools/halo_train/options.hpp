@@ -27,6 +27,7 @@ struct TrainOptions {
   std::string memory_limit;  // "8G", "512M", bytes; empty = none
   std::string feature_memory_budget;  // the same forms; empty = the memory plan decides
   std::string json;
+  std::string tensorboard;  // folder of TensorBoard event files (one sub-folder per run); empty = none
   bool quiet = false;
   bool verbose = false;
 };
