@@ -2,6 +2,7 @@
 // their state kept per parameter name.
 #include "train/optimizer.hpp"
 
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -128,7 +129,8 @@ class Sgd : public Optimizer {
 }  // namespace
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& c) {
-  HALO_EXPECTS(c.lr > 0, "make_optimizer: lr must be positive, got " + std::to_string(c.lr));
+  HALO_EXPECTS(c.lr > 0 && std::isfinite(c.lr),
+               "make_optimizer: lr must be positive and finite, got " + std::to_string(c.lr));
   if (c.kind == "adam" || c.kind == "adamw") {
     HALO_EXPECTS(c.beta1 >= 0 && c.beta1 < 1 && c.beta2 >= 0 && c.beta2 < 1,
                  "make_optimizer: betas must be in [0, 1), got " + std::to_string(c.beta1) + " and " +

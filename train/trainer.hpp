@@ -42,6 +42,7 @@ struct TrainConfig {
   std::string checkpoint_dir;          // empty = no checkpoints
   int checkpoint_every = 0;            // save every k epochs (and when a run ends); 0 = only when a run ends
   bool resume = false;                 // continue from checkpoint_dir's checkpoints where they exist
+  bool allow_nonfinite = false;        // go on when the training loss is NaN or infinite (else stop, naming the epoch)
   std::int64_t memory_limit = 0;       // bytes; 0 = only the available memory (a GPU's own) bounds the plan
   int threads = 0;                     // OpenMP threads during train(); 0 = leave the current setting
   double boundary_sample_rate = 1.0;   // BNS-GCN: halo vertices kept per training epoch (distributed runs)

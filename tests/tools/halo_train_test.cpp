@@ -130,6 +130,11 @@ TEST_CASE("halo-train rejects bad input with one line on stderr", "[tools]") {
   SECTION("a bad memory limit") {
     check_one_line_error(halo::test::run_program("halo-train", "--dataset x --memory-limit 12X", scratch), "12X");
   }
+  SECTION("a --json file in a folder that does not exist, refused before any work") {
+    const Result r = halo::test::run_program("halo-train", "--dataset x --json " + (scratch / "none/out.json"), scratch);
+    CHECK(r.exit_code == 2);
+    check_one_line_error(r, "no folder " + (scratch / "none"));
+  }
 }
 
 TEST_CASE("halo-train refuses a run over --memory-limit with the memory plan's numbers", "[tools]") {
@@ -343,4 +348,18 @@ TEST_CASE("halo-train --add-reverse-relations lets every type reach the labelled
   check_one_line_error(
       halo::test::run_program("halo-train", "--dataset " + (scratch / "sbm") + " --add-reverse-relations", scratch),
       "is homogeneous");
+}
+
+TEST_CASE("halo-train refuses a learning rate that is not finite, and stops a run that diverges", "[tools]") {
+  ScratchDir scratch;
+  const std::string data = make_dataset(scratch);
+  const Result inf = halo::test::run_program("halo-train", "--dataset " + data + " --lr inf", scratch);
+  CHECK(inf.exit_code == 2);
+  check_one_line_error(inf, "--lr: must be a finite number, got inf");
+  const Result diverged = halo::test::run_program("halo-train", "--dataset " + data + " --lr 1e30 --epochs 5 -q", scratch);
+  CHECK(diverged.exit_code == 1);
+  check_one_line_error(diverged, "diverged: the training loss of epoch");
+  const Result told = halo::test::run_program(
+      "halo-train", "--dataset " + data + " --lr 1e30 --epochs 5 -q --allow-nonfinite", scratch);
+  CHECK(told.exit_code == 0);
 }

@@ -3,6 +3,7 @@
 #include "train/optimizer.hpp"
 
 #include <catch2/catch.hpp>
+#include <limits>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -156,6 +157,8 @@ TEST_CASE("make_optimizer refuses unknown kinds and out-of-range settings", "[tr
   OptimizerConfig c = config_of("adam");
   c.lr = 0.0f;
   CHECK_THROWS_AS(make_optimizer(c), InvalidArgument);
+  c.lr = std::numeric_limits<float>::infinity();
+  CHECK_THROWS_WITH(make_optimizer(c), Catch::Contains("positive and finite"));
   c = config_of("adam");
   c.beta2 = 1.0f;
   CHECK_THROWS_AS(make_optimizer(c), InvalidArgument);

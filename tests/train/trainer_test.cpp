@@ -160,6 +160,20 @@ TEST_CASE("train stops at the first epoch whose validation loss exceeds the wind
   }
 }
 
+TEST_CASE("train stops a run whose training loss is no longer finite, naming the epoch, unless told to go on",
+          "[train]") {
+  const halo::datasets::Dataset ds = small_sbm();
+  TrainConfig config = short_training(6);
+  config.optimizer.lr = 1e30f;
+  CHECK_THROWS_WITH(train(ds, small_gcn(), config),
+                    Catch::Contains("run 0 diverged: the training loss of epoch") &&
+                        Catch::Contains("no checkpoint of it was written") && Catch::Contains("--allow-nonfinite"));
+  config.allow_nonfinite = true;
+  const TrainSummary s = train(ds, small_gcn(), config);
+  REQUIRE(s.runs.at(0).epochs.size() == 6);
+  CHECK_FALSE(std::isfinite(s.runs[0].epochs.back().loss));
+}
+
 TEST_CASE("train refuses datasets it cannot train on and bad settings", "[train]") {
   const ModelConfig model = small_gcn();
   SECTION("no features") {

@@ -2,12 +2,14 @@
 #include "tools/common/program.hpp"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include <cctype>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -57,6 +59,22 @@ std::string user_message(const std::string& what) {
   const std::size_t colon = text.find(": ");
   if (colon != std::string::npos && looks_like_code_name(text.substr(0, colon))) text.erase(0, colon + 2);
   return text;
+}
+
+CLI::Validator writable_output_file() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        if (path == "-") return std::string();
+        std::error_code ec;
+        if (std::filesystem::is_directory(path, ec)) return path + " is a folder, not a file";
+        const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+        const std::string dir = folder.empty() ? std::string(".") : folder.string();
+        if (!std::filesystem::is_directory(dir, ec)) return "no folder " + dir + " to write " + path + " in";
+        if (access(dir.c_str(), W_OK) != 0) return "cannot write in " + dir;
+        if (std::filesystem::exists(path, ec) && access(path.c_str(), W_OK) != 0) return "cannot replace " + path;
+        return std::string();
+      },
+      "FILE");
 }
 
 int parse_command_line(CLI::App& app, const std::string& program, int argc, char** argv) {

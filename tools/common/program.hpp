@@ -12,6 +12,7 @@
 
 namespace CLI {
 class App;
+class Validator;
 }
 
 namespace halo::tools {
@@ -20,6 +21,11 @@ namespace halo::tools {
 constexpr int exit_ok = 0;
 constexpr int exit_failure = 1;  // the work failed: bad data, a refused setting, I/O, out of memory
 constexpr int exit_usage = 2;    // the command line is wrong: an unknown flag, a missing or bad value
+
+// A check for an output FILE option (--json), run when the command line is parsed, so that a
+// path that cannot be written is refused before any work: "-" (stdout), or a file whose folder
+// exists and may be written (and which, when it exists, may be replaced).
+CLI::Validator writable_output_file();
 
 // Parses the command line into `app`. Returns -1 when the program should go on, else the code to
 // exit with: 0 after printing the help (--help), exit_usage after printing

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   sub->add_option("--widths", spmm.widths, "Feature widths")->delimiter(',')->capture_default_str();
   sub->add_option("--repeat", spmm.repeat, "Timed repetitions per width (the median is reported)")
       ->capture_default_str();
-  sub->add_option("--json", spmm.json, "Write the results as JSON to FILE ('-' = stdout)");
+  sub->add_option("--json", spmm.json, "Write the results as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 
   GpuSpmmBench gpu_spmm;
   CLI::App* gsub = app.add_subcommand("gpu-spmm", "Time halo's SpMM kernel and cuSPARSE on the GPU at several widths");
@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   gsub->add_option("--repeat", gpu_spmm.repeat, "Timed repetitions per width (the median is reported)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  gsub->add_option("--json", gpu_spmm.json, "Write the results as JSON to FILE ('-' = stdout)");
+  gsub->add_option("--json", gpu_spmm.json, "Write the results as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 
   GpuGcnBench gpu_gcn;
   CLI::App* csub = app.add_subcommand("gpu-gcn", "Time full-graph GCN training epochs on the GPU");
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   csub->add_option("--hidden", gpu_gcn.hidden, "Hidden width")->capture_default_str()->check(CLI::PositiveNumber);
   csub->add_option("--dropout", gpu_gcn.dropout, "Dropout after each hidden layer")->capture_default_str();
   csub->add_option("--epochs", gpu_gcn.epochs, "Epochs (the first is not timed)")->capture_default_str();
-  csub->add_option("--json", gpu_gcn.json, "Write the results as JSON to FILE ('-' = stdout)");
+  csub->add_option("--json", gpu_gcn.json, "Write the results as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 
   GpuFeatureStreamingBench streaming;
   CLI::App* fsub = app.add_subcommand("gpu-feature-streaming",
@@ -59,12 +59,12 @@ int main(int argc, char** argv) {
   fsub->add_option("--train-features", streaming.train_features, "Features of the training graph")
       ->capture_default_str();
   fsub->add_option("--epochs", streaming.epochs, "Training epochs per run")->capture_default_str();
-  fsub->add_option("--json", streaming.json, "Write the results as JSON to FILE ('-' = stdout)");
+  fsub->add_option("--json", streaming.json, "Write the results as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 
   InflateBench inflate;
   CLI::App* isub = app.add_subcommand("inflate", "Decompress files at once, one thread each, and discard the text");
   isub->add_option("files", inflate.files, "(Gzipped) files")->required()->check(CLI::ExistingFile);
-  isub->add_option("--json", inflate.json, "Write the results as JSON to FILE ('-' = stdout)");
+  isub->add_option("--json", inflate.json, "Write the results as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 
   if (const int code = parse_command_line(app, "halo-bench", argc, argv); code >= 0) return code;
   configure_logging(quiet, false);

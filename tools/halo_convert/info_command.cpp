@@ -14,7 +14,7 @@ namespace halo::tools {
 void add_info_command(CLI::App& app, InfoCommand& c) {
   CLI::App* sub = app.add_subcommand("info", "Describe a halo dataset directory");
   sub->add_option("directory", c.directory, "Dataset directory written by halo-convert")->required()->check(CLI::ExistingDirectory);
-  sub->add_option("--json", c.json, "Write the summary as JSON to FILE ('-' = stdout, instead of the text)");
+  sub->add_option("--json", c.json, "Write the summary as JSON to FILE ('-' = stdout, instead of the text)")->check(writable_output_file());
   sub->add_flag("--verify", c.verify, "Check every file's CRC-32, not only its size");
 }
 

@@ -28,7 +28,7 @@ void add_ogb_command(CLI::App& app, OgbCommand& c) {
   sub->add_flag("--to-undirected", c.to_undirected, "Symmetrise and drop duplicate edges (OGB baselines' to_symmetric)");
   sub->add_flag("--add-reverse-relations", c.add_reverse_relations, "Heterogeneous: add a reverse relation for every relation");
   sub->add_flag("--force", c.force, "Replace the output directory if it exists");
-  sub->add_option("--json", c.json, "Write the dataset summary as JSON to FILE ('-' = stdout)");
+  sub->add_option("--json", c.json, "Write the dataset summary as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 }
 
 int run_ogb_command(const OgbCommand& c) {

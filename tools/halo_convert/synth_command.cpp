@@ -30,7 +30,7 @@ void add_synth_command(CLI::App& app, SynthCommand& c) {
       ->capture_default_str()
       ->check(CLI::IsMember({"halo", "ogb"}));
   sub->add_flag("--force", c.force, "Replace the output directory if it exists");
-  sub->add_option("--json", c.json, "Write the dataset summary as JSON to FILE ('-' = stdout)");
+  sub->add_option("--json", c.json, "Write the dataset summary as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 }
 
 int run_synth_command(const SynthCommand& c) {

@@ -14,7 +14,7 @@ namespace halo::tools {
 
 void add_partition_info_options(CLI::App& app, PartitionInfoCommand& c) {
   app.add_option("directory", c.directory, "Partition directory written by halo-partition")->required();
-  app.add_option("--json", c.json, "Write the report as JSON to FILE ('-' = stdout, instead of the text)");
+  app.add_option("--json", c.json, "Write the report as JSON to FILE ('-' = stdout, instead of the text)")->check(writable_output_file());
   app.add_flag("--verify", c.verify, "Open every part and check its files' CRC-32, not only the report");
 }
 

@@ -31,7 +31,7 @@ void add_partition_options(CLI::App& app, PartitionCommand& c) {
   app.add_option("-o,--output", c.output, "Partition directory to write")->required();
   app.add_flag("--force", c.force, "Replace the output directory if it exists");
   app.add_flag("--no-verify", c.no_verify, "Skip the dataset's CRC-32 check (sizes are still checked)");
-  app.add_option("--json", c.json, "Write the report and stage timings as JSON to FILE ('-' = stdout, instead of the text)");
+  app.add_option("--json", c.json, "Write the report and stage timings as JSON to FILE ('-' = stdout, instead of the text)")->check(writable_output_file());
 }
 
 int run_partition_command(const PartitionCommand& c) {

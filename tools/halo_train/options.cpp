@@ -1,7 +1,9 @@
 // halo-train's flags, the JSON --config reader, and their translation into trainer configs.
 #include "tools/halo_train/options.hpp"
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <memory>
 
 #include <CLI/CLI.hpp>
@@ -9,6 +11,7 @@
 
 #include "graph/base/error.hpp"
 #include "kernels/device.hpp"
+#include "tools/common/program.hpp"
 #include "train/memory_plan.hpp"
 #include "train/run_tracker.hpp"
 
@@ -88,12 +91,15 @@ class JsonConfig : public CLI::Config {
 };
 
 // Validators whose messages read "must be positive, got -1" (CLI11's own print the whole range
-// of double).
+// of double); infinities and NaN are refused as well.
 CLI::Validator number_above(double bound, bool inclusive, const std::string& name) {
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         double v = 0;
         if (!CLI::detail::lexical_cast(text, v)) return "not a number: " + text;
+        // A float setting must also fit a float: inf, nan and 1e39 do not.
+        if (!std::isfinite(v) || std::fabs(v) > std::numeric_limits<float>::max())
+          return "must be a finite number, got " + text;
         const bool ok = inclusive ? v >= bound : v > bound;
         return ok ? std::string() : "must be " + std::string(inclusive ? "non-negative" : "positive") + ", got " + text;
       },
@@ -172,6 +178,8 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--threads", t.threads, "OpenMP threads (0 = OMP_NUM_THREADS, else the cores this rank may use: its affinity mask shared among the ranks on this node, at most the idle ones when alone; -v says which)")
       ->capture_default_str()
       ->check(CLI::Range(0, 4096));
+  app.add_flag("--allow-nonfinite", t.allow_nonfinite,
+               "Go on training when the loss becomes NaN or infinite (by default the run stops with an error)");
   app.add_option("--tensorboard", o.tensorboard,
                  "Write each run's per-epoch loss, accuracies, times and traffic as TensorBoard curves in DIR/run-R "
                  "(rank 0)");
@@ -189,7 +197,7 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
                  "memory plan does not fit");
   app.add_flag("--precompute-first-aggregation", t.precompute_first_aggregation,
                "Compute Â·X once before training so the first layer needs no SpMM (needs --input-dropout 0)");
-  app.add_option("--json", o.json, "Write the summary as JSON to FILE ('-' = stdout)");
+  app.add_option("--json", o.json, "Write the summary as JSON to FILE ('-' = stdout)")->check(writable_output_file());
   app.add_flag("-q,--quiet", o.quiet, "Print only warnings and errors");
   app.add_flag("-v,--verbose", o.verbose, "Print debug messages (the memory plan table)");
 
@@ -250,6 +258,7 @@ nlohmann::json describe_settings(const TrainOptions& o) {
               {"normalize-features", t.normalize_features},
               {"threads", t.threads},
               {"tensorboard", o.tensorboard},
+              {"allow-nonfinite", t.allow_nonfinite},
               {"device", o.device},
               {"checkpoint", t.checkpoint_dir},
               {"checkpoint-every", t.checkpoint_every},

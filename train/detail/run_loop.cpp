@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -225,6 +226,19 @@ RunResult finish_run(RunResult result, const RunTracker& tracker) {
   return result;
 }
 
+// A run whose training loss is no longer finite: its weights are lost, so stop with what was
+// kept and what to change.
+[[noreturn]] void throw_diverged(const LoopContext& c, int run, int epoch, double loss, int last_saved) {
+  const std::string kept =
+      last_saved > 0 ? fmt::format("its last checkpoint, of epoch {}, is in {}", last_saved,
+                                   checkpoint_path(c.config.checkpoint_dir, run))
+                     : std::string("no checkpoint of it was written");
+  throw InvalidArgument(fmt::format("run {} diverged: the training loss of epoch {} is {}; {}. Lower the learning rate "
+                                    "(--lr {} now), or pass --allow-nonfinite to go on",
+                                    run, epoch, std::isnan(loss) ? std::string("NaN") : fmt::format("{}", loss), kept,
+                                    c.config.optimizer.lr));
+}
+
 RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback& on_epoch) {
   const TrainConfig& cfg = c.config;
   RunResult result;
@@ -268,10 +282,13 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
     c.comm.barrier();
     log_debug(fmt::format("run {}: checkpoint of epoch {} saved in {:.3f} s", run, epoch, seconds_since(start)));
   };
+  int last_saved = result.resumed ? first_epoch - 1 : 0;
   for (int epoch = first_epoch; epoch <= cfg.epochs; ++epoch) {
     EpochRecord r;
     r.epoch = epoch;
     train_step(c, model, *optimizer, result.seed, training_only, r, result.time_split);
+    // The loss is all-reduced: every rank stops here together.
+    if (!std::isfinite(r.loss) && !cfg.allow_nonfinite) throw_diverged(c, run, epoch, r.loss, last_saved);
     r.train_acc = r.valid_acc = r.test_acc = r.valid_loss = nan;
     if (epoch % cfg.eval_every == 0 || epoch == cfg.epochs) evaluate(c, model, result.seed, epoch, r);
     result.epochs.push_back(r);
@@ -281,6 +298,7 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
     if (!cfg.checkpoint_dir.empty() &&
         (last || (cfg.checkpoint_every > 0 && epoch % cfg.checkpoint_every == 0))) {
       save(epoch, last);
+      last_saved = epoch;
     }
     if (stop) {
       log_info(fmt::format("run {}: early stopping after epoch {} ({}, patience {})", run, epoch,
