@@ -5,14 +5,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <random>
 #include <system_error>
+#include <vector>
 
 #include "datasets/checksum.hpp"
+#include "datasets/detail/temporary_names.hpp"
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
 
@@ -21,14 +23,6 @@ namespace halo::datasets {
 namespace fs = std::filesystem;
 
 namespace {
-
-// "-<pid>-<16 random hex digits>": unique across processes and across calls in one process.
-std::string unique_suffix() {
-  static thread_local std::mt19937_64 engine{(std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()};
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(engine()));
-  return "-" + std::to_string(::getpid()) + "-" + text;
-}
 
 std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
@@ -114,7 +108,7 @@ namespace {
 
 WrittenFile write_through_temporary(const std::string& path, const std::function<void(FileWriter&)>& fill,
                                     bool sync_directory) {
-  const std::string temporary = path + ".tmp" + unique_suffix();
+  const std::string temporary = path + ".tmp" + detail::temporary_suffix();
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(path, errno_text(("cannot create temporary file " + temporary).c_str()));
   TemporaryFile guard(fd, temporary);
@@ -133,7 +127,47 @@ std::string normalised(const fs::path& path) { return path.lexically_normal().st
 
 }  // namespace
 
+void recover_interrupted_output(const std::string& destination) {
+  const std::string target = without_trailing_slashes(destination);
+  const std::string base = fs::path(target).filename().string();
+  std::vector<fs::path> writing;
+  std::vector<fs::path> replaced;
+  std::error_code ec;
+  for (fs::directory_iterator it(parent_of(target), ec), end; !ec && it != end; it.increment(ec)) {
+    const detail::TemporaryName t = detail::parse_temporary_name(it->path().filename().string(), base);
+    if (!detail::is_abandoned(t)) continue;
+    (t.kind == detail::TemporaryKind::writing ? writing : replaced).push_back(it->path());
+  }
+  for (const fs::path& p : writing) {
+    fs::remove_all(p, ec);
+    if (ec) log_warning("cannot remove " + p.string() + ", left by a process that ended while writing " + target + ": " + ec.message());
+    else log_info("removed " + p.string() + ", left by a process that ended while writing " + target);
+  }
+  std::sort(replaced.begin(), replaced.end());
+  for (const fs::path& p : replaced) {
+    if (!exists_no_follow(target) && ::rename(p.c_str(), target.c_str()) == 0) {
+      log_warning("restored " + target + " from " + p.string() + ": a process ended while it replaced it");
+      continue;
+    }
+    fs::remove_all(p, ec);
+    if (!ec) log_info("removed " + p.string() + ", the old copy of " + target + " left by a process that replaced it");
+  }
+}
+
+void check_new_destination(const std::string& destination, bool force) {
+  const std::string target = without_trailing_slashes(destination);
+  if (target.empty()) throw InvalidArgument("the destination path is empty");
+  recover_interrupted_output(target);
+  if (!force && exists_no_follow(target)) throw IoError(target, "exists (use --force to replace it)");
+  fs::path folder = fs::path(parent_of(target));
+  std::error_code ec;
+  while (!fs::exists(folder, ec) && folder.has_parent_path() && folder.parent_path() != folder) folder = folder.parent_path();
+  if (!fs::is_directory(folder, ec)) throw IoError(target, folder.string() + " is not a folder");
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) throw IoError(target, "cannot write in " + folder.string());
+}
+
 WrittenFile write_file_atomically(const std::string& path, const std::function<void(FileWriter&)>& fill) {
+  recover_interrupted_output(path);
   return write_through_temporary(path, fill, true);
 }
 
@@ -144,12 +178,13 @@ WrittenFile write_file_atomically(const std::string& path, std::string_view byte
 AtomicDirectory::AtomicDirectory(std::string destination, bool force)
     : destination_(without_trailing_slashes(std::move(destination))), force_(force) {
   if (destination_.empty()) throw InvalidArgument("AtomicDirectory: the destination path is empty");
+  recover_interrupted_output(destination_);
   if (!force_ && exists_no_follow(destination_))
     throw IoError(destination_, "exists (use --force to replace it)");
   std::error_code ec;
   fs::create_directories(parent_of(destination_), ec);
   if (ec) throw IoError(parent_of(destination_), "cannot create directory: " + ec.message());
-  temporary_ = destination_ + ".tmp" + unique_suffix();
+  temporary_ = destination_ + ".tmp" + detail::temporary_suffix();
   if (!fs::create_directory(temporary_, ec) || ec)
     throw IoError(temporary_, "cannot create temporary directory: " + (ec ? ec.message() : "it exists"));
 }
@@ -186,7 +221,7 @@ void AtomicDirectory::commit() {
   std::string aside;
   if (exists_no_follow(destination_)) {
     if (!force_) throw IoError(destination_, "exists (use --force to replace it)");
-    aside = destination_ + ".old" + unique_suffix();
+    aside = destination_ + ".old" + detail::temporary_suffix();
     if (::rename(destination_.c_str(), aside.c_str()) != 0)
       throw IoError(destination_, errno_text("cannot move the old directory aside"));
   }

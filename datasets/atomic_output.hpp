@@ -40,7 +40,20 @@ class FileWriter {
   std::uint32_t crc32_ = 0;
 };
 
-// Creates `path` with the bytes `fill` writes: they go to "path.tmp-<pid>-<random>" in the same
+// Cleans up after a process that was killed while it wrote `destination` (a file or a directory):
+// removes every abandoned "DST.tmp-*" beside it and, when `destination` is missing but an abandoned
+// "DST.old-*" is there (the copy a replacement had moved aside), renames that back with a warning.
+// Abandoned: made on this host by a process that has ended; a live process's temporaries and
+// those of other hosts are left alone. write_file_atomically and AtomicDirectory call it before
+// they write; readers of output that is replaced in place (checkpoints) call it before reading.
+void recover_interrupted_output(const std::string& destination);
+
+// Refuses, before any work, a destination that writing would refuse later: an existing one
+// without `force` (IoError "DST exists (use --force to replace it)") or one whose nearest
+// existing folder cannot be written. Recovers interrupted output first.
+void check_new_destination(const std::string& destination, bool force);
+
+// Creates `path` with the bytes `fill` writes: they go to "path.tmp-<host>-<pid>-<random>" in the same
 // directory, which is fsync'ed and renamed over `path` (replacing an existing file), then the
 // directory is fsync'ed. If `fill` throws or any step fails, the temporary file is removed, the
 // old `path` (if any) is untouched, and the exception propagates. The parent directory must
@@ -58,7 +71,7 @@ class AtomicDirectory {
  public:
   // Throws IoError "DST exists (use --force to replace it)" when `destination` exists and
   // `force` is false, before creating anything. Creates missing parent directories of
-  // `destination`, then the empty temporary directory "DST.tmp-<pid>-<random>".
+  // `destination`, then the empty temporary directory "DST.tmp-<host>-<pid>-<random>".
   AtomicDirectory(std::string destination, bool force);
   ~AtomicDirectory();  // removes the temporary directory unless committed; never throws
   AtomicDirectory(const AtomicDirectory&) = delete;

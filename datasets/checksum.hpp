@@ -16,8 +16,9 @@ std::uint32_t crc32_of(const void* data, std::size_t bytes);
 // The CRC-32 of the concatenation A + B from crc(A), crc(B) and B's length. O(log bytes_b).
 std::uint32_t crc32_concat(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t bytes_b);
 
-// CRC-32 of a whole file, read through a memory map. Throws IoError naming the file when it
-// cannot be opened or mapped. O(file size), parallel.
+// CRC-32 of a whole file, read in 4 MiB pieces (parallel, one piece buffer per thread), so that
+// checking a file larger than memory keeps a small resident set. Throws IoError naming the file
+// when it cannot be opened or read. O(file size).
 std::uint32_t crc32_of_file(const std::string& path);
 
 // The 8 lowercase hex digits of a CRC-32 ("cbf43926"), as stored in halo's JSON files.

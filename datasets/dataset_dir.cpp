@@ -12,6 +12,7 @@
 #include <sstream>
 #include <utility>
 
+#include "datasets/array_checks.hpp"
 #include "datasets/atomic_output.hpp"
 #include "datasets/checksum.hpp"
 #include "datasets/detail/dataset_json.hpp"
@@ -169,11 +170,12 @@ class DirectoryReader {
     Array<std::int64_t> indptr = open<std::int64_t>(folder + "/indptr.npy", 1, rows + 1, 1);
     Array<float> weights = open_optional<float>(folder + "/weights.npy", 1, edges, 1);
     const std::string indices = folder + "/indices.npy";
+    const std::string where = dir_ + "/" + folder;
     if (listed(indices).dtype == DType::int32)
-      return graph::CsrGraph(rows, cols, std::move(indptr), open<std::int32_t>(indices, 1, edges, 1), std::move(weights),
-                             properties);
-    return graph::CsrGraph(rows, cols, std::move(indptr), open<std::int64_t>(indices, 1, edges, 1), std::move(weights),
-                           properties);
+      return checked_csr_graph(where, rows, cols, std::move(indptr), open<std::int32_t>(indices, 1, edges, 1),
+                               std::move(weights), properties);
+    return checked_csr_graph(where, rows, cols, std::move(indptr), open<std::int64_t>(indices, 1, edges, 1),
+                             std::move(weights), properties);
   }
 
  private:
@@ -262,13 +264,20 @@ Dataset read_dataset_dir(const std::string& dir, const DatasetDirOptions& option
     nt.name = t.name;
     nt.count = t.count;
     const std::string folder = node_folder(info.meta, t.name);
-    if (t.feature_dim > 0) nt.features = reader.open<float>(folder + "node_feat.npy", 2, t.count, t.feature_dim);
+    if (t.feature_dim > 0) {
+      nt.features = reader.open<float>(folder + "node_feat.npy", 2, t.count, t.feature_dim);
+      check_finite(dir + "/" + folder + "node_feat.npy", nt.features);
+    }
     nt.labels = reader.open_optional<std::int64_t>(folder + "node_label.npy", 0, t.count, -1);
+    if (!nt.labels.empty()) check_labels(dir + "/" + folder + "node_label.npy", nt.labels, info.meta.num_classes);
     ds.node_types.push_back(std::move(nt));
   }
+  const std::int64_t targets = count_of(info, info.meta.is_hetero ? info.meta.target_type : info.node_types[0].name, dir);
   for (int i = 0; i < 3; ++i) {
     const std::int64_t size = i == 0 ? info.splits.train : i == 1 ? info.splits.valid : info.splits.test;
-    split_part(ds.split, i) = reader.open<std::int64_t>(std::string("split/") + split_names[i] + ".npy", 1, size, 1);
+    const std::string relative = std::string("split/") + split_names[i] + ".npy";
+    split_part(ds.split, i) = reader.open<std::int64_t>(relative, 1, size, 1);
+    check_ids_in_range(dir + "/" + relative, split_part(ds.split, i), targets, "vertex ids of the labelled type");
   }
   return ds;
 }

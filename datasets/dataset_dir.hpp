@@ -69,7 +69,9 @@ struct DatasetDirInfo {
 };
 
 struct DatasetDirOptions {
-  bool verify_checksums = false;  // also recompute every file's CRC-32 (reads every byte)
+  // Recompute every file's CRC-32 and compare it with dataset.json's (reads every byte once, at
+  // several GB/s). Off only on request (--no-verify): the structural checks run either way.
+  bool verify_checksums = true;
 };
 
 // Writes `ds` as a dataset directory at `dir`, atomically (AtomicDirectory): either the whole
@@ -80,12 +82,13 @@ struct DatasetDirOptions {
 void write_dataset_dir(const Dataset& ds, const std::string& dir, bool force,
                        FeatureValues features = FeatureValues::check);
 
-// Opens a dataset directory. Always checks that dataset.json is a halo dataset of a known
-// format_version and that every listed file exists with its listed size (O(files) stat calls);
-// with verify_checksums, also every file's CRC-32 (O(bytes) reads, parallel). Arrays are mapped
-// read-only, not copied. Each .npy header is checked against dataset.json and the counts; the
-// values themselves are trusted unless verified (run check_dataset / graph::validate for a full
-// check). Throws IoError naming the offending file.
+// Opens a dataset directory. Checks that dataset.json is a halo dataset of a known format_version,
+// that every listed file exists with its listed size and (with verify_checksums) its CRC-32, and
+// each .npy header against dataset.json and the counts. Then, always, what stands between the
+// values and an out-of-bounds access or a silently wrong run: every CSR's offsets and columns in
+// bounds and weights finite, features finite, labels in [-1, num_classes), split ids inside the
+// labelled type (datasets/array_checks.hpp). Arrays are mapped read-only, not copied. Throws
+// IoError naming the offending file, position and value. O(bytes), parallel.
 Dataset read_dataset_dir(const std::string& dir, const DatasetDirOptions& options = {});
 
 // Parses dir/dataset.json only (no array is opened). Throws IoError naming dataset.json for

@@ -23,47 +23,58 @@ std::string where(const std::int64_t* indptr, std::int64_t num_rows, std::int64_
   return "row " + str(r) + ", position " + str(e - indptr[r]) + " (edge " + str(e) + ")";
 }
 
-std::string check_offsets(const CsrGraph& g, std::int64_t num_indices) {
-  const std::int64_t n = g.num_rows();
-  const Array<std::int64_t>& indptr = g.indptr();
-  if (n == 0 && indptr.empty()) return {};  // a default-constructed graph
-  if (indptr.size() != n + 1) return "indptr has " + str(indptr.size()) + " entries, expected " + str(n + 1);
-  if (indptr[0] != 0) return "indptr[0] is " + str(indptr[0]) + ", expected 0";
+template <class I>
+CsrViolation offsets_violation(const CsrView<I>& v) {
+  const std::int64_t n = v.num_rows;
+  const std::int64_t* indptr = v.indptr;
+  if (indptr[0] != 0) return {CsrArray::indptr, "indptr[0] is " + str(indptr[0]) + ", expected 0"};
   const std::int64_t r = parallel_find_first(0, n, [&](std::int64_t i) { return indptr[i + 1] < indptr[i]; });
   if (r < n)
-    return "indptr decreases after row " + str(r) + ": indptr[" + str(r) + "] = " + str(indptr[r]) + " > indptr[" +
-           str(r + 1) + "] = " + str(indptr[r + 1]);
-  if (indptr[n] != num_indices) return "indptr ends at " + str(indptr[n]) + ", expected " + str(num_indices);
+    return {CsrArray::indptr, "indptr decreases after row " + str(r) + ": indptr[" + str(r) + "] = " + str(indptr[r]) +
+                                  " > indptr[" + str(r + 1) + "] = " + str(indptr[r + 1])};
+  if (indptr[n] != v.num_edges)
+    return {CsrArray::indptr, "indptr ends at " + str(indptr[n]) + ", expected the edge count " + str(v.num_edges)};
+  return {};
+}
+
+// Needs valid offsets (to name the row of a bad entry).
+template <class I>
+CsrViolation entries_violation(const CsrView<I>& v) {
+  const std::int64_t e = parallel_find_first(
+      0, v.num_edges, [&](std::int64_t i) { return v.indices[i] < 0 || v.indices[i] >= v.num_cols; });
+  if (e < v.num_edges)
+    return {CsrArray::indices, where(v.indptr, v.num_rows, e) + ": column " + str(v.indices[e]) +
+                                   " out of range, expected 0 <= column < " + str(v.num_cols)};
+  if (v.weights != nullptr) {
+    const std::int64_t w =
+        parallel_find_first(0, v.num_edges, [&](std::int64_t i) { return !std::isfinite(v.weights[i]); });
+    if (w < v.num_edges)
+      return {CsrArray::weights,
+              where(v.indptr, v.num_rows, w) + ": weight " + std::to_string(v.weights[w]) + " is not finite"};
+  }
+  return {};
+}
+
+// The sizes of g's arrays agree (the constructor's checks, repeated for a graph whose arrays
+// were replaced, and for the default-constructed one).
+std::string sizes_violation(const CsrGraph& g, std::int64_t num_indices) {
+  const std::int64_t n = g.num_rows();
+  if (g.indptr().size() != n + 1) return "indptr has " + str(g.indptr().size()) + " entries, expected " + str(n + 1);
   if (g.has_weights() && g.weights().size() != num_indices)
     return "weights has " + str(g.weights().size()) + " entries, expected " + str(num_indices);
   return {};
 }
 
 template <class I>
-std::string check_entries(const CsrGraph& g, const CsrView<I>& v) {
-  const std::int64_t e = parallel_find_first(
-      0, v.num_edges, [&](std::int64_t i) { return v.indices[i] < 0 || v.indices[i] >= v.num_cols; });
-  if (e < v.num_edges)
-    return where(v.indptr, v.num_rows, e) + ": column " + str(v.indices[e]) + " out of range, expected 0 <= column < " +
-           str(v.num_cols);
-  if (v.weights != nullptr) {
-    const std::int64_t w =
-        parallel_find_first(0, v.num_edges, [&](std::int64_t i) { return !std::isfinite(v.weights[i]); });
-    if (w < v.num_edges)
-      return where(v.indptr, v.num_rows, w) + ": weight " + std::to_string(v.weights[w]) + " is not finite";
-  }
-  if (g.properties().sorted) {
-    const std::int64_t r = parallel_find_first(0, v.num_rows, [&](std::int64_t i) {
-      return !std::is_sorted(v.indices + v.indptr[i], v.indices + v.indptr[i + 1]);
-    });
-    if (r < v.num_rows) {
-      const I* row = v.indices + v.indptr[r];
-      const std::int64_t p = std::is_sorted_until(row, v.indices + v.indptr[r + 1]) - row;
-      return "graph claims sorted rows, but row " + str(r) + " has column " + str(row[p]) + " at position " + str(p) +
-             " after column " + str(row[p - 1]);
-    }
-  }
-  return {};
+std::string sorted_violation(const CsrView<I>& v) {
+  const std::int64_t r = parallel_find_first(0, v.num_rows, [&](std::int64_t i) {
+    return !std::is_sorted(v.indices + v.indptr[i], v.indices + v.indptr[i + 1]);
+  });
+  if (r == v.num_rows) return {};
+  const I* row = v.indices + v.indptr[r];
+  const std::int64_t p = std::is_sorted_until(row, v.indices + v.indptr[r + 1]) - row;
+  return "graph claims sorted rows, but row " + str(r) + " has column " + str(row[p]) + " at position " + str(p) +
+         " after column " + str(row[p - 1]);
 }
 
 // The weights of a run of equal columns, as a sorted multiset (copies of an edge may appear in
@@ -141,13 +152,19 @@ std::string check_symmetric(const CsrGraph& g) {
 }
 
 std::string first_violation(const CsrGraph& g, Validation level) {
+  if (g.num_rows() == 0 && g.indptr().empty()) return {};  // a default-constructed graph
   const std::int64_t num_indices =
       g.index_type() == IndexType::i32 ? g.indices<std::int32_t>().size() : g.indices<std::int64_t>().size();
-  std::string bad = check_offsets(g, num_indices);
-  if (!bad.empty() || level == Validation::cheap) return bad;
-  bad = visit(g, [&](auto v) { return check_entries(g, v); });
-  if (bad.empty() && g.properties().symmetric) bad = check_symmetric(g);
-  return bad;
+  std::string bad = sizes_violation(g, num_indices);
+  if (!bad.empty()) return bad;
+  return visit(g, [&](auto v) {
+    CsrViolation found = offsets_violation(v);
+    if (found.array == CsrArray::none && level != Validation::cheap) found = entries_violation(v);
+    if (found.array != CsrArray::none || level != Validation::expensive) return found.what;
+    std::string claims = g.properties().sorted ? sorted_violation(v) : std::string();
+    if (claims.empty() && g.properties().symmetric) claims = check_symmetric(g);
+    return claims;
+  });
 }
 
 }  // namespace
@@ -172,5 +189,14 @@ void validate(const HeteroGraph& g, Validation level) {
     if (!bad.empty()) throw InvalidArgument("validate: relation " + type.key() + ": " + bad);
   }
 }
+
+template <class I>
+CsrViolation find_csr_violation(const CsrView<I>& v) {
+  CsrViolation found = offsets_violation(v);
+  return found.array != CsrArray::none ? found : entries_violation(v);
+}
+
+template CsrViolation find_csr_violation(const CsrView<std::int32_t>& v);
+template CsrViolation find_csr_violation(const CsrView<std::int64_t>& v);
 
 }  // namespace halo::graph

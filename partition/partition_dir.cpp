@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "datasets/array_checks.hpp"
 #include "datasets/checksum.hpp"
 #include "datasets/npy.hpp"
 #include "graph/base/error.hpp"
@@ -209,15 +210,48 @@ class PartReader {
     properties.sorted = true;
     const std::string indices = folder + "/indices.npy";
     if (listed(indices).dtype == datasets::DType::int32)
-      return graph::CsrGraph(rows, cols, std::move(indptr), open<std::int32_t>(indices, edges), std::move(weights), properties);
-    return graph::CsrGraph(rows, cols, std::move(indptr), open<std::int64_t>(indices, edges), std::move(weights), properties);
+      return datasets::checked_csr_graph(path(folder), rows, cols, std::move(indptr), open<std::int32_t>(indices, edges),
+                                         std::move(weights), properties);
+    return datasets::checked_csr_graph(path(folder), rows, cols, std::move(indptr), open<std::int64_t>(indices, edges),
+                                       std::move(weights), properties);
   }
+
+  // The path of a file of this part, for messages.
+  std::string path(const std::string& relative) const { return dir_ + "/" + folder_ + relative; }
 
  private:
   std::string dir_;
   const PartInfo& part_;
   std::string folder_;
 };
+
+// Every map of a part inside its range, so that no exchange or gather can read out of bounds:
+// global ids, halo owners (another part) and their rows (inside that part's owned rows), the
+// send and receive offsets, the rows sent (owned rows) and the vertex types.
+void check_part_maps(const PartReader& reader, const PartitionDirInfo& info, const LocalGraph& local) {
+  using datasets::check_ids_in_range;
+  std::int64_t num_vertices = 0;
+  for (const datasets::NodeTypeInfo& t : info.node_types) num_vertices += t.count;
+  check_ids_in_range(reader.path("local_to_global.npy"), local.local_to_global, num_vertices, "global vertex ids");
+  check_ids_in_range(reader.path("halo_owner.npy"), local.halo_owner, info.num_parts, "part numbers");
+  for (std::int64_t h = 0; h < local.num_halo; ++h) {
+    const std::int32_t owner = local.halo_owner[h];
+    const std::int64_t owned = info.quality.parts.at(static_cast<std::size_t>(owner)).owned;
+    if (owner == local.rank)
+      throw IoError(reader.path("halo_owner.npy"), "entry " + std::to_string(h) + " names this part (" +
+                                                       std::to_string(owner) + ") as the owner of a halo row");
+    if (local.halo_remote_row[h] < 0 || local.halo_remote_row[h] >= owned)
+      throw IoError(reader.path("halo_remote_row.npy"),
+                    "entry " + std::to_string(h) + " is " + std::to_string(local.halo_remote_row[h]) +
+                        ", outside the owned rows [0, " + std::to_string(owned) + ") of part " + std::to_string(owner));
+  }
+  datasets::check_offsets(reader.path("recv_offsets.npy"), local.recv_offsets, local.num_halo);
+  datasets::check_offsets(reader.path("send_offsets.npy"), local.send_offsets, local.send_rows.size());
+  check_ids_in_range(reader.path("send_rows.npy"), local.send_rows, local.num_owned, "owned rows");
+  if (!local.vertex_type.empty())
+    check_ids_in_range(reader.path("vertex_type.npy"), local.vertex_type,
+                       static_cast<std::int64_t>(info.node_types.size()), "vertex types");
+}
 
 }  // namespace
 
@@ -324,13 +358,23 @@ Part read_part(const std::string& dir, std::int32_t rank, const PartReadOptions&
     nt.name = type.name;
     nt.count = part.owned_per_type[t];
     const std::string folder = node_folder(info.meta.is_hetero, type.name);
-    if (reader.has(folder + "node_feat.npy")) nt.features = reader.open<float>(folder + "node_feat.npy", nt.count, type.feature_dim);
-    if (reader.has(folder + "node_label.npy")) nt.labels = reader.open<std::int64_t>(folder + "node_label.npy", nt.count);
+    if (reader.has(folder + "node_feat.npy")) {
+      nt.features = reader.open<float>(folder + "node_feat.npy", nt.count, type.feature_dim);
+      datasets::check_finite(reader.path(folder + "node_feat.npy"), nt.features);
+    }
+    if (reader.has(folder + "node_label.npy")) {
+      nt.labels = reader.open<std::int64_t>(folder + "node_label.npy", nt.count);
+      datasets::check_labels(reader.path(folder + "node_label.npy"), nt.labels, info.meta.num_classes);
+    }
     out.node_types.push_back(std::move(nt));
   }
+  check_part_maps(reader, info, local);
   const std::int64_t sizes[] = {counts.train, part.valid, part.test};
-  for (int s = 0; s < 3; ++s)
-    split_part(out.split, s) = reader.open<std::int64_t>(std::string("split/") + split_names[s] + ".npy", sizes[s]);
+  for (int s = 0; s < 3; ++s) {
+    const std::string relative = std::string("split/") + split_names[s] + ".npy";
+    split_part(out.split, s) = reader.open<std::int64_t>(relative, sizes[s]);
+    datasets::check_ids_in_range(reader.path(relative), split_part(out.split, s), local.num_owned, "owned rows");
+  }
   return out;
 }
 

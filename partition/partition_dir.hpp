@@ -111,13 +111,16 @@ struct Part {
 };
 
 struct PartReadOptions {
-  bool verify_checksums = false;  // also recompute the CRC-32 of every file of the part
+  bool verify_checksums = true;  // recompute the CRC-32 of every file of the part (off: --no-verify)
 };
 
 // Opens part `rank` of the partition directory `dir`: reads partition.json, checks that every
 // file of that part exists with its listed size (and, with verify_checksums, its CRC-32) and maps
-// the arrays read-only; no other part's file is touched. Throws InvalidArgument for a rank out of
-// range and IoError naming the offending file. O(files) stat calls, or O(part bytes) verified.
+// the arrays read-only; no other part's file is touched. Then, always, checks the values that
+// index anything: the local CSRs in bounds, global ids, halo owners and rows, send and receive
+// offsets, rows sent, vertex types and split rows inside their ranges, labels in range, features
+// finite. Throws InvalidArgument for a rank out of range and IoError naming the offending file,
+// position and value. O(part bytes), parallel.
 Part read_part(const std::string& dir, std::int32_t rank, const PartReadOptions& options = {});
 
 }  // namespace halo::partition

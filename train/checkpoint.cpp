@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <type_traits>
 
@@ -23,7 +24,9 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* checkpoint_format = "halo-checkpoint";
-constexpr int checkpoint_format_version = 1;
+// Version 2 adds manifest.crc32, the CRC-32 of manifest.json's bytes; version 1 checkpoints are
+// read without it.
+constexpr int checkpoint_format_version = 2;
 
 // NaN (an epoch without evaluation) is written as null, which JSON can hold.
 json number_or_null(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
@@ -181,11 +184,59 @@ void read_group(const std::string& root, const json& manifest, const json& files
   }
 }
 
+// The bytes of a file, or IoError naming it.
+std::string read_bytes(const std::string& path, const std::string& missing) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path, "cannot open (" + missing + ")");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw IoError(path, "read failed");
+  return bytes;
+}
+
+// manifest.json parsed, after checking its bytes against manifest.crc32 (which version 2 and later
+// write; a manifest of version 1 has none).
+json read_manifest(const std::string& root, int run) {
+  const std::string path = root + "/manifest.json";
+  const std::string bytes = read_bytes(path, "no checkpoint of run " + std::to_string(run));
+  const std::string crc_path = root + "/manifest.crc32";
+  std::error_code ec;
+  const bool has_crc = std::filesystem::exists(crc_path, ec);
+  if (has_crc) {
+    std::string stored = read_bytes(crc_path, "the manifest's checksum");
+    while (!stored.empty() && (stored.back() == '\n' || stored.back() == '\r')) stored.pop_back();
+    const std::string actual = datasets::buffer_checksum(bytes.data(), bytes.size());
+    if (stored != actual)
+      throw IoError(path, "CRC-32 is " + actual + ", manifest.crc32 says '" + stored + "': the manifest is corrupted or was edited");
+  }
+  json m;
+  try {
+    m = json::parse(bytes);
+  } catch (const json::exception& e) {
+    throw IoError(path, std::string("malformed JSON: ") + e.what());
+  }
+  if (!has_crc && m.is_object() && m.value("format_version", 0) >= 2)
+    throw IoError(crc_path, "is missing (a version " + std::to_string(m.value("format_version", 0)) + " checkpoint has one)");
+  return m;
+}
+
+// The records must be the epochs 1..epoch in order, so that a resumed run starts where the saved
+// one stopped.
+void check_records(const std::string& manifest_path, const CheckpointState& s) {
+  if (s.epoch < 0) throw IoError(manifest_path, "epoch is " + std::to_string(s.epoch) + ", expected >= 0");
+  if (static_cast<std::int64_t>(s.records.size()) != s.epoch)
+    throw IoError(manifest_path, fmt::format("epoch is {} but {} epoch records are listed", s.epoch, s.records.size()));
+  for (std::size_t i = 0; i < s.records.size(); ++i) {
+    if (s.records[i].epoch != static_cast<int>(i) + 1)
+      throw IoError(manifest_path, fmt::format("epoch record {} is for epoch {}, expected {}", i, s.records[i].epoch, i + 1));
+  }
+}
+
 }  // namespace
 
 std::string checkpoint_path(const std::string& dir, int run) { return fmt::format("{}/run-{:04d}", dir, run); }
 
 bool checkpoint_exists(const std::string& dir, int run) {
+  datasets::recover_interrupted_output(checkpoint_path(dir, run));
   std::error_code ec;
   return std::filesystem::is_regular_file(checkpoint_path(dir, run) + "/manifest.json", ec);
 }
@@ -226,7 +277,9 @@ void save_checkpoint(const std::string& dir, const CheckpointState& state, const
                       {"optimizer", state_names},
                       {"records", records},
                       {"files", writer.files()}};
-  out.write_file("manifest.json", [&](datasets::FileWriter& f) { f.write(manifest.dump(2) + "\n"); });
+  const datasets::WrittenFile written =
+      out.write_file("manifest.json", [&](datasets::FileWriter& f) { f.write(manifest.dump(2) + "\n"); });
+  out.write_file("manifest.crc32", [&](datasets::FileWriter& f) { f.write(datasets::crc32_hex(written.crc32) + "\n"); });
   out.commit();
 }
 
@@ -235,19 +288,14 @@ CheckpointState load_checkpoint(const std::string& dir, int run, const std::stri
                                 Optimizer& optimizer) {
   const std::string root = checkpoint_path(dir, run);
   const std::string manifest_path = root + "/manifest.json";
-  std::ifstream in(manifest_path);
-  if (!in) throw IoError(manifest_path, "cannot open (no checkpoint of run " + std::to_string(run) + ")");
-  json m;
-  try {
-    m = json::parse(in);
-  } catch (const json::exception& e) {
-    throw IoError(manifest_path, std::string("malformed JSON: ") + e.what());
-  }
+  datasets::recover_interrupted_output(root);
+  const json m = read_manifest(root, run);
   try {
     if (m.value("format", "") != checkpoint_format) throw IoError(manifest_path, "is not a halo checkpoint manifest");
-    if (m.at("format_version").get<int>() != checkpoint_format_version) {
-      throw IoError(manifest_path, fmt::format("format_version is {}, this build reads {}",
-                                               m.at("format_version").get<int>(), checkpoint_format_version));
+    const int version = m.at("format_version").get<int>();
+    if (version < 1 || version > checkpoint_format_version) {
+      throw IoError(manifest_path, fmt::format("format_version is {}, this build reads 1 to {}", version,
+                                               checkpoint_format_version));
     }
     if (m.at("run").get<int>() != run) {
       throw IoError(manifest_path, fmt::format("belongs to run {}, expected {}", m.at("run").get<int>(), run));
@@ -274,6 +322,7 @@ CheckpointState load_checkpoint(const std::string& dir, int run, const std::stri
     s.finished = m.at("finished").get<bool>();
     s.config = m.at("config").dump();
     for (const json& r : m.at("records")) s.records.push_back(record_from_json(r));
+    check_records(manifest_path, s);
     return s;
   } catch (const json::exception& e) {
     throw IoError(manifest_path, std::string("missing or mistyped key: ") + e.what());

@@ -7,6 +7,8 @@
 //   manifest.json            format, run, seed, epoch, finished, optimizer kind and steps, the
 //                            configuration it belongs to, the epoch records, and every array
 //                            file with its shape, size and CRC-32
+//   manifest.crc32           the CRC-32 of manifest.json's bytes (8 hex digits), so that an edited
+//                            or damaged manifest is refused
 //   params/<name>.npy        each parameter's value (float32, rows x cols)
 //   buffers/<name>.npy       each non-trainable model tensor (batch-norm running statistics,
 //                            embedding tables and their sparse Adam moments)
@@ -45,7 +47,9 @@ struct CheckpointState {
 // DIR/run-NNNN (four digits at least).
 std::string checkpoint_path(const std::string& dir, int run);
 
-// True when DIR/run-NNNN/manifest.json exists.
+// True when DIR/run-NNNN/manifest.json exists, after recovering a checkpoint whose replacement was
+// interrupted (datasets::recover_interrupted_output: the previous checkpoint is restored, with a
+// warning) and removing the temporaries of processes that died while writing one.
 bool checkpoint_exists(const std::string& dir, int run);
 
 // A model's tensors as a checkpoint sees them: its parameters (Model::parameters(),
@@ -64,7 +68,8 @@ void save_checkpoint(const std::string& dir, const CheckpointState& state, const
 
 // Reads DIR/run-NNNN back into `model` (parameters, buffers, counters) and `optimizer` (its state,
 // created first where missing, and its step count). Throws IoError naming the file for a
-// missing, malformed or corrupted (size or CRC-32 mismatch) checkpoint, and InvalidArgument when
+// missing, malformed or corrupted (size or CRC-32 mismatch, of an array or of the manifest itself)
+// checkpoint, or one whose epoch records are not epochs 1..epoch, and InvalidArgument when
 // the checkpoint belongs to another configuration (`expected_config` differs: the message names
 // the first differing key), another optimiser, or a model whose tensors differ in name or shape.
 CheckpointState load_checkpoint(const std::string& dir, int run, const std::string& expected_config, const CheckpointTensors& model,

@@ -43,6 +43,7 @@ struct TrainConfig {
   int checkpoint_every = 0;            // save every k epochs (and when a run ends); 0 = only when a run ends
   bool resume = false;                 // continue from checkpoint_dir's checkpoints where they exist
   bool allow_nonfinite = false;        // go on when the training loss is NaN or infinite (else stop, naming the epoch)
+  bool verify_checksums = true;        // distributed runs: check each part's CRC-32s on read (its structure always is)
   std::int64_t memory_limit = 0;       // bytes; 0 = only the available memory (a GPU's own) bounds the plan
   int threads = 0;                     // OpenMP threads during train(); 0 = leave the current setting
   double boundary_sample_rate = 1.0;   // BNS-GCN: halo vertices kept per training epoch (distributed runs)
@@ -179,6 +180,11 @@ using EpochCallback = std::function<void(int run, const EpochRecord& record)>;
 // activations, tables; on a GPU of the GPU's memory) is checked as for GCN. Checkpoints keep the
 // tables, their Adam moments and per-row step counts: a resumed run repeats an uninterrupted
 // one's losses bitwise.
+//
+// Stopping: after every epoch train() looks at halo::stop_signal() (graph/base/interrupt.hpp; a
+// program's SIGINT / SIGTERM handler sets it). When set it saves the run's checkpoint (with
+// config.checkpoint_dir) and throws halo::Interrupted naming the epoch, the checkpoint and
+// --resume; distributed, the ranks agree on it, so all stop after the same epoch.
 TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config,
                    const EpochCallback& on_epoch = {});
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -123,6 +124,17 @@ void Buffer::release() noexcept {
 void* Buffer::data() {
   HALO_EXPECTS(!is_mapped(), "buffer is a read-only file map; clone() it to write");
   return data_;
+}
+
+void Buffer::evict(std::size_t offset, std::size_t bytes) const {
+  if (!file_map_ || offset >= size_ || bytes == 0) return;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto map_begin = reinterpret_cast<std::uintptr_t>(map_base_);
+  const auto first = reinterpret_cast<std::uintptr_t>(data_) + offset;
+  const std::uintptr_t last = first + std::min(bytes, size_ - offset);
+  const std::uintptr_t begin = std::max(map_begin, first / page * page);
+  const std::uintptr_t end = std::min(map_begin + map_length_, (last + page - 1) / page * page);
+  static_cast<void>(::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED));
 }
 
 Buffer Buffer::clone() const {

@@ -41,6 +41,11 @@ class Buffer {
   bool is_mapped() const { return file_map_; }
   // A writable heap copy of this buffer's bytes.
   Buffer clone() const;
+  // For a file map: drops the resident pages holding bytes [offset, offset + bytes) (rounded out to
+  // whole pages of the map), so that a pass over a map larger than memory keeps a small resident
+  // set; a later read faults them back from the page cache. A hint: nothing happens for other
+  // buffers, and a failed madvise only costs speed. The map is read-only, so no byte is lost.
+  void evict(std::size_t offset, std::size_t bytes) const;
 
  private:
   void release() noexcept;

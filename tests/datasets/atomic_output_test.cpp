@@ -1,5 +1,6 @@
-// Tests of datasets/atomic_output.*: files and directories appear whole or not at all, and an
-// existing destination is refused or replaced as asked.
+// Tests of datasets/atomic_output.*: files and directories appear whole or not at all, an
+// existing destination is refused or replaced as asked, and what a killed writer left behind is
+// cleaned up (or put back) by the next one.
 #include "datasets/atomic_output.hpp"
 
 #include <catch2/catch.hpp>
@@ -14,6 +15,7 @@
 
 #include "datasets/checksum.hpp"
 #include "graph/base/error.hpp"
+#include "tests/support/abandoned_temporaries.hpp"
 #include "tests/support/test_paths.hpp"
 
 using namespace halo;
@@ -154,4 +156,68 @@ TEST_CASE("AtomicDirectory refuses at commit a destination created meanwhile, wi
   CHECK_THROWS_WITH(out.commit(), Catch::Contains("use --force"));
   CHECK_FALSE(out.committed());
   CHECK(entries(dst).empty());
+}
+
+TEST_CASE("recover_interrupted_output removes the temporaries of ended writers and only theirs", "[atomic_output]") {
+  test::ScratchDir dir;
+  const std::string dst = dir / "data";
+  fs::create_directories(dst);
+  const std::string ended = test::temporary_name(dst, "tmp", test::ended_process_id());
+  const std::string running = test::temporary_name(dst, "tmp", static_cast<int>(::getppid()));
+  const std::string elsewhere = test::temporary_name(dst, "tmp", test::ended_process_id(), "another-host");
+  const std::string other_output = test::temporary_name(dir / "other", "tmp", test::ended_process_id());
+  for (const std::string& t : {ended, running, elsewhere, other_output}) fs::create_directories(t + "/graph");
+  const std::string ended_file = test::temporary_name(dir / "summary.json", "tmp", test::ended_process_id());
+  write_file_atomically(ended_file, std::string_view("half"));
+
+  recover_interrupted_output(dst);
+  CHECK_FALSE(fs::exists(ended));
+  CHECK(fs::exists(running));
+  CHECK(fs::exists(elsewhere));
+  CHECK(fs::exists(other_output));
+  // write_file_atomically cleans beside the file it writes.
+  write_file_atomically(dir / "summary.json", std::string_view("{}"));
+  CHECK_FALSE(fs::exists(ended_file));
+  CHECK(file_bytes(dir / "summary.json") == "{}");
+}
+
+TEST_CASE("recover_interrupted_output puts back the old copy of a replacement that was interrupted", "[atomic_output]") {
+  test::ScratchDir dir;
+  const std::string dst = dir / "data";
+  // A --force replacement killed between its two renames: the old copy moved aside, the new one
+  // still under its temporary name.
+  const std::string aside = test::temporary_name(dst, "old", test::ended_process_id());
+  const std::string partial = test::temporary_name(dst, "tmp", test::ended_process_id());
+  fs::create_directories(aside);
+  write_file_atomically(aside + "/old.txt", std::string_view("old"));
+  fs::create_directories(partial);
+  recover_interrupted_output(dst);
+  CHECK(file_bytes(dst + "/old.txt") == "old");
+  CHECK(entries(dir.path()) == std::vector<std::string>{"data"});
+
+  SECTION("an old copy beside a destination that exists is removed") {
+    fs::create_directories(aside);
+    recover_interrupted_output(dst);
+    CHECK(entries(dir.path()) == std::vector<std::string>{"data"});
+  }
+  SECTION("AtomicDirectory recovers before it refuses an existing destination") {
+    fs::remove_all(dst);
+    fs::create_directories(aside);
+    write_file_atomically(aside + "/old.txt", std::string_view("old"));
+    CHECK_THROWS_WITH(AtomicDirectory(dst, false), Catch::Contains("exists"));
+    CHECK(file_bytes(dst + "/old.txt") == "old");
+  }
+}
+
+TEST_CASE("check_new_destination refuses what writing would refuse, before any work", "[atomic_output]") {
+  test::ScratchDir dir;
+  const std::string dst = dir / "data";
+  CHECK_NOTHROW(check_new_destination(dst, false));
+  CHECK_NOTHROW(check_new_destination(dir / "a/b/c", false));  // missing folders are created later
+  fs::create_directories(dst);
+  CHECK_THROWS_WITH(check_new_destination(dst, false), Catch::Contains(dst) && Catch::Contains("use --force"));
+  CHECK_NOTHROW(check_new_destination(dst + "/", true));
+  write_file_atomically(dir / "file", std::string_view("x"));
+  CHECK_THROWS_WITH(check_new_destination(dir / "file/sub", false), Catch::Contains("is not a folder"));
+  CHECK(fs::exists(dst));  // nothing was touched
 }

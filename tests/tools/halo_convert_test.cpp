@@ -166,6 +166,18 @@ TEST_CASE("halo-convert refuses bad input with one line on stderr and leaves no 
     CHECK(r.err.find("--force") != std::string::npos);
     CHECK(fs::exists(scratch / "out/keep.txt"));
   }
+  SECTION("an existing destination is refused before the source is read") {
+    fs::copy(halo::test::source_dir() + "/tests/data/ogb/tiny", scratch / "tiny", fs::copy_options::recursive);
+    std::ofstream(scratch / "tiny/raw/edge.csv.gz", std::ios::trunc) << "not gzip";
+    const Result unread = run_convert("ogb " + (scratch / "tiny") + " " + (scratch / "fresh"), scratch);
+    CHECK(unread.exit_code != 0);
+    CHECK(unread.err.find("edge.csv.gz") != std::string::npos);  // the source is read when the destination is new
+    fs::create_directories(scratch / "out");
+    const Result r = run_convert("ogb " + (scratch / "tiny") + " " + (scratch / "out"), scratch);
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("exists (use --force") != std::string::npos);
+    CHECK(r.err.find("edge.csv.gz") == std::string::npos);
+  }
   SECTION("a dataset directory with a truncated array") {
     REQUIRE(run_convert("synth sbm " + (scratch / "ds") + " --nodes 500 -q", scratch).exit_code == 0);
     fs::resize_file(scratch / "ds/node_feat.npy", fs::file_size(scratch / "ds/node_feat.npy") - 4);

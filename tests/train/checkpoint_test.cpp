@@ -1,6 +1,7 @@
 // Tests of train/checkpoint.*: a run interrupted after a checkpoint and resumed repeats an
 // uninterrupted run's losses bitwise; tensors and counters round-trip exactly; checkpoints of another
-// configuration and corrupted files are refused; finished runs are not trained again.
+// configuration and corrupted files (arrays or the manifest) are refused; finished runs are not
+// trained again; an interrupted replacement is recovered.
 #include "train/checkpoint.hpp"
 
 #include <algorithm>
@@ -8,13 +9,16 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "datasets/checksum.hpp"
 #include "graph/base/error.hpp"
+#include "tests/support/abandoned_temporaries.hpp"
 #include "tests/support/test_paths.hpp"
 #include "tests/train/trainer_fixture.hpp"
 #include "train/trainer.hpp"
@@ -40,6 +44,25 @@ std::vector<double> losses(const RunResult& r) {
 }
 
 std::vector<float> values(const kernels::Tensor& t) { return t.to_vector(); }
+
+// The manifest's own epoch (3 in these tests), not an epoch record's: JSON indented by 2.
+const std::string top_level_epoch = "\n  \"epoch\": ";
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
+std::vector<std::string> folder_entries(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 }  // namespace
 
@@ -110,11 +133,13 @@ TEST_CASE("save_checkpoint and load_checkpoint round-trip parameters, buffers an
   state.seed = 5;
   state.epoch = 3;
   state.config = R"({"model":"x"})";
-  EpochRecord r;
-  r.epoch = 3;
-  r.loss = 1.0 / 3.0;
-  r.valid_acc = std::numeric_limits<double>::quiet_NaN();
-  state.records = {r};
+  for (int epoch = 1; epoch <= 3; ++epoch) {
+    EpochRecord r;
+    r.epoch = epoch;
+    r.loss = 1.0 / epoch;
+    r.valid_acc = std::numeric_limits<double>::quiet_NaN();
+    state.records.push_back(r);
+  }
   halo::Array<std::int64_t> steps = halo::Array<std::int64_t>::from_vector({3, 0, 7, (std::int64_t{1} << 40)});
   save_checkpoint(scratch.path(), state, {trained.parameters(), trained.buffers(), {{"table.steps", &steps}}}, *adam);
   CHECK(std::filesystem::exists(scratch / "run-0002/buffers/bn0.running_mean.npy"));
@@ -130,9 +155,9 @@ TEST_CASE("save_checkpoint and load_checkpoint round-trip parameters, buffers an
   CHECK(back.seed == 5);
   CHECK(back.epoch == 3);
   CHECK_FALSE(back.finished);
-  REQUIRE(back.records.size() == 1);
-  CHECK(back.records[0].loss == 1.0 / 3.0);
-  CHECK(std::isnan(back.records[0].valid_acc));
+  REQUIRE(back.records.size() == 3);
+  CHECK(back.records[2].loss == 1.0 / 3.0);
+  CHECK(std::isnan(back.records[2].valid_acc));
   CHECK(restored->steps() == 3);
   for (std::size_t i = 0; i < trained.parameters().size(); ++i) {
     INFO(trained.parameters()[i]->name);
@@ -176,6 +201,35 @@ TEST_CASE("load_checkpoint refuses another configuration, another model and corr
     CHECK_THROWS_AS(train(ds, test::small_gcn(), config), IoError);
     CHECK_THROWS_WITH(train(ds, test::small_gcn(), config), Catch::Contains("conv0.weight.npy") && Catch::Contains("CRC-32"));
   }
+  SECTION("an edited manifest") {
+    const std::string manifest = checkpoint_path(config.checkpoint_dir, 0) + "/manifest.json";
+    std::string text = read_text(manifest);
+    const std::size_t at = text.find(top_level_epoch);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, top_level_epoch.size() + 1, top_level_epoch + "9");  // still valid JSON
+    write_text(manifest, text);
+    CHECK_THROWS_WITH(train(ds, test::small_gcn(), config),
+                      Catch::Contains("manifest.json") && Catch::Contains("CRC-32") && Catch::Contains("edited"));
+  }
+  SECTION("a manifest whose epoch disagrees with its records, its checksum recomputed") {
+    const std::string root = checkpoint_path(config.checkpoint_dir, 0);
+    const std::string saved = read_text(root + "/manifest.json");
+    for (const std::string epoch : {"-3", "2", "99999"}) {
+      std::string text = saved;
+      const std::size_t at = text.find(top_level_epoch);
+      REQUIRE(at != std::string::npos);
+      text.replace(at, top_level_epoch.size() + 1, top_level_epoch + epoch);
+      write_text(root + "/manifest.json", text);
+      write_text(root + "/manifest.crc32", datasets::buffer_checksum(text.data(), text.size()) + "\n");
+      INFO(epoch);
+      CHECK_THROWS_WITH(train(ds, test::small_gcn(), config),
+                        Catch::Contains("manifest.json") && Catch::Contains("epoch is " + epoch));
+    }
+  }
+  SECTION("a manifest without its checksum") {
+    std::filesystem::remove(checkpoint_path(config.checkpoint_dir, 0) + "/manifest.crc32");
+    CHECK_THROWS_WITH(train(ds, test::small_gcn(), config), Catch::Contains("manifest.crc32") && Catch::Contains("missing"));
+  }
   SECTION("a model with other tensors") {
     GraphOperators ops = build_graph_operators(ds.graph, "gcn");
     ModelConfig wide = test::small_gcn();
@@ -207,10 +261,25 @@ TEST_CASE("a resumed job skips the runs whose checkpoints are finished and leave
   CHECK(computed == 0);
   CHECK(again.test_acc_mean == first.test_acc_mean);
   CHECK(losses(again.runs[1]) == losses(first.runs[1]));
-  std::vector<std::string> entries;
-  for (const auto& e : std::filesystem::directory_iterator(config.checkpoint_dir)) {
-    entries.push_back(e.path().filename().string());
-  }
-  std::sort(entries.begin(), entries.end());
-  CHECK(entries == std::vector<std::string>{"run-0000", "run-0001"});
+  CHECK(folder_entries(config.checkpoint_dir) == std::vector<std::string>{"run-0000", "run-0001"});
+}
+
+TEST_CASE("a resumed job restores a checkpoint whose replacement was killed and removes the dead writers' temporaries",
+          "[train]") {
+  const datasets::Dataset ds = test::small_sbm();
+  ScratchDir scratch;
+  TrainConfig config = test::short_training(4);
+  config.checkpoint_dir = scratch / "ckpt";
+  const TrainSummary first = train(ds, test::small_gcn(), config);
+  // Killed between the two renames of a replacement: the finished checkpoint moved aside, the new
+  // one still a temporary.
+  const std::string root = checkpoint_path(config.checkpoint_dir, 0);
+  std::filesystem::rename(root, test::temporary_name(root, "old", test::ended_process_id()));
+  std::filesystem::create_directories(test::temporary_name(root, "tmp", test::ended_process_id()) + "/params");
+  config.resume = true;
+  int computed = 0;
+  const TrainSummary again = train(ds, test::small_gcn(), config, [&](int, const EpochRecord&) { ++computed; });
+  CHECK(computed == 0);
+  CHECK(losses(again.runs[0]) == losses(first.runs[0]));
+  CHECK(folder_entries(config.checkpoint_dir) == std::vector<std::string>{"run-0000"});
 }

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "graph/base/error.hpp"
+#include "graph/base/interrupt.hpp"
 #include "graph/base/log.hpp"
 
 namespace halo::tools {
@@ -91,6 +92,9 @@ int parse_command_line(CLI::App& app, const std::string& program, int argc, char
 int run_program(const std::string& program, const std::function<int()>& body) {
   try {
     return body();
+  } catch (const Interrupted& e) {
+    std::fprintf(stderr, "%s: stopped: %s\n", program.c_str(), user_message(e.what()).c_str());
+    return 128 + e.signal();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "%s: error: out of memory\n", program.c_str());
   } catch (const std::exception& e) {

@@ -37,7 +37,9 @@ int parse_command_line(CLI::App& app, const std::string& program, int argc, char
 std::string user_message(const std::string& what);
 
 // Runs `body` and returns its exit code; any exception becomes "PROGRAM: error: WHAT" (WHAT as
-// user_message gives it) on stderr and exit_failure.
+// user_message gives it) on stderr and exit_failure, except halo::Interrupted (a stop asked for by
+// a signal), which becomes "PROGRAM: stopped: WHAT" and 128 + the signal number (130 for SIGINT,
+// 143 for SIGTERM), as a shell reports a process that a signal ended.
 int run_program(const std::string& program, const std::function<int()>& body);
 
 // Routes the library's log messages to stderr: progress and stage messages unless `quiet`,

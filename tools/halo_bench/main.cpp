@@ -3,13 +3,15 @@
 // (the memory-bandwidth ceiling of this machine); `gpu-spmm` and `gpu-gcn` do the same on a GPU
 // (halo's SpMM against cuSPARSE) and time a GCN training epoch there; `gpu-feature-streaming`
 // times feature streaming on a GPU against a pinned copy and against in-memory training;
-// `inflate` times the decompression alone of a dataset's gzipped files (a read's floor).
+// `inflate` times the decompression alone of a dataset's gzipped files (a read's floor); `load`
+// times opening a dataset directory with and without its checks, against reading its files.
 #include <CLI/CLI.hpp>
 
 #include "tools/common/program.hpp"
 #include "tools/halo_bench/feature_stream_bench.hpp"
 #include "tools/halo_bench/gpu_bench.hpp"
 #include "tools/halo_bench/inflate_bench.hpp"
+#include "tools/halo_bench/load_bench.hpp"
 #include "tools/halo_bench/spmm_bench.hpp"
 
 int main(int argc, char** argv) {
@@ -66,6 +68,14 @@ int main(int argc, char** argv) {
   isub->add_option("files", inflate.files, "(Gzipped) files")->required()->check(CLI::ExistingFile);
   isub->add_option("--json", inflate.json, "Write the results as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 
+  LoadBench load;
+  CLI::App* lsub = app.add_subcommand("load", "Open a dataset directory one way (read its files, open, open and verify)");
+  lsub->add_option("--dataset", load.dataset, "halo dataset directory")->required()->check(CLI::ExistingDirectory);
+  lsub->add_option("--mode", load.mode, "read (every file once), open (structural checks) or verify (and CRC-32s)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"read", "open", "verify"}));
+  lsub->add_option("--json", load.json, "Write the result as JSON to FILE ('-' = stdout)")->check(writable_output_file());
+
   if (const int code = parse_command_line(app, "halo-bench", argc, argv); code >= 0) return code;
   configure_logging(quiet, false);
   return run_program("halo-bench", [&] {
@@ -73,6 +83,7 @@ int main(int argc, char** argv) {
     if (csub->parsed()) return run_gpu_gcn_bench(gpu_gcn);
     if (fsub->parsed()) return run_gpu_feature_streaming_bench(streaming);
     if (isub->parsed()) return run_inflate_bench(inflate);
+    if (lsub->parsed()) return run_load_bench(load);
     return run_spmm_bench(spmm);
   });
 }

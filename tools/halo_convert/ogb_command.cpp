@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "datasets/atomic_output.hpp"
 #include "datasets/dataset_dir.hpp"
 #include "datasets/ogb_reader.hpp"
 #include "graph/base/error.hpp"
@@ -33,6 +34,7 @@ void add_ogb_command(CLI::App& app, OgbCommand& c) {
 
 int run_ogb_command(const OgbCommand& c) {
   require_folder_kind(c.source, FolderKind::ogb_dataset, "the source");
+  datasets::check_new_destination(c.destination, c.force);  // refused before any reading or generating
   Progress timer("convert " + c.source, 0);
   datasets::OgbReadOptions o;
   o.name = c.name;

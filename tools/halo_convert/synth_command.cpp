@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "datasets/atomic_output.hpp"
 #include "datasets/dataset_dir.hpp"
 #include "datasets/ogb_writer.hpp"
 #include "datasets/synth.hpp"
@@ -34,6 +35,7 @@ void add_synth_command(CLI::App& app, SynthCommand& c) {
 }
 
 int run_synth_command(const SynthCommand& c) {
+  datasets::check_new_destination(c.destination, c.force);  // refused before any reading or generating
   Progress timer("synth " + c.model, 0);
   datasets::Dataset ds;
   log_info(fmt::format("generating {} graph: {} vertices, mean degree {}, {} features, {} classes, seed {}", c.model,

@@ -19,6 +19,7 @@
 
 #include "datasets/dataset_dir.hpp"
 #include "graph/base/error.hpp"
+#include "graph/base/interrupt.hpp"
 #include "graph/base/log.hpp"
 #include "graph/base/parallel.hpp"
 #include "graph/base/thread_defaults.hpp"
@@ -28,6 +29,7 @@
 #include "tools/common/eta.hpp"
 #include "tools/common/folder_hints.hpp"
 #include "tools/common/program.hpp"
+#include "tools/common/stop_signals.hpp"
 #include "tools/halo_train/curves.hpp"
 #include "tools/halo_train/options.hpp"
 #include "tools/halo_train/report.hpp"
@@ -94,7 +96,9 @@ void add_reverse_relations(datasets::Dataset& ds) {
 int train_dataset(const TrainOptions& options) {
   const auto start = Clock::now();
   require_folder_kind(options.dataset, FolderKind::halo_dataset, "--dataset");
-  datasets::Dataset ds = datasets::read_dataset_dir(options.dataset);
+  datasets::DatasetDirOptions read_options;
+  read_options.verify_checksums = options.train.verify_checksums;
+  datasets::Dataset ds = datasets::read_dataset_dir(options.dataset, read_options);
   if (options.add_reverse_relations) add_reverse_relations(ds);
   const int runs = options.train.runs;
   RunEta eta(options.train.epochs, runs);
@@ -159,6 +163,9 @@ int main(int argc, char** argv) {
   add_train_options(app, options);
   if (const int code = parse_command_line(app, "halo-train", argc, argv); code >= 0) return code;
   configure_logging(options.quiet, options.verbose);
+  stop_cleanly_on_signals("halo-train: stopping at the end of this epoch" +
+                          std::string(options.train.checkpoint_dir.empty() ? "" : ", after a checkpoint") +
+                          " (signal again to stop at once)");
   std::unique_ptr<train::dist::MpiSession> mpi;
   bool agreed_failure = false;
   const int code = run_program("halo-train", [&] {
@@ -177,6 +184,9 @@ int main(int argc, char** argv) {
     try {
       if (options.train.device.is_cuda()) return train_partitions_on_gpus(options, comm, agreed_failure);
       return train_partitions(options, comm);
+    } catch (const Interrupted&) {
+      agreed_failure = true;  // every rank stops after the same epoch (the training loop agrees on it)
+      throw;
     } catch (const std::exception& e) {
       throw Error("rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.size()) + ": " + e.what());
     }

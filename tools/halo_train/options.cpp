@@ -178,6 +178,8 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--threads", t.threads, "OpenMP threads (0 = OMP_NUM_THREADS, else the cores this rank may use: its affinity mask shared among the ranks on this node, at most the idle ones when alone; -v says which)")
       ->capture_default_str()
       ->check(CLI::Range(0, 4096));
+  app.add_flag("--no-verify{false}", t.verify_checksums,
+               "Skip the CRC-32 check of the dataset's or part's files (their sizes and structure are still checked)");
   app.add_flag("--allow-nonfinite", t.allow_nonfinite,
                "Go on training when the loss becomes NaN or infinite (by default the run stops with an error)");
   app.add_option("--tensorboard", o.tensorboard,
@@ -259,6 +261,7 @@ nlohmann::json describe_settings(const TrainOptions& o) {
               {"threads", t.threads},
               {"tensorboard", o.tensorboard},
               {"allow-nonfinite", t.allow_nonfinite},
+              {"no-verify", !t.verify_checksums},
               {"device", o.device},
               {"checkpoint", t.checkpoint_dir},
               {"checkpoint-every", t.checkpoint_every},

@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "graph/base/error.hpp"
+#include "graph/base/interrupt.hpp"
 #include "graph/base/log.hpp"
 #include "graph/base/parallel.hpp"
 #include "kernels/elementwise.hpp"
@@ -239,6 +241,27 @@ RunResult finish_run(RunResult result, const RunTracker& tracker) {
                                     c.config.optimizer.lr));
 }
 
+// The signal that asked this job to stop (halo::request_stop), agreed by every rank so that they
+// all stop after the same epoch: SIGINT when any rank got one, else the other signal; 0 for none.
+int agreed_stop_signal(LoopContext& c) {
+  const int mine = stop_signal();
+  if (c.comm.size() == 1) return mine;
+  std::vector<std::int64_t> counts{mine == SIGINT ? 1 : 0, mine != 0 && mine != SIGINT ? 1 : 0};
+  dist::all_reduce(c.comm, counts);
+  return counts[0] > 0 ? SIGINT : counts[1] > 0 ? SIGTERM : 0;
+}
+
+// A run stopped by a signal after `epoch`: say what was kept and how to go on.
+[[noreturn]] void throw_interrupted(const LoopContext& c, int run, int epoch, int signal, int last_saved) {
+  const TrainConfig& cfg = c.config;
+  const std::string kept =
+      last_saved > 0 ? fmt::format("the checkpoint of epoch {} is in {}: run the same command with --resume to go on",
+                                   last_saved, checkpoint_path(cfg.checkpoint_dir, run))
+                     : std::string("no checkpoint was written (--checkpoint DIR keeps one that --resume continues)");
+  throw Interrupted(signal, fmt::format("{} after epoch {} of {} of run {}; {}", signal_name(signal), epoch, cfg.epochs,
+                                        run, kept));
+}
+
 RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback& on_epoch) {
   const TrainConfig& cfg = c.config;
   RunResult result;
@@ -299,6 +322,13 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
         (last || (cfg.checkpoint_every > 0 && epoch % cfg.checkpoint_every == 0))) {
       save(epoch, last);
       last_saved = epoch;
+    }
+    if (const int signal = agreed_stop_signal(c); signal != 0) {
+      if (!cfg.checkpoint_dir.empty() && last_saved != epoch) {
+        save(epoch, false);
+        last_saved = epoch;
+      }
+      throw_interrupted(c, run, epoch, signal, last_saved);
     }
     if (stop) {
       log_info(fmt::format("run {}: early stopping after epoch {} ({}, patience {})", run, epoch,

@@ -42,7 +42,7 @@ TrainSummary train_homogeneous_part(const std::string& partition_dir, Communicat
                                     const TrainConfig& config, const EpochCallback& on_epoch) {
   const auto start = std::chrono::steady_clock::now();
   const partition::PartitionDirInfo info = partition::read_partition_info(partition_dir);
-  const partition::Part part = read_rank_part(partition_dir, info, comm);
+  const partition::Part part = read_rank_part(partition_dir, info, comm, config.verify_checksums);
   const datasets::NodeType& target = target_rows(part, partition_dir);
   HaloExchange exchange(part.graph, comm);
   GraphOperators operators = build_part_operators(part.graph, model.kind, exchange, config.device);

@@ -14,10 +14,10 @@
 namespace halo::train::dist::detail {
 
 // This rank's part of the partition `info` describes, its files checked against their sizes and
-// CRC-32s; refuses (InvalidArgument, with the mpirun line to use) a partition whose part count
-// is not the number of ranks running.
+// structure (and their CRC-32s when `verify_checksums`); refuses (InvalidArgument, with the mpirun
+// line to use) a partition whose part count is not the number of ranks running.
 partition::Part read_rank_part(const std::string& partition_dir, const partition::PartitionDirInfo& info,
-                               const Communicator& comm);
+                               const Communicator& comm, bool verify_checksums);
 
 // A partition of a homogeneous dataset (model kind gcn or sage).
 TrainSummary train_homogeneous_part(const std::string& partition_dir, Communicator& comm, const ModelConfig& model,
