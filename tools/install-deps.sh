@@ -15,6 +15,7 @@ packages=(
   libcli11-dev
   libfmt-dev
   python3
+  curl
 )
 
 missing=()
