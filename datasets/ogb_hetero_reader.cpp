@@ -192,6 +192,9 @@ Dataset read_ogb_hetero(OgbSettings& s) {
   ds.meta.name = s.meta.name;
   ds.meta.task = s.task;
   ds.meta.num_classes = resolve_num_classes(s, all_labels);
+  if (s.task == Task::multiclass)
+    check_split_labelled(find_csv(raw + "/node-label/" + target + "/node-label.csv"), ds.node_type(target).labels, ds.split,
+                         s.split);
   ds.meta.num_tasks = s.num_tasks;
   ds.meta.split_name = s.split;
   ds.meta.is_hetero = true;

@@ -58,6 +58,8 @@ Dataset read_homogeneous(detail::OgbSettings& s) {
   coo.drop_duplicates = s.options.to_undirected;
   const std::string edges_path = detail::require_csv(raw + "/edge.csv");
   const std::string features_path = detail::find_csv(raw + "/node-feat.csv");
+  if (features_path.empty() && s.meta.has_node_attr.value_or(false))
+    throw IoError(raw + "/node-feat.csv.gz", "is missing, but the metadata says has_node_attr True");
   // The edges (and their CSR) and the features are read side by side, each on a thread of its
   // own (see detail/read_beside.hpp), the larger file's decoder keeping its priority; an error in
   // the edges stops the features and is the one reported, as when the files are read in order.
@@ -100,6 +102,8 @@ Dataset read_homogeneous(detail::OgbSettings& s) {
   ds.meta.source = s.dir;
   ds.node_types.push_back(std::move(node));
   ds.split = split.get();
+  if (s.task == Task::multiclass)
+    detail::check_split_labelled(detail::find_csv(raw + "/node-label.csv"), ds.node_types[0].labels, ds.split, s.split);
 
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   log_info("read_ogb: '" + s.meta.name + "': " + std::to_string(n) + " vertices, " +

@@ -132,7 +132,15 @@ Array<std::int64_t> read_node_labels(const std::string& path, std::int64_t count
 
 std::int64_t resolve_num_classes(const OgbSettings& s, const std::vector<const Array<std::int64_t>*>& labels) {
   if (s.task == Task::multilabel) return 2;
-  if (s.num_classes) return *s.num_classes;
+  if (s.num_classes) {
+    std::int64_t vertices = 0;
+    for (const Array<std::int64_t>* y : labels) vertices += y->rows();
+    if (*s.num_classes > std::max<std::int64_t>(vertices, 2))
+      throw InvalidArgument("read_ogb: '" + s.meta.name + "': " + s.num_classes_source + ", more classes than the " +
+                            std::to_string(vertices) + " labelled vertices could have; set the right count "
+                            "(halo-convert --num-classes)");
+    return *s.num_classes;
+  }
   std::int64_t max_label = -1;
   for (const Array<std::int64_t>* y : labels) {
     std::vector<std::int64_t> partial(static_cast<std::size_t>(max_threads()), -1);
@@ -149,6 +157,20 @@ std::int64_t resolve_num_classes(const OgbSettings& s, const std::vector<const A
                           "OgbReadOptions::num_classes (halo-convert --num-classes)");
   log_info("read_ogb: '" + s.meta.name + "': num classes inferred as max label + 1 = " + std::to_string(max_label + 1));
   return max_label + 1;
+}
+
+void check_split_labelled(const std::string& labels_path, const Array<std::int64_t>& labels, const Split& split,
+                          const std::string& split_name) {
+  const char* names[3] = {"train", "valid", "test"};
+  const Array<std::int64_t>* parts[3] = {&split.train, &split.valid, &split.test};
+  for (int k = 0; k < 3; ++k) {
+    const Array<std::int64_t>& ids = *parts[k];
+    const std::int64_t i = parallel_find_first(0, ids.size(), [&](std::int64_t j) { return labels[ids[j]] < 0; });
+    if (i < ids.size())
+      throw IoError(labels_path, ids[i] + 1,
+                    "vertex " + std::to_string(ids[i]) + " has no label (an empty or NaN field), but split/" + split_name +
+                        " puts it in " + names[k]);
+  }
 }
 
 Split read_split_folder(const std::string& folder, std::int64_t count, const std::string& count_source) {

@@ -46,8 +46,15 @@ Array<std::int64_t> read_node_labels(const std::string& path, std::int64_t count
                                      OgbSettings& s);
 
 // The number of classes: the settings' when known, else max label + 1 over `labels`
-// (InvalidArgument naming the option when no vertex has a label). Multilabel: 2.
+// (InvalidArgument naming the option when no vertex has a label). Multilabel: 2. A known count
+// larger than the labelled vertices could carry is refused (InvalidArgument with the number and
+// where it came from).
 std::int64_t resolve_num_classes(const OgbSettings& s, const std::vector<const Array<std::int64_t>*>& labels);
+
+// Every vertex of the split has a label (multiclass): IoError naming the label file, the vertex's
+// line and its split otherwise (an empty or NaN field there, which reads as -1).
+void check_split_labelled(const std::string& labels_path, const Array<std::int64_t>& labels, const Split& split,
+                          const std::string& split_name);
 
 // Reads folder/{train,valid,test}.csv.gz: ids of `count` vertices. IoError for an id out of
 // range or listed twice (within or across the files); UnsupportedError when only a

@@ -89,7 +89,7 @@ TEST_CASE("a NaN or an infinity among the features is refused with its row and c
                                               Catch::EndsWith(", not a finite number"));
 }
 
-TEST_CASE("a label outside [-1, num_classes) is refused", "[dataset_dir][faults]") {
+TEST_CASE("a label below -1 or at least num_classes is refused", "[dataset_dir][faults]") {
   test::ScratchDir dir;
   const std::string ds = homogeneous_dir(dir);
   const std::int64_t value = GENERATE(std::int64_t{3}, std::int64_t{-2}, std::int64_t{1} << 40);

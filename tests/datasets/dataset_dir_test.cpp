@@ -307,7 +307,8 @@ TEST_CASE("write_dataset_dir skips the pass over the features only when told the
   // A reader that refused non-finite values says so; the shape is still checked. (Reading the
   // directory back refuses the NaN.)
   write_dataset_dir(ds, dir / "trusted", false, FeatureValues::already_checked);
-  CHECK(std::isnan(read_npy<float>(dir / "trusted/node_feat.npy", 4, 3)[5]));
+  const Array<float> written = read_npy<float>(dir / "trusted/node_feat.npy", 4, 3);
+  CHECK(std::isnan(written[5]));
   CHECK_THROWS_WITH(read_dataset_dir(dir / "trusted"), Catch::Contains("node_feat.npy: value at row 1, column 2 is nan"));
   Dataset short_features = test::tiny_homogeneous();
   short_features.node_types[0].features = Array<float>::matrix(2, 3);

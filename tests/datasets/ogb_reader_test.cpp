@@ -378,3 +378,31 @@ TEST_CASE("read_ogb explains that a torch-pickled split_dict.pt cannot be read",
   CHECK_THROWS_AS(read_ogb(dir), UnsupportedError);
   CHECK_THROWS_WITH(read_ogb(dir), Contains("split_dict.pt") && Contains("torch"));
 }
+
+TEST_CASE("read_ogb refuses a feature file the metadata promises but the folder lacks", "[datasets]") {
+  ScratchDir scratch;
+  const std::string dir = copy_fixture(scratch, "tiny");
+  std::filesystem::remove(dir + "/raw/node-feat.csv.gz");
+  const IoError e = ogb_io_error(dir);
+  CHECK(e.file() == dir + "/raw/node-feat.csv.gz");
+  CHECK_THAT(e.what(), Contains("is missing") && Contains("has_node_attr True"));
+}
+
+TEST_CASE("read_ogb refuses an empty label on a vertex of the split, naming its line and split", "[datasets]") {
+  ScratchDir scratch;
+  const std::string dir = copy_fixture(scratch, "tiny");
+  std::filesystem::remove(dir + "/raw/node-label.csv.gz");
+  write_file(dir + "/raw/node-label.csv", "0\n\n2\n1\nnan\n");  // vertex 1 is in train
+  const IoError e = ogb_io_error(dir);
+  CHECK(e.file() == dir + "/raw/node-label.csv");
+  CHECK(e.line() == 2);
+  CHECK_THAT(e.what(), Contains("vertex 1 has no label") && Contains("split/fixed puts it in train"));
+}
+
+TEST_CASE("read_ogb refuses a class count larger than the labelled vertices could have", "[datasets]") {
+  OgbReadOptions options;
+  options.num_classes = 1000000000000;
+  CHECK_THROWS_AS(read_ogb(ogb_fixture("tiny"), options), InvalidArgument);
+  CHECK_THROWS_WITH(read_ogb(ogb_fixture("tiny"), options),
+                    Contains("num_classes is 1000000000000") && Contains("more classes than the 5 labelled vertices"));
+}

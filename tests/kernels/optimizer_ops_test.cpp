@@ -205,7 +205,7 @@ TEST_CASE("adam_step_touched steps each touched row with its next count, as adam
   }
 }
 
-TEST_CASE("accumulate_row_grad adds a whole-table gradient and touches its nonzero rows; clear_touched undoes it",
+TEST_CASE("accumulate_row_grad adds a whole-table gradient and touches its nonzero rows, and clear_touched undoes it",
           "[kernels]") {
   // Row 0 all zero, row 1 one value, row 2 a negative zero only, row 3 all values.
   const Tensor grad_all = Tensor::from_vector(4, 2, {0, 0, 0, 2, -0.0f, 0, 1, -1});

@@ -32,7 +32,7 @@ TEST_CASE("BoundarySampler keeps about rate of the vertices, the same ones for t
   CHECK(s.scale() == Approx(1.0 / rate));
 }
 
-TEST_CASE("BoundarySampler at rate 1 keeps every vertex and refuses rates outside (0, 1]", "[sampling]") {
+TEST_CASE("BoundarySampler at rate 1 keeps every vertex and refuses rates outside 0 < rate <= 1", "[sampling]") {
   const BoundarySampler all(1.0, 3);
   for (std::int64_t g = 0; g < 1000; ++g) CHECK(all.keep(1, 0, g));
   CHECK(all.keeps_all());

@@ -185,6 +185,13 @@ TEST_CASE("halo-convert refuses bad input with one line on stderr and leaves no 
     CHECK(r.exit_code != 0);
     CHECK(r.err.find("node_feat.npy") != std::string::npos);
   }
+  SECTION("a negative class count") {
+    const Result r = run_convert("ogb " + halo::test::source_dir() + "/tests/data/ogb/tiny " + (scratch / "out") +
+                                     " --num-classes -3", scratch);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--num-classes") != std::string::npos);
+    CHECK_FALSE(fs::exists(scratch / "out"));
+  }
   SECTION("an unknown subcommand") {
     const Result r = run_convert("frobnicate", scratch);
     CHECK(r.exit_code != 0);

@@ -350,6 +350,13 @@ TEST_CASE("halo-train --add-reverse-relations lets every type reach the labelled
       "is homogeneous");
 }
 
+TEST_CASE("halo-train refuses a --config file that gives a key twice", "[tools]") {
+  ScratchDir scratch;
+  std::ofstream(scratch / "twice.json") << R"({"hidden": 16, "epochs": 3, "hidden": 32})";
+  check_one_line_error(halo::test::run_program("halo-train", "--dataset x --config " + (scratch / "twice.json"), scratch),
+                       "the key 'hidden' is given twice");
+}
+
 TEST_CASE("halo-train refuses a learning rate that is not finite, and stops a run that diverges", "[tools]") {
   ScratchDir scratch;
   const std::string data = make_dataset(scratch);

@@ -25,7 +25,8 @@ void add_ogb_command(CLI::App& app, OgbCommand& c) {
   sub->add_option("--split", c.split, "Split folder under split/ (default: from the metadata)");
   sub->add_option("--add-inverse-edge", c.add_inverse_edge, "Add the reverse of every stored edge, as OGB does (default: from the metadata)")
       ->check(CLI::IsMember({"true", "false"}));
-  sub->add_option("--num-classes", c.num_classes, "Number of classes (default: from the metadata, else max label + 1)");
+  sub->add_option("--num-classes", c.num_classes, "Number of classes (default: from the metadata, else max label + 1)")
+      ->check(CLI::PositiveNumber);
   sub->add_flag("--to-undirected", c.to_undirected, "Symmetrise and drop duplicate edges (OGB baselines' to_symmetric)");
   sub->add_flag("--add-reverse-relations", c.add_reverse_relations, "Heterogeneous: add a reverse relation for every relation");
   sub->add_flag("--force", c.force, "Replace the output directory if it exists");

@@ -29,8 +29,18 @@ class JsonConfig : public CLI::Config {
 
   std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
     json j;
+    // JSON allows a key twice in an object; a settings file that does is a mistake (the last would
+    // win without a word), so it is refused. The callback sees every key as it is parsed.
+    std::vector<std::set<std::string>> keys;
+    const json::parser_callback_t no_duplicate_keys = [&](int, json::parse_event_t event, json& parsed) {
+      if (event == json::parse_event_t::object_start) keys.emplace_back();
+      if (event == json::parse_event_t::object_end) keys.pop_back();
+      if (event == json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second)
+        throw CLI::ConfigError("--config: the key '" + parsed.get<std::string>() + "' is given twice");
+      return true;
+    };
     try {
-      j = json::parse(input);
+      j = json::parse(input, no_duplicate_keys);
     } catch (const json::exception& e) {
       throw CLI::ConfigError(std::string("--config: not valid JSON: ") + e.what());
     }
