@@ -1,10 +1,11 @@
 // SIGKILL at random moments of halo-convert and halo-partition, each replacing its previous
-// output with --force (issue #24): after every kill the destination is the old output or the new
-// one, whole (its CRC-32s verify), never a mix; and the next run, once it has finished, leaves no
-// temporary behind, the killed run's included.
+// output with --force, and of halo-train writing a checkpoint every epoch (issue #24): after every
+// kill the destination is the old output or the new one, whole (its CRC-32s verify), never a mix;
+// and the next run, once it has finished, leaves no temporary behind, the killed run's included.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -22,10 +23,12 @@ namespace {
 
 constexpr int trials = 20;
 
-// Runs `command` (a shell command line) in the background and SIGKILLs it after `delay_s`.
-void kill_after(const ScratchDir& scratch, const std::string& command, double delay_s) {
+// Runs `command` (a shell command line) in the background and SIGKILLs it after `delay_s`; its
+// stderr goes to `err`.
+void kill_after(const ScratchDir& scratch, const std::string& command, double delay_s,
+                const std::string& err = "/dev/null") {
   const std::string script = scratch / "kill.sh";
-  std::ofstream(script) << command << " >/dev/null 2>&1 &\npid=$!\nsleep " << delay_s
+  std::ofstream(script) << command << " >/dev/null 2>" << err << " &\npid=$!\nsleep " << delay_s
                         << "\nkill -9 $pid 2>/dev/null\nwait $pid\nexit 0\n";
   REQUIRE(std::system(("sh " + script).c_str()) == 0);
 }
@@ -112,4 +115,38 @@ TEST_CASE("halo-partition killed at random moments leaves the old partition or t
   INFO(last.err);
   REQUIRE(last.exit_code == 0);
   CHECK(entries(out) == std::vector<std::string>{"parts"});
+}
+
+TEST_CASE("halo-train killed at random moments resumes from a whole checkpoint every time and cleans up",
+          "[tools][slow]") {
+  ScratchDir scratch;
+  const std::string data = scratch / "sbm";
+  REQUIRE(halo::test::run_program("halo-convert", "synth sbm " + data + " --nodes 20000 --features 64 -q", scratch).exit_code ==
+          0);
+  const std::string checkpoints = scratch / "ckpt";
+  // Every epoch writes a checkpoint (replacing the last), so kills land in writes as well.
+  const std::string command = halo::test::binary_dir() + "/bin/halo-train --dataset " + data +
+                              " --epochs 100000 --hidden 256 --eval-every 1000 --threads 1 --checkpoint " + checkpoints +
+                              " --checkpoint-every 1 --resume";
+  std::mt19937 random(24);
+  std::uniform_real_distribution<double> delay(0.4, 1.2);
+  int last_resumed = 0;
+  for (int i = 0; i < trials; ++i) {
+    INFO("trial " << i);
+    kill_after(scratch, command, delay(random), scratch / "train.err");
+    const std::string err = halo::test::slurp(scratch / "train.err");
+    INFO(err);
+    CHECK(err.find("error") == std::string::npos);  // no checkpoint was ever refused as damaged
+    const std::size_t at = err.find("after epoch ");
+    if (at == std::string::npos) continue;  // killed before it had read the checkpoint
+    const int resumed = std::stoi(err.substr(at + 12));
+    CHECK(resumed >= last_resumed);  // never an older state than a run before it had reached
+    last_resumed = resumed;
+  }
+  CHECK(last_resumed > 0);
+  // A last run, stopped cleanly, leaves only the checkpoint: the killed runs' temporaries are gone.
+  const std::string script = scratch / "stop.sh";
+  std::ofstream(script) << command << " 2>/dev/null &\npid=$!\nsleep 1\nkill -TERM $pid\nwait $pid\n";
+  CHECK(WEXITSTATUS(std::system(("sh " + script).c_str())) == 143);
+  CHECK(entries(checkpoints) == std::vector<std::string>{"run-0000"});
 }
