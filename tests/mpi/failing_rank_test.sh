@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A rank that fails ends the whole job: halo-train under mpirun -np 3, with rank 0 unable to write
 # its epoch-3 checkpoint (the checkpoint path is a file), must exit non-zero within the time-out
-# with rank 0's message; and a part whose file fails its checksum is refused before training.
+# with rank 0's message; a part whose file fails its checksum is refused before training; and
+# Ctrl-C to mpirun stops every rank cleanly after the same epoch, with a checkpoint.
 # Usage: failing_rank_test.sh BUILD_DIR MPIEXEC
 set -u
 build=$1
@@ -49,3 +50,25 @@ timeout 60 "$mpiexec" -np 2 --oversubscribe "$build/bin/halo-train" --partitions
   > "$scratch/out" 2>&1 && { echo "FAIL: 2 ranks trained a 3-part partition"; exit 1; }
 grep -q "mpirun -np 3" "$scratch/out" || { echo "FAIL: no hint to run with 3 ranks"; cat "$scratch/out"; exit 1; }
 echo "ok (world size differs from the part count)"
+
+# Ctrl-C to mpirun (which forwards SIGTERM to the ranks): every rank stops after the same epoch,
+# rank 0 saves the checkpoint and says how to resume. (The partition again: part 1 was damaged above.)
+"$build/bin/halo-partition" "$scratch/sbm" --parts 3 -o "$scratch/parts" --force -q > /dev/null || exit 1
+"$mpiexec" -np 3 --oversubscribe "$build/bin/halo-train" --partitions "$scratch/parts" --epochs 100000 \
+  --threads 1 --checkpoint "$scratch/ckpt" > "$scratch/out" 2>&1 &
+job=$!  # mpirun itself (a timeout(1) wrapper would turn the SIGINT into its own SIGTERM)
+until grep -q "epoch 3 |" "$scratch/out" || ! kill -0 $job 2>/dev/null; do sleep 0.1; done
+kill -INT $job
+for _ in $(seq 600); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
+if kill -0 $job 2>/dev/null; then
+  kill -9 $job; echo "FAIL (Ctrl-C): the job still ran 60 s after SIGINT"; cat "$scratch/out"; exit 1
+fi
+wait $job
+code=$?
+if [[ $code -eq 0 ]]; then
+  echo "FAIL (Ctrl-C): exit code 0, as if it had not been stopped"; cat "$scratch/out"; exit 1
+fi
+grep -q "stopped: SIGTERM after epoch" "$scratch/out" && grep -q -- "--resume to go on" "$scratch/out" &&
+  [[ -f "$scratch/ckpt/run-0000/manifest.json" ]] ||
+  { echo "FAIL (Ctrl-C): no clean stop with a checkpoint"; cat "$scratch/out"; exit 1; }
+echo "ok (Ctrl-C to mpirun stops every rank after one epoch, with a checkpoint; exit code $code)"
