@@ -19,8 +19,6 @@ void request_stop(int signal) noexcept {
 
 int stop_signal() noexcept { return requested.load(std::memory_order_relaxed); }
 
-void clear_stop() noexcept { requested.store(0); }
-
 std::string signal_name(int signal) {
   if (signal == SIGINT) return "SIGINT";
   if (signal == SIGTERM) return "SIGTERM";

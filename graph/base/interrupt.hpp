@@ -16,9 +16,6 @@ void request_stop(int signal) noexcept;
 // The signal that asked for a stop, 0 when none has.
 int stop_signal() noexcept;
 
-// Forgets a recorded stop (tests, and a program that handled it and goes on).
-void clear_stop() noexcept;
-
 // "SIGINT", "SIGTERM", else "signal N".
 std::string signal_name(int signal);
 
