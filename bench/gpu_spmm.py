@@ -2,8 +2,9 @@
 """SpMM on one GPU: halo's kernel against cuSPARSE (CSR, ALG2, descriptors and work buffer cached)
 on a generated power-law graph of ogbn-products scale (bench/gpu_dataset.py) at widths 16, 64,
 128 and 256: median times, their ratio, effective GB/s against the minimum-bytes roofline
-8(m + 1) + (4 + 4)·nnz + 4·K·(n + m) (int32 ids, fp32 weights) and a device-to-device copy
-measured in the same run, which one the automatic choice keeps, and the relative difference of
+8(m + 1) + (4 + 4)·nnz + 4·K·(n + m) (int32 ids, fp32 weights, each row of x read once), the
+bytes of a gather without reuse (4·K·(nnz + m) for x and out) beside it, and a device-to-device
+copy measured in the same run, which one the automatic choice keeps, and the relative difference of
 the two results. Goal (issue #6): geometric mean of the speedup at widths 64-256 of at least 1.3.
 
 Runs `halo-bench gpu-spmm`; without a GPU it records that the benchmark was skipped.

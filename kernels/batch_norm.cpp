@@ -16,7 +16,7 @@ void batch_norm_sums(ConstTensorView x, TensorView sums) {
   detail::check_shape("batch_norm_sums", "sums", sums, 2, x.cols);
   detail::check_device("batch_norm_sums", "sums", sums, x.device);
   HALO_EXPECTS(!detail::overlaps(x, sums), "sums may not overlap x");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, x.device);
   if (x.device.is_cuda()) {
     require_device(x.device);
     cuda::batch_norm_sums(x, sums);
@@ -42,7 +42,7 @@ void batch_norm_statistics(ConstTensorView sums, double n, float eps, float mome
                    !detail::overlaps(stats, running_var) && !detail::overlaps(running_mean, running_var) &&
                    !detail::overlaps(running_mean, sums) && !detail::overlaps(running_var, sums),
                "batch_norm_statistics: the operands may not overlap");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, sums.device);
   if (sums.device.is_cuda()) {
     require_device(sums.device);
     cuda::batch_norm_statistics(sums, n, eps, momentum, stats, running_mean, running_var);
@@ -63,7 +63,7 @@ void batch_norm_running_statistics(ConstTensorView running_mean, ConstTensorView
   HALO_EXPECTS(eps > 0, "batch_norm_running_statistics: needs eps > 0, got " + std::to_string(eps));
   HALO_EXPECTS(!detail::overlaps(stats, running_mean) && !detail::overlaps(stats, running_var),
                "batch_norm_running_statistics: stats may not overlap the running statistics");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, running_mean.device);
   if (running_mean.device.is_cuda()) {
     require_device(running_mean.device);
     cuda::batch_norm_running_statistics(running_mean, running_var, eps, stats);
@@ -84,7 +84,7 @@ void batch_norm_forward(ConstTensorView x, ConstTensorView stats, ConstTensorVie
   HALO_EXPECTS(detail::same_or_disjoint(x, y), "y must be x itself or not overlap it");
   HALO_EXPECTS(!detail::overlaps(y, stats) && !detail::overlaps(y, gamma) && !detail::overlaps(y, beta),
                "y may not overlap stats, gamma or beta");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, x.device);
   if (x.device.is_cuda()) {
     require_device(x.device);
     cuda::batch_norm_forward(x, stats, gamma, beta, y);
@@ -102,7 +102,7 @@ void batch_norm_backward_sums(ConstTensorView x, ConstTensorView stats, ConstTen
     detail::check_device("batch_norm_backward_sums", "every operand", v, x.device);
   HALO_EXPECTS(!detail::overlaps(reduce, x) && !detail::overlaps(reduce, stats) && !detail::overlaps(reduce, grad_y),
                "reduce may not overlap the inputs");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, x.device);
   if (x.device.is_cuda()) {
     require_device(x.device);
     cuda::batch_norm_backward_sums(x, stats, grad_y, reduce);
@@ -130,7 +130,7 @@ void batch_norm_backward(ConstTensorView x, ConstTensorView stats, ConstTensorVi
                    !detail::overlaps(grad_x, stats) && !detail::overlaps(grad_x, gamma) &&
                    !detail::overlaps(grad_x, reduce),
                "grad_x must be grad_y itself or not overlap it, and may not overlap the other inputs");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, x.device);
   if (x.device.is_cuda()) {
     require_device(x.device);
     cuda::batch_norm_backward(x, stats, gamma, grad_y, reduce, n, grad_x, grad_gamma, grad_beta);

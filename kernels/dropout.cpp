@@ -22,7 +22,7 @@ void dropout_checked(const char* op, ConstTensorView in, TensorView out, float p
                       "global_ids must be empty or hold one id per row (" + std::to_string(in.rows) + "), got " +
                           std::to_string(global_ids.size));
   HALO_KERNEL_EXPECTS(op, detail::same_or_disjoint(in, out), "the output must be the input itself or not overlap it");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, in.device);
   if (in.device.is_cuda()) {
     require_device(in.device);
     cuda::dropout(in, out, p, key, global_ids);

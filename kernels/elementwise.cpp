@@ -14,7 +14,7 @@ void add_bias(TensorView x, ConstTensorView bias) {
   detail::check_shape("add_bias", "bias", bias, 1, x.cols);
   detail::check_device("add_bias", "bias", bias, x.device);
   HALO_EXPECTS(!detail::overlaps(x, bias), "bias may not overlap x");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, x.device);
   if (x.device.is_cuda()) {
     require_device(x.device);
     cuda::add_bias(x, bias);
@@ -28,7 +28,7 @@ void column_sums(ConstTensorView x, TensorView out, bool accumulate) {
   detail::check_shape("column_sums", "out", out, 1, x.cols);
   detail::check_device("column_sums", "out", out, x.device);
   HALO_EXPECTS(!detail::overlaps(x, out), "out may not overlap x");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, x.device);
   if (x.device.is_cuda()) {
     require_device(x.device);
     cuda::column_sums(x, out, accumulate);
@@ -42,7 +42,7 @@ void relu_forward(ConstTensorView x, TensorView y) {
   detail::check_shape("relu_forward", "y", y, x.rows, x.cols);
   detail::check_device("relu_forward", "y", y, x.device);
   HALO_EXPECTS(detail::same_or_disjoint(x, y), "y must be x itself or not overlap it");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, x.device);
   if (x.device.is_cuda()) {
     require_device(x.device);
     cuda::relu_forward(x, y);
@@ -59,7 +59,7 @@ void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x,
   detail::check_device("relu_backward", "grad_x", grad_x, y.device);
   HALO_EXPECTS(detail::same_or_disjoint(grad_y, grad_x) && detail::same_or_disjoint(y, grad_x),
                "grad_x must be grad_y (or y) itself or not overlap it");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, y.device);
   if (y.device.is_cuda()) {
     require_device(y.device);
     cuda::relu_backward(y, grad_y, grad_x, scale);
@@ -73,7 +73,7 @@ void axpby(float alpha, ConstTensorView x, float beta, TensorView y) {
   detail::check_shape("axpby", "y", y, x.rows, x.cols);
   detail::check_device("axpby", "y", y, x.device);
   HALO_EXPECTS(detail::same_or_disjoint(x, y), "y must be x itself or not overlap it");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, x.device);
   if (x.device.is_cuda()) {
     require_device(x.device);
     cuda::axpby(alpha, x, beta, y);
@@ -84,7 +84,7 @@ void axpby(float alpha, ConstTensorView x, float beta, TensorView y) {
 
 void normalize_rows(TensorView x) {
   detail::check_view("normalize_rows", "x", x);
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, x.device);
   if (x.device.is_cuda()) {
     require_device(x.device);
     cuda::normalize_rows(x);
@@ -95,7 +95,7 @@ void normalize_rows(TensorView x) {
 
 double sum_of_squares(ConstTensorView x) {
   detail::check_view("sum_of_squares", "x", x);
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, x.device);
   if (x.device.is_cuda()) {
     require_device(x.device);
     return cuda::sum_of_squares(x);

@@ -36,7 +36,7 @@ void gemm(ConstTensorView a, Transpose transpose_a, ConstTensorView b, Transpose
   HALO_EXPECTS(fits_blas(a) && fits_blas(b) && fits_blas(c), "BLAS takes 32-bit extents and strides, got a " +
                                                                  detail::dims(a) + ", b " + detail::dims(b) + ", c " +
                                                                  detail::dims(c));
-  ScopedKernelTimer timer(KernelFamily::gemm);
+  ScopedKernelTimer timer(KernelFamily::gemm, a.device);
   if (a.device.is_cuda()) {
     require_device(a.device);
     cuda::gemm(a, transpose_a, b, transpose_b, c, alpha, beta);

@@ -30,7 +30,7 @@ LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, Inde
     detail::check_device("log_softmax_nll", "grad", grad, logits.device);
     HALO_EXPECTS(!detail::overlaps(logits, grad), "grad may not overlap logits");
   }
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, logits.device);
   if (logits.device.is_cuda()) {
     require_device(logits.device);
     return cuda::log_softmax_nll(logits, labels, mask, grad_scale, grad);
@@ -44,7 +44,7 @@ std::int64_t count_correct(ConstTensorView logits, const std::int64_t* labels, I
   HALO_EXPECTS(labels != nullptr || mask.size == 0, "labels are missing");
   HALO_EXPECTS(mask.size >= 0 && (mask.data != nullptr || mask.size == 0),
                "mask must hold its " + std::to_string(mask.size) + " entries");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, logits.device);
   if (logits.device.is_cuda()) {
     require_device(logits.device);
     return cuda::count_correct(logits, labels, mask);
@@ -143,7 +143,7 @@ LossSum log_softmax_nll(ConstTensorView logits, const LossRows& rows, float grad
     HALO_EXPECTS(!detail::overlaps(logits, grad), "grad may not overlap logits");
     HALO_EXPECTS(rows.distinct(), "log_softmax_nll: a gradient needs rows prepared as distinct");
   }
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, logits.device);
   if (logits.device.is_cuda()) {
     require_device(logits.device);
     const std::int64_t* packed = rows.device_rows_and_labels();
@@ -155,7 +155,7 @@ LossSum log_softmax_nll(ConstTensorView logits, const LossRows& rows, float grad
 
 std::int64_t count_correct(ConstTensorView logits, const LossRows& rows) {
   check_prepared("count_correct", logits, rows);
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, logits.device);
   if (logits.device.is_cuda()) {
     require_device(logits.device);
     const std::int64_t* packed = rows.device_rows_and_labels();

@@ -33,7 +33,7 @@ void adam_step(TensorView param, ConstTensorView grad, TensorView m, TensorView 
   HALO_EXPECTS(!detail::overlaps(param, grad) && !detail::overlaps(param, m) && !detail::overlaps(param, v) &&
                    !detail::overlaps(m, v) && !detail::overlaps(m, grad) && !detail::overlaps(v, grad),
                "param, grad, m and v must be four separate tensors");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, param.device);
   if (param.device.is_cuda()) {
     require_device(param.device);
     cuda::adam_step(param, grad, m, v, h, step);
@@ -67,7 +67,7 @@ void adam_step_rows(TensorView param, ConstTensorView grad, TensorView m, Tensor
                  "steps count from 1, got " + std::to_string(steps[k]) + " for row " + std::to_string(r));
     seen[static_cast<std::size_t>(r)] = true;
   }
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, param.device);
   if (param.device.is_cuda()) {
     require_device(param.device);
     cuda::adam_step_rows(param, grad, m, v, rows, steps, h);
@@ -234,7 +234,7 @@ void accumulate_row_grad(ConstTensorView grad_rows, TensorView grad, SparseRows&
                           std::to_string(grad.rows) + " x " + std::to_string(grad.cols) + ")");
   detail::check_device(op, "grad_rows", grad_rows, grad.device);
   HALO_KERNEL_EXPECTS(op, !detail::overlaps(grad_rows, grad), "grad_rows and grad must be separate tensors");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, grad_rows.device);
   const TensorView target = grad.slice_rows(first_row, first_row + grad_rows.rows);
   if (grad.device.is_cuda()) {
     cuda::accumulate_row_grad(grad_rows, target, rows.touched() + first_row);
@@ -258,7 +258,7 @@ void adam_step_touched(TensorView param, TensorView grad, TensorView m, TensorVi
                       !detail::overlaps(param, grad) && !detail::overlaps(param, m) && !detail::overlaps(param, v) &&
                           !detail::overlaps(m, v) && !detail::overlaps(m, grad) && !detail::overlaps(v, grad),
                       "param, grad, m and v must be four separate tensors");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, param.device);
   if (param.device.is_cuda()) {
     cuda::adam_step_touched(param, grad, m, v, rows.touched(), rows.steps(), h);
     return;
@@ -268,7 +268,7 @@ void adam_step_touched(TensorView param, TensorView grad, TensorView m, TensorVi
 
 void clear_touched(TensorView grad, SparseRows& rows) {
   check_sparse_rows("clear_touched", "grad", grad, rows);
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, grad.device);
   if (grad.device.is_cuda()) {
     cuda::clear_touched(grad, rows.touched());
     return;
@@ -288,7 +288,7 @@ void sgd_step(TensorView param, ConstTensorView grad, TensorView momentum, const
     HALO_EXPECTS(!detail::overlaps(momentum, param) && !detail::overlaps(momentum, grad),
                  "the momentum buffer must be a separate tensor");
   }
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, param.device);
   if (param.device.is_cuda()) {
     require_device(param.device);
     cuda::sgd_step(param, grad, momentum, h, step);

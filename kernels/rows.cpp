@@ -19,7 +19,7 @@ void gather_rows(ConstTensorView src, IndexView index, TensorView out) {
   detail::check_shape("gather_rows", "out", out, index.size, src.cols);
   detail::check_device("gather_rows", "out", out, src.device);
   HALO_EXPECTS(!detail::overlaps(src, out), "out may not overlap src");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, src.device);
   if (src.device.is_cuda()) {
     require_device(src.device);
     cuda::gather_rows(src, index, out);
@@ -38,7 +38,7 @@ void scatter_add_rows(ConstTensorView src, IndexView index, TensorView out) {
                "out must have src's " + std::to_string(src.cols) + " columns, got " + std::to_string(out.cols));
   detail::check_device("scatter_add_rows", "out", out, src.device);
   HALO_EXPECTS(!detail::overlaps(src, out), "out may not overlap src");
-  ScopedKernelTimer timer(KernelFamily::other);
+  ScopedKernelTimer timer(KernelFamily::other, src.device);
   if (src.device.is_cuda()) {
     require_device(src.device);
     cuda::scatter_add_rows(src, index, out);

@@ -67,7 +67,7 @@ void segmented_gemm(const std::vector<GemmSegment>& segments, Transpose transpos
                        " overlap without being the same window");
     }
   }
-  ScopedKernelTimer timer(KernelFamily::gemm);
+  ScopedKernelTimer timer(KernelFamily::gemm, device);
   if (device.is_cuda()) {
     require_device(device);
     cuda::segmented_gemm(segments, transpose_a, transpose_b, alpha, beta);

@@ -29,7 +29,7 @@ void spmm_checked(const graph::CsrView<I>& a, ConstTensorView x, TensorView out,
   detail::check_device("spmm", "out", out, x.device);
   HALO_KERNEL_EXPECTS("spmm", !detail::overlaps(x, out),
                       "out may not overlap x (each output row reads many rows of x)");
-  ScopedKernelTimer timer(KernelFamily::spmm);
+  ScopedKernelTimer timer(KernelFamily::spmm, x.device);
   if (x.device.is_cuda()) {
     require_device(x.device);
     cuda::spmm(a, x, out, mode);

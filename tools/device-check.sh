@@ -1,49 +1,61 @@
 #!/usr/bin/env bash
-# The one-call GPU check of halo (issue #6): builds halo with CUDA for sm_90, runs the GPU tests
-# and the GPU benchmarks, and writes what it found as JSON to $OUT, in under 8 minutes on an H200.
+# The one-call GPU check of halo (issues #6 and #25): builds halo with CUDA for sm_90, runs the
+# GPU tests against their CPU twins, compute-sanitizer over the GPU kernels, then the GPU timings,
+# all inside one time budget, and leaves in $OUT a complete JSON after every step, so a run cut
+# off at any point still brings back every step it finished.
 #
-#   tools/device-check.sh --prepare   on a machine with Debian's package archive (a developer's):
-#                                     fills .device-prep/ (git-ignored) with what the GPU machine's
-#                                     build lacks: header-only libraries (nlohmann-json, CLI11,
-#                                     fmt used header-only, Catch2 v2) and zlib's headers with its
-#                                     static library, unpacked from Debian .debs, plus ISA-L (its
-#                                     shared library needs nothing but glibc 2.14).
-#   tools/device-check.sh             on the GPU machine (no network, no Debian packages; nvcc,
-#                                     CMake, ninja, PyTorch and PyG): configure with the prepared
-#                                     prefix and without METIS, MPI and OpenBLAS, with NCCL where
-#                                     one is found (the system's, else the nvidia-nccl wheel that
-#                                     PyTorch installed; without one the build leaves NCCL out and
-#                                     device-check.json says so), build the
-#                                     kernel and trainer tests and the programs, run `ctest -L gpu`
-#                                     with HALO_REQUIRE_GPU=1 (a missing GPU fails instead of
-#                                     skipping), time `halo-train --device cuda` (GCN on a
-#                                     generated graph), train R-GCN on the GPU (tables resident,
-#                                     then streamed) and on the CPU on a generated
-#                                     ogbn-mag-shaped graph (per-epoch losses to 1e-4 relative,
-#                                     the epoch times), `halo-bench gpu-feature-streaming` (features
-#                                     streamed past a GPU budget against a pinned cudaMemcpy, and
-#                                     a streamed GCN epoch against the in-memory one, issue #7),
-#                                     then bench/gpu_spmm.py and bench/gpu_gcn.py.
-#                                     Without a GPU (e.g. here) the same steps run, the GPU tests
-#                                     skip, the timing is skipped and the benchmarks say so.
+#   tools/device-check.sh --prepare   here (Debian's package archive and PyPI reachable, halo
+#                                     built by the release preset): fills .device-prep/ (ignored
+#                                     by git) with everything the bare GPU machine lacks:
+#                                     - header-only libraries (nlohmann-json, CLI11, fmt, Catch2
+#                                       v2), zlib's headers and static library, ISA-L, unpacked
+#                                       from Debian .debs into root/;
+#                                     - the nvidia-cuda-sanitizer-api wheel of this toolkit's
+#                                       version (compute-sanitizer; unpacked there, 14 MB carried);
+#                                     - the R-GCN baseline: an ogbn-mag-shaped graph at 1/100
+#                                       (bench/rgcn_vs_pyg.py's generator) converted to halo's
+#                                       layout, and its per-epoch CPU losses from this machine.
+#   tools/device-check.sh [--budget SECONDS]
+#                                     on the GPU machine, .device-prep carried (refused at once,
+#                                     naming --prepare, without it). Steps, in this order:
+#                                     machine (GPU, driver, CUDA, cuSPARSE, cuBLAS, NCCL
+#                                     versions), configure, build (only the targets below, sm_90,
+#                                     every core), gpu-tests (`ctest -L gpu`, HALO_REQUIRE_GPU=1),
+#                                     memcheck (compute-sanitizer over every GPU kernel test),
+#                                     racecheck and synccheck (over the tests of the kernels that
+#                                     use shared memory or warp shuffles), gpu-train-timing,
+#                                     gpu-rgcn (GPU losses, tables resident and streamed, against
+#                                     the prepared CPU losses to 1e-4), gpu-feature-streaming,
+#                                     gpu-spmm-bench, gpu-gcn-bench.
 #
-# Results in $OUT (default ./device-check-out): device-check.json (every step with its status and
-# time, the machine), device-check.log, gpu-tests.xml (JUnit), gpu_train.json (halo-train's
-# summary; its epoch_time_median_s is the time of one epoch), gpu_rgcn.json (the R-GCN losses on
-# the CPU, on the GPU and on the GPU with streamed tables, the largest relative differences and the
-# epoch times), gpu_feature_streaming.json,
-# gpu_spmm.json, gpu_gcn.json.
-# Environment: HALO_CHECK_BUDGET_S (default 420) is the time after which the benchmarks are not
-# started; HALO_CHECK_JOBS the build's parallelism (default: all cores).
+# The budget (default 480 s) covers everything from the first step to the last. Each step has an
+# estimate (what it needs to be worth starting) and a cap; it runs under `timeout` with
+# min(cap, what is left) and is recorded as skipped ("budget") when less than its estimate is
+# left. Without a GPU the GPU steps are recorded as skipped ("no GPU"). A skipped step is never
+# counted as passed: "ok" is true only when every step passed.
+#
+# Results in $OUT (default ./device-check-out): device-check.json (machine, versions, budget,
+# every finished step with its status, exit code, seconds and limit; "finished" once the run got
+# to its end), device-check.log, steps/NAME.log for each step, gpu-tests.xml (JUnit), the
+# sanitizers' reports, gpu_train.json, gpu_rgcn.json (+ the runs' summaries),
+# gpu_feature_streaming.json, gpu_spmm.json, gpu_gcn.json.
+# Environment: HALO_CHECK_JOBS (build parallelism, default every core); HALO_CHECK_PREP and
+# HALO_CHECK_BUILD (other prepared and build folders, for tests of this script).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-prep="$root/.device-prep"
+self="$root/tools/device-check.sh"
+prep="${HALO_CHECK_PREP:-$root/.device-prep}"
+build="${HALO_CHECK_BUILD:-$root/build-device}"
+out="${OUT:-$root/device-check-out}"
+rgcn_args=(--model rgcn --layers 2 --hidden 64 --dropout 0.5 --embedding-dim 128 --bases 2 --lr 0.01 --epochs 10
+  --seed 0)
 
-prepare() {
-  set -e
+# ---------------------------------------------------------------------------------------------
+# --prepare (here)
+
+prepare_debs() {
   local packages=(nlohmann-json3-dev libcli11-dev libfmt-dev catch2 libisal-dev libisal2 zlib1g-dev)
-  rm -rf "$prep"
   mkdir -p "$prep/debs" "$prep/root"
   if ! (cd "$prep/debs" && apt-get download "${packages[@]}" >/dev/null 2>&1); then
     apt-get update >/dev/null
@@ -55,64 +67,67 @@ prepare() {
   rm -rf "$prep/root/usr/share/doc" "$prep/root/usr/share/man"
   (cd "$prep/debs" && ls) >"$prep/packages.txt"
   rm -rf "$prep/debs"
-  echo "device-check: prepared $(du -sh "$prep" | cut -f1) in .device-prep/ from: $(tr '\n' ' ' <"$prep/packages.txt")"
+}
+
+# compute-sanitizer of this toolkit's major.minor, from NVIDIA's wheel (the wheel is carried; the
+# GPU machine unpacks it into its build folder).
+prepare_sanitizer() {
+  local version
+  version=$(nvcc --version | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/p')
+  [ -n "$version" ] || { echo "device-check: cannot read the CUDA version from nvcc --version" >&2; return 1; }
+  mkdir -p "$prep/sanitizer"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$prep/sanitizer" \
+    "nvidia-cuda-sanitizer-api==$version.*"
+  ls "$prep"/sanitizer/nvidia_cuda_sanitizer_api-*.whl >/dev/null
+}
+
+# The R-GCN input and its CPU losses, with this machine's release build of halo.
+prepare_rgcn() {
+  local python=python3 ogb="$prep/rgcn-ogb"
+  for target in halo-convert halo-train; do
+    [ -x "$root/build/bin/$target" ] || cmake --build "$root/build" --target "$target" >/dev/null
+  done
+  if ! python3 -c 'import numpy' 2>/dev/null; then
+    [ -x "$root/bench/.venv/bin/python" ] || python3 -m venv "$root/bench/.venv"
+    "$root/bench/.venv/bin/python" -c 'import numpy' 2>/dev/null || "$root/bench/.venv/bin/pip" install -q numpy
+    python="$root/bench/.venv/bin/python"
+  fi
+  "$python" -c 'import sys; sys.path.insert(0, sys.argv[1]); import rgcn_vs_pyg; rgcn_vs_pyg.generate_mag_like(sys.argv[2], 0.01)' \
+    "$root/bench" "$ogb"
+  "$root/build/bin/halo-convert" ogb "$ogb" "$prep/rgcn-dataset" --split time --add-reverse-relations -q
+  rm -rf "$ogb"
+  "$root/build/bin/halo-train" --dataset "$prep/rgcn-dataset" --device cpu "${rgcn_args[@]}" --threads "$(nproc)" -q \
+    --json "$prep/rgcn-cpu.json"
+}
+
+prepare() {
+  set -e
+  if [ -z "${HALO_CHECK_PREP:-}" ] && [ ! -d "$root/build" ]; then
+    echo "device-check: --prepare needs halo built here first: cmake --preset release && cmake --build --preset release" >&2
+    exit 2
+  fi
+  rm -rf "$prep"
+  mkdir -p "$prep"
+  prepare_debs
+  prepare_sanitizer
+  prepare_rgcn
+  date -u +%Y-%m-%dT%H:%M:%SZ >"$prep/prepared"
+  echo "device-check: prepared $(du -sh "$prep" | cut -f1) in $prep: $(tr '\n' ' ' <"$prep/packages.txt")," \
+    "$(cd "$prep/sanitizer" && ls), the R-GCN dataset and its CPU losses"
   echo "device-check: on the GPU machine run tools/device-check.sh with .device-prep carried along"
 }
 
-if [ "${1:-}" = "--prepare" ]; then
-  prepare
-  exit 0
-fi
-if [ $# -gt 0 ]; then
-  echo "usage: tools/device-check.sh [--prepare]" >&2
-  exit 2
-fi
-
-out="${OUT:-$root/device-check-out}"
-mkdir -p "$out"
-log="$out/device-check.log"
-: >"$log"
-exec > >(tee -a "$log") 2>&1
-budget=${HALO_CHECK_BUDGET_S:-420}
-jobs=${HALO_CHECK_JOBS:-$(nproc)}
-start=$(date +%s)
-steps_file=$(mktemp)
-nccl_file=$(mktemp)
-echo "not configured" >"$nccl_file"
-build="$root/build-device"
-
-elapsed() { echo $(($(date +%s) - start)); }
-
-# step NAME COMMAND...: runs the command, records its status and seconds.
-step() {
-  local name=$1
-  shift
-  local t0 status
-  t0=$(date +%s)
-  echo "=== device-check: $name (at $(elapsed) s)"
-  "$@"
-  status=$?
-  echo "{\"step\": \"$name\", \"status\": $status, \"seconds\": $(($(date +%s) - t0))}" >>"$steps_file"
-  echo "=== device-check: $name: exit $status after $(($(date +%s) - t0)) s"
-  return $status
+# What the GPU machine needs from --prepare and does not have (one line each).
+missing_preparation() {
+  [ -f "$prep/prepared" ] || echo "$prep/prepared (the mark of a finished --prepare)"
+  [ -f "$prep/root/usr/include/nlohmann/json.hpp" ] || echo "$prep/root (Debian's header-only libraries)"
+  ls "$prep"/sanitizer/nvidia_cuda_sanitizer_api-*.whl >/dev/null 2>&1 || echo "$prep/sanitizer (compute-sanitizer)"
+  [ -f "$prep/rgcn-dataset/dataset.json" ] || echo "$prep/rgcn-dataset (the R-GCN input)"
+  [ -f "$prep/rgcn-cpu.json" ] || echo "$prep/rgcn-cpu.json (the R-GCN CPU losses)"
 }
 
-skip_step() {
-  echo "{\"step\": \"$1\", \"status\": \"skipped\", \"reason\": \"$2\"}" >>"$steps_file"
-  echo "=== device-check: $1 skipped: $2"
-}
-
-describe_machine() {
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 || echo "nvidia-smi: not available"
-  nvcc --version 2>&1 | tail -2 || echo "nvcc: not found"
-  cmake --version | head -1
-  ninja --version
-  g++ --version | head -1
-  echo "cores: $(nproc)"
-  ls /usr/local/cuda/lib64 2>/dev/null | grep -E '^lib(cublas|cusparse|cudart)\.so$' || echo "no cuBLAS/cuSPARSE in /usr/local/cuda/lib64"
-  python3 -c 'import torch, torch_geometric; print("torch", torch.__version__, "cuda", torch.version.cuda, "pyg", torch_geometric.__version__)' 2>&1 | tail -1
-  return 0
-}
+# ---------------------------------------------------------------------------------------------
+# The steps (each runs as `device-check.sh --run-step NAME` under timeout)
 
 # The first libnccl.so* under DIR's library folders (the unversioned name sorts first).
 nccl_library() {
@@ -141,41 +156,156 @@ find_nccl() {
   if [ -f "$dir/include/nccl.h" ] && nccl_library "$dir" >/dev/null; then echo "$dir"; fi
 }
 
-configure() {
+# The machine and the versions of what halo runs on, into machine.json (read by write_json).
+step_machine() {
+  local nccl_dir nccl=""
+  nccl_dir=$(find_nccl)
+  [ -n "$nccl_dir" ] && nccl=$(nccl_library "$nccl_dir")
+  nvidia-smi 2>&1 | head -12 || echo "nvidia-smi: not available"
+  cmake --version | head -1
+  g++ --version | head -1
+  python3 - "$out/machine.json" "$nccl" <<'PY'
+import ctypes, glob, json, os, platform, subprocess, sys
+
+def run(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+def library(patterns):
+    for pattern in patterns:
+        for path in sorted(glob.glob(pattern)):
+            try:
+                return ctypes.CDLL(path), os.path.realpath(path)
+            except OSError:
+                pass
+    return None, ""
+
+def version(patterns, call):
+    lib, path = library(patterns)
+    if lib is None:
+        return {"library": "not found"}
+    try:
+        return {"library": path, "version": call(lib)}
+    except (AttributeError, OSError) as e:
+        return {"library": path, "error": str(e)}
+
+def properties(function):
+    def call(lib):
+        parts = []
+        for kind in range(3):  # MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL
+            value = ctypes.c_int(0)
+            if getattr(lib, function)(kind, ctypes.byref(value)) != 0:
+                raise OSError(function + " failed")
+            parts.append(str(value.value))
+        return ".".join(parts)
+    return call
+
+def int_version(function):
+    def call(lib):
+        value = ctypes.c_int(0)
+        if getattr(lib, function)(ctypes.byref(value)) != 0:
+            raise OSError(function + " failed")
+        return value.value
+    return call
+
+cuda_lib = ["/usr/local/cuda/lib64/", "/usr/local/cuda/targets/x86_64-linux/lib/"]
+smi = run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total,compute_cap", "--format=csv,noheader"])
+info = {
+    "gpu": smi or "none visible",
+    "cores": os.cpu_count(),
+    "platform": platform.platform(),
+    "nvcc": (run(["nvcc", "--version"]).splitlines() or [""])[-1],
+    "cuda_driver_api": version(["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1"],
+                               int_version("cuDriverGetVersion")),
+    "cuda_runtime": version([d + "libcudart.so.*" for d in cuda_lib], int_version("cudaRuntimeGetVersion")),
+    "cusparse": version([d + "libcusparse.so.*" for d in cuda_lib], properties("cusparseGetProperty")),
+    "cublas": version([d + "libcublas.so.*" for d in cuda_lib], properties("cublasGetProperty")),
+    "nccl": version([sys.argv[2]], int_version("ncclGetVersion")) if sys.argv[2] else {"library": "not found"},
+    "torch_pyg": run([sys.executable, "-c", "import torch, torch_geometric; print(torch.__version__, torch.version.cuda, torch_geometric.__version__)"]),
+}
+with open(sys.argv[1] + ".tmp", "w") as f:
+    json.dump(info, f, indent=2)
+os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+print(json.dumps(info, indent=2))
+PY
+}
+
+step_configure() {
   local args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHALO_WITH_CUDA=ON
     -DCMAKE_CUDA_ARCHITECTURES=90 -DHALO_WITH_MPI=OFF -DHALO_WITH_METIS=OFF
-    -DHALO_WITH_BLAS=OFF -DHALO_FMT_HEADER_ONLY=ON -DHALO_BUILD_BENCHMARKS=OFF)
-  local nccl_dir library
+    -DHALO_WITH_BLAS=OFF -DHALO_FMT_HEADER_ONLY=ON -DHALO_BUILD_BENCHMARKS=OFF
+    "-DCMAKE_PREFIX_PATH=$prep/root/usr" "-DZLIB_INCLUDE_DIR=$prep/root/usr/include"
+    "-DZLIB_LIBRARY=$prep/root/usr/lib/x86_64-linux-gnu/libz.a")
+  local nccl_dir
   nccl_dir=$(find_nccl)
   if [ -n "$nccl_dir" ]; then
-    library=$(nccl_library "$nccl_dir")
-    args+=(-DHALO_WITH_NCCL=ON "-DNCCL_INCLUDE_DIR=$nccl_dir/include" "-DNCCL_LIBRARY=$library")
-    echo "$library" >"$nccl_file"
-    echo "device-check: NCCL from $nccl_dir ($library)"
+    args+=(-DHALO_WITH_NCCL=ON "-DNCCL_INCLUDE_DIR=$nccl_dir/include" "-DNCCL_LIBRARY=$(nccl_library "$nccl_dir")")
+    echo "device-check: NCCL from $nccl_dir"
   else
     args+=(-DHALO_WITH_NCCL=OFF)
-    echo "not found: built without NCCL (its GPU tests skip)" >"$nccl_file"
     echo "device-check: no NCCL found (no nccl.h with a libnccl.so in NCCL_HOME, the CUDA toolkit, the system" \
-      "or PyTorch's nvidia-nccl wheel): building without it"
-  fi
-  if [ -d "$prep/root/usr" ]; then
-    args+=("-DCMAKE_PREFIX_PATH=$prep/root/usr")
-    if [ -f "$prep/root/usr/lib/x86_64-linux-gnu/libz.a" ]; then
-      args+=("-DZLIB_INCLUDE_DIR=$prep/root/usr/include" "-DZLIB_LIBRARY=$prep/root/usr/lib/x86_64-linux-gnu/libz.a")
-    fi
-  else
-    echo "device-check: no .device-prep/ (run tools/device-check.sh --prepare where Debian's archive is reachable); using this machine's libraries"
+      "or PyTorch's nvidia-nccl wheel): building without it; the NCCL tests skip"
   fi
   cmake "${args[@]}"
 }
 
-build_targets() {
-  cmake --build "$build" -j "$jobs" --target halo_kernels_tests halo_train_tests halo_train_layers_tests halo_train_features_tests halo_train_dist_tests halo-bench halo-convert halo-train
+step_build() {
+  cmake --build "$build" -j "${HALO_CHECK_JOBS:-$(nproc)}" --target halo_kernels_tests halo_train_tests \
+    halo_train_layers_tests halo_train_features_tests halo_train_dist_tests halo-bench halo-convert halo-train
+}
+
+step_gpu_tests() {
+  HALO_REQUIRE_GPU=1 ctest --test-dir "$build" -L gpu --no-tests=error --output-on-failure --timeout 120 -j 4 \
+    --output-junit "$out/gpu-tests.xml"
+}
+
+# compute-sanitizer, unpacked from the carried wheel into the build folder on first use.
+sanitizer() {
+  local dir="$build/sanitizer"
+  if [ ! -x "$dir/nvidia/cu13/bin/compute-sanitizer" ]; then
+    rm -rf "$dir"
+    python3 -m zipfile -e "$(ls "$prep"/sanitizer/nvidia_cuda_sanitizer_api-*.whl | head -1)" "$dir" || return 1
+    chmod +x "$dir"/nvidia/*/bin/compute-sanitizer
+  fi
+  ls "$dir"/nvidia/*/bin/compute-sanitizer | head -1
+}
+
+# The Catch test spec (commas: any of them) of the tests of the kernels that use shared memory or
+# warp shuffles (spmm.cu, elementwise.cu's reductions, loss.cu), small enough for racecheck.
+shared_memory_tests="spmm on a GPU equals the CPU twin*,spmm on a GPU reads and writes strided views*,column_sums and sum_of_squares on a GPU*,log_softmax_nll on a GPU*,count_correct on a GPU*,batch-norm statistics on a GPU*"
+# A test whose cuSPARSE call faulted on the first H200 run: checked in a process of its own, so
+# that a fault there cannot fail the tests after it in the same process.
+alone_test="cuSPARSE's deterministic SpMM algorithm gives the right product"
+
+step_memcheck() {
+  local cs status=0
+  cs=$(sanitizer) || return 1
+  HALO_REQUIRE_GPU=1 "$cs" --tool memcheck --error-exitcode 99 --print-limit 50 \
+    "$build/tests/halo_kernels_tests" "[gpu]" "~$alone_test" || status=1
+  HALO_REQUIRE_GPU=1 "$cs" --tool memcheck --error-exitcode 99 --print-limit 50 \
+    "$build/tests/halo_kernels_tests" "$alone_test" || status=1
+  return $status
+}
+
+step_racecheck() {
+  local cs
+  cs=$(sanitizer) || return 1
+  HALO_REQUIRE_GPU=1 "$cs" --tool racecheck --racecheck-report hazard --error-exitcode 99 --print-limit 50 \
+    "$build/tests/halo_kernels_tests" "$shared_memory_tests"
+}
+
+step_synccheck() {
+  local cs
+  cs=$(sanitizer) || return 1
+  HALO_REQUIRE_GPU=1 "$cs" --tool synccheck --error-exitcode 99 --print-limit 50 \
+    "$build/tests/halo_kernels_tests" "$shared_memory_tests"
 }
 
 # halo-train --device cuda: a 2-layer GCN on a generated 100 000-vertex SBM graph (128 features,
 # mean degree 16), 20 epochs; its JSON summary holds the median epoch time.
-gpu_train_timing() {
+step_gpu_train_timing() {
   local data="$build/gpu-train-sbm"
   rm -rf "$data"
   "$build/bin/halo-convert" synth sbm "$data" --nodes 100000 --avg-degree 16 --features 128 --classes 8 \
@@ -185,27 +315,19 @@ gpu_train_timing() {
   python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print("halo-train --device cuda: one epoch", j["epoch_time_median_s"], "s, test accuracy", j["test_acc_mean"])' "$out/gpu_train.json"
 }
 
-# R-GCN on the GPU against the CPU: ogbn-mag's shape at 1/100 scale (bench/rgcn_vs_pyg.py's
-# generator: 4 vertex types, 4 relations and their reverses, features on papers only, so three
-# types train embedding tables), OGB's R-GCN settings with 2 bases and dropout, 10 epochs on each
-# device with one seed, and on the GPU once more with the tables streamed from host memory through
-# 1 MB of staging (--feature-memory-budget). Fails unless every epoch's loss of both GPU runs agrees
+# R-GCN on the GPU (tables resident, then streamed from host memory through 1 MB of staging)
+# against the CPU losses --prepare computed on the same dataset: OGB's R-GCN settings with 2
+# bases and dropout, 10 epochs, one seed. Fails unless every epoch's loss of both GPU runs agrees
 # with the CPU's to 1e-4 relative.
-gpu_rgcn_check() {
-  local ogb="$build/gpu-rgcn-mag" data="$build/gpu-rgcn-mag-halo"
-  rm -rf "$ogb" "$data"
-  python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import rgcn_vs_pyg; rgcn_vs_pyg.generate_mag_like(sys.argv[2], 0.01)' \
-    "$root/bench" "$ogb" || return 1
-  "$build/bin/halo-convert" ogb "$ogb" "$data" --split time --add-reverse-relations -q || return 1
-  local run device extra
-  for run in cpu cuda cuda_streamed; do
-    device=${run%_streamed}
+step_gpu_rgcn() {
+  local run extra
+  for run in cuda cuda_streamed; do
     extra=()
     [ "$run" = cuda_streamed ] && extra=(--feature-memory-budget 1M)
-    "$build/bin/halo-train" --dataset "$data" --device "$device" --model rgcn --layers 2 --hidden 64 --dropout 0.5 \
-      --embedding-dim 128 --bases 2 --lr 0.01 --epochs 10 --seed 0 "${extra[@]}" -q \
+    "$build/bin/halo-train" --dataset "$prep/rgcn-dataset" --device cuda "${rgcn_args[@]}" "${extra[@]}" -q \
       --json "$out/gpu_rgcn_$run.json" || return 1
   done
+  cp "$prep/rgcn-cpu.json" "$out/gpu_rgcn_cpu.json"
   python3 - "$out/gpu_rgcn_cpu.json" "$out/gpu_rgcn_cuda.json" "$out/gpu_rgcn_cuda_streamed.json" "$out/gpu_rgcn.json" <<'PY'
 import json, sys
 cpu, gpu, streamed = (json.load(open(p)) for p in sys.argv[1:4])
@@ -216,17 +338,19 @@ def worst(other):
         return float("inf")
     return max(abs(g - c) / abs(c) for c, g in zip(cpu_losses, other))
 ok = worst(gpu_losses) <= 1e-4 and worst(streamed_losses) <= 1e-4
-result = {"dataset": "mag-like 0.01", "epochs": len(cpu_losses), "cpu_losses": cpu_losses, "gpu_losses": gpu_losses,
-          "gpu_streamed_tables_losses": streamed_losses, "max_relative_difference": worst(gpu_losses),
-          "streamed_max_relative_difference": worst(streamed_losses), "tolerance": 1e-4, "ok": ok,
-          "cpu_epoch_time_median_s": cpu["epoch_time_median_s"], "gpu_epoch_time_median_s": gpu["epoch_time_median_s"],
+result = {"dataset": "mag-like 0.01 (prepared)", "epochs": len(cpu_losses), "cpu_losses": cpu_losses,
+          "gpu_losses": gpu_losses, "gpu_streamed_tables_losses": streamed_losses,
+          "max_relative_difference": worst(gpu_losses), "streamed_max_relative_difference": worst(streamed_losses),
+          "tolerance": 1e-4, "ok": ok,
+          "cpu_epoch_time_median_s (the preparing machine)": cpu["epoch_time_median_s"],
+          "gpu_epoch_time_median_s": gpu["epoch_time_median_s"],
           "gpu_streamed_tables_epoch_time_median_s": streamed["epoch_time_median_s"],
           "gpu_test_acc": gpu["test_acc_mean"], "cpu_test_acc": cpu["test_acc_mean"]}
 json.dump(result, open(sys.argv[4], "w"), indent=2)
 print("R-GCN on the GPU: losses within %.2g (tables streamed: %.2g) of the CPU's (tolerance 1e-4): %s; one epoch %.4f s "
-      "on the GPU (%.4f s with streamed tables), %.4f s on the CPU"
+      "on the GPU (%.4f s with streamed tables)"
       % (worst(gpu_losses), worst(streamed_losses), "ok" if ok else "MISMATCH", result["gpu_epoch_time_median_s"],
-         result["gpu_streamed_tables_epoch_time_median_s"], result["cpu_epoch_time_median_s"]))
+         result["gpu_streamed_tables_epoch_time_median_s"]))
 sys.exit(0 if ok else 1)
 PY
 }
@@ -234,76 +358,156 @@ PY
 # halo-bench gpu-feature-streaming: 2 GiB of features streamed through a budget of 1/8 of them
 # (page-locked and pageable), against a pinned host->device cudaMemcpy timed in the same call
 # (goal: >= 80 %), then a GCN epoch streamed at a 25 % budget against the same epoch in memory.
-gpu_feature_streaming() {
+step_gpu_feature_streaming() {
   "$build/bin/halo-bench" gpu-feature-streaming --json "$out/gpu_feature_streaming.json" || return 1
   python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); p = j["page_locked"]; t = j["train"]; print("gpu-feature-streaming: %.1f %% of the pinned copy rate (page-locked, copies only), %.1f %% with X.W; streamed epoch %.2fx the in-memory one" % (100 * p["copies_only_vs_pinned_memcpy"], 100 * p["forward_vs_pinned_memcpy"], t["epoch_ratio"]))' "$out/gpu_feature_streaming.json"
 }
 
-gpu_tests() {
-  HALO_REQUIRE_GPU=$([ "$gpu" = 1 ] && echo 1 || echo 0) \
-    ctest --test-dir "$build" -L gpu --no-tests=error --output-on-failure --timeout 300 -j 2 \
-      --output-junit "$out/gpu-tests.xml"
+step_gpu_spmm_bench() {
+  python3 "$root/bench/gpu_spmm.py" --bin "$build/bin" --out "$out/gpu_spmm.json"
 }
 
+# halo and PyG each get half of the step's limit.
+step_gpu_gcn_bench() {
+  python3 "$root/bench/gpu_gcn.py" --bin "$build/bin" --out "$out/gpu_gcn.json" --timeout $((${DEVICE_CHECK_LIMIT:-240} / 2))
+}
+
+if [ "${1:-}" = "--run-step" ] && [ $# -eq 2 ]; then
+  export PATH
+  "step_${2//-/_}"
+  exit $?
+fi
+
+# ---------------------------------------------------------------------------------------------
+# The run
+
+budget=480
+case "${1:-}" in
+  --prepare)
+    [ $# -eq 1 ] || { echo "usage: tools/device-check.sh --prepare" >&2; exit 2; }
+    prepare
+    exit 0
+    ;;
+  --budget)
+    [ $# -eq 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || { echo "usage: tools/device-check.sh [--budget SECONDS]" >&2; exit 2; }
+    budget=$2
+    ;;
+  "") ;;
+  *)
+    echo "usage: tools/device-check.sh [--prepare | --budget SECONDS]" >&2
+    exit 2
+    ;;
+esac
+
+start=$(date +%s)
+mkdir -p "$out/steps"
+log="$out/device-check.log"
+: >"$log"
+exec > >(tee -a "$log") 2>&1
+steps_file="$out/steps.jsonl"
+: >"$steps_file"
+rm -f "$out/machine.json"
 # CMake finds nvcc on PATH; CUDA's default install folder is not always on it.
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
 gpu=0
 if nvidia-smi -L >/dev/null 2>&1; then gpu=1; fi
-step machine describe_machine
-step configure configure || { echo "device-check: configure failed"; }
-if step build build_targets; then
-  step gpu-tests gpu_tests
-  if [ "$gpu" = 1 ]; then
-    step gpu-train-timing gpu_train_timing
-    step gpu-rgcn gpu_rgcn_check
-  else
-    skip_step gpu-train-timing "no GPU visible"
-    skip_step gpu-rgcn "no GPU visible"
-  fi
-  if [ "$gpu" = 1 ] && [ "$(elapsed)" -lt "$((budget - 60))" ]; then
-    step gpu-feature-streaming gpu_feature_streaming
-  elif [ "$gpu" = 1 ]; then
-    skip_step gpu-feature-streaming "less than 60 s of the ${budget} s budget left"
-  else
-    skip_step gpu-feature-streaming "no GPU visible"
-  fi
-  if [ "$(elapsed)" -lt "$budget" ]; then
-    step gpu-spmm-bench python3 bench/gpu_spmm.py --bin "$build/bin" --out "$out/gpu_spmm.json"
-  else
-    skip_step gpu-spmm-bench "past the ${budget} s budget"
-  fi
-  if [ "$(elapsed)" -lt "$((budget - 120))" ]; then
-    # Each side (halo, PyG) gets half of what is left of 9 minutes, so the call ends in time.
-    step gpu-gcn-bench python3 bench/gpu_gcn.py --bin "$build/bin" --out "$out/gpu_gcn.json" \
-      --timeout $(((540 - $(elapsed)) / 2))
-  else
-    skip_step gpu-gcn-bench "less than 120 s of the ${budget} s budget left"
-  fi
-else
-  skip_step gpu-tests "the build failed"
-fi
 
-python3 - "$steps_file" "$out/device-check.json" "$gpu" "$(elapsed)" "$(cat "$nccl_file")" <<'EOF'
-import json, platform, subprocess, sys
-steps = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
-def run(cmd):
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
-summary = {
-    "gpu_visible": sys.argv[3] == "1",
-    "seconds": int(sys.argv[4]),
-    "gpu": run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"]),
-    "nvcc": run(["nvcc", "--version"]).splitlines()[-1:] ,
-    "platform": platform.platform(),
-    "nccl": sys.argv[5],
-    "steps": steps,
-    "ok": all(s["status"] in (0, "skipped") for s in steps),
-}
-with open(sys.argv[2], "w") as f:
+elapsed() { echo $(($(date +%s) - start)); }
+
+# device-check.json from what is known so far (written to a temporary name, then renamed).
+write_json() {
+  python3 - "$steps_file" "$out/machine.json" "$out/device-check.json" "$gpu" "$budget" "$(elapsed)" "$1" <<'PY'
+import json, os, sys
+steps_path, machine_path, out_path, gpu, budget, seconds, finished = sys.argv[1:8]
+steps = [json.loads(line) for line in open(steps_path) if line.strip()]
+try:
+    machine = json.load(open(machine_path))
+except (OSError, ValueError):
+    machine = {}
+summary = {"gpu_visible": gpu == "1", "budget_s": int(budget), "seconds": int(seconds), "finished": finished == "1",
+           "machine": machine, "steps": steps,
+           "passed": [s["step"] for s in steps if s["status"] == "passed"],
+           "not_passed": [s["step"] for s in steps if s["status"] != "passed"],
+           "ok": bool(steps) and all(s["status"] == "passed" for s in steps)}
+with open(out_path + ".tmp", "w") as f:
     json.dump(summary, f, indent=2)
     f.write("\n")
-print("device-check:", "all steps passed" if summary["ok"] else "some steps failed", f"in {summary['seconds']} s")
-sys.exit(0 if summary["ok"] else 1)
-EOF
+os.replace(out_path + ".tmp", out_path)
+PY
+}
+
+record() {
+  echo "$1" >>"$steps_file"
+  write_json 0
+}
+
+skip() {
+  record "{\"step\": \"$1\", \"status\": \"skipped\", \"reason\": \"$2\"}"
+  echo "=== device-check: $1 skipped: $2"
+}
+
+# run_step NAME NEEDS_GPU ESTIMATE_S CAP_S: runs step NAME under timeout with min(cap, what is
+# left of the budget), or records why not. Returns 0 when it passed.
+run_step() {
+  local name=$1 needs_gpu=$2 estimate=$3 cap=$4 left limit t0 status result seconds
+  if [ "$needs_gpu" = 1 ] && [ "$gpu" = 0 ]; then
+    skip "$name" "no GPU"
+    return 1
+  fi
+  left=$((budget - $(elapsed)))
+  if [ "$left" -lt "$estimate" ]; then
+    skip "$name" "budget: needs about $estimate s, $left s left"
+    return 1
+  fi
+  limit=$((cap < left ? cap : left))
+  echo "=== device-check: $name (at $(elapsed) s, limit $limit s)"
+  t0=$(date +%s)
+  DEVICE_CHECK_LIMIT=$limit OUT="$out" HALO_CHECK_PREP="$prep" HALO_CHECK_BUILD="$build" \
+    timeout -k 10 "$limit" "$self" --run-step "$name" 2>&1 | tee "$out/steps/$name.log"
+  status=${PIPESTATUS[0]}
+  seconds=$(($(date +%s) - t0))
+  case $status in
+    0) result=passed ;;
+    124 | 137) result=timeout ;;
+    *) result=failed ;;
+  esac
+  record "{\"step\": \"$name\", \"status\": \"$result\", \"exit\": $status, \"seconds\": $seconds, \"limit_s\": $limit}"
+  echo "=== device-check: $name: $result (exit $status) after $seconds s"
+  [ "$result" = passed ]
+}
+
+missing=$(missing_preparation)
+if [ -n "$missing" ]; then
+  echo "device-check: refused: the prepared dependencies are missing:"
+  echo "$missing" | sed 's/^/  /'
+  echo "device-check: run 'tools/device-check.sh --prepare' where Debian's archive and PyPI are reachable," \
+    "then carry .device-prep to this machine"
+  record "{\"step\": \"prepared\", \"status\": \"failed\", \"reason\": \"missing: $(echo "$missing" | cut -d' ' -f1 | tr '\n' ' ')\"}"
+  write_json 1
+  exit 2
+fi
+
+echo "device-check: budget $budget s, GPU visible: $([ "$gpu" = 1 ] && echo yes || echo no)"
+run_step machine 0 2 60
+built=0
+if run_step configure 0 10 120; then
+  run_step build 0 30 300 && built=1
+else
+  skip build "configure did not pass"
+fi
+gpu_steps=(gpu-tests:40:150 memcheck:60:150 racecheck:30:90 synccheck:20:60 gpu-train-timing:5:60 gpu-rgcn:10:90
+  gpu-feature-streaming:20:90 gpu-spmm-bench:15:90 gpu-gcn-bench:40:240)
+for entry in "${gpu_steps[@]}"; do
+  IFS=: read -r name estimate cap <<<"$entry"
+  if [ "$built" = 1 ]; then
+    run_step "$name" 1 "$estimate" "$cap"
+  elif [ "$gpu" = 0 ]; then
+    skip "$name" "no GPU"
+  else
+    skip "$name" "the build failed or was skipped"
+  fi
+done
+write_json 1
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print("device-check:", "every step passed" if j["ok"] else "not passed: " + ", ".join(j["not_passed"]), "in", j["seconds"], "s")' \
+  "$out/device-check.json"
+python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["ok"] else 1)' "$out/device-check.json"

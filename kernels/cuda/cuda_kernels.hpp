@@ -39,8 +39,9 @@ void require_host_memory(const char* op, const char* name, const void* data, int
 // otherwise, naming DeviceCsr). Which implementation runs: cuda_settings().spmm.
 void spmm(const graph::CsrView<std::int32_t>& a, ConstTensorView x, TensorView out, Accumulate mode);
 void spmm(const graph::CsrView<std::int64_t>& a, ConstTensorView x, TensorView out, Accumulate mode);
-// The implementation the automatic choice keeps for (graph, width, deterministic), if made yet.
-std::optional<SpmmImpl> spmm_choice(std::uint64_t graph, std::int64_t width, bool deterministic);
+// The implementation the automatic choice keeps for (graph, width), if made yet (never when
+// determinism is asked: halo's kernel then runs without a choice).
+std::optional<SpmmImpl> spmm_choice(std::uint64_t graph, std::int64_t width);
 // Drops the cuSPARSE descriptors, work buffers and choices kept for a graph (DeviceCsr's
 // destructor calls it). Never throws.
 void forget_spmm_graph(std::uint64_t graph) noexcept;

@@ -18,7 +18,7 @@ void require_host_memory(const char*, const char*, const void*, int) {}
 GpuInfo gpu_info(int) { missing("gpu_info"); }
 void spmm(const graph::CsrView<std::int32_t>&, ConstTensorView, TensorView, Accumulate) { missing("spmm"); }
 void spmm(const graph::CsrView<std::int64_t>&, ConstTensorView, TensorView, Accumulate) { missing("spmm"); }
-std::optional<SpmmImpl> spmm_choice(std::uint64_t, std::int64_t, bool) { return std::nullopt; }
+std::optional<SpmmImpl> spmm_choice(std::uint64_t, std::int64_t) { return std::nullopt; }
 void forget_spmm_graph(std::uint64_t) noexcept {}
 void gemm(ConstTensorView, Transpose, ConstTensorView, Transpose, TensorView, float, float) { missing("gemm"); }
 void segmented_gemm(const std::vector<GemmSegment>&, Transpose, Transpose, float, float) { missing("segmented_gemm"); }

@@ -17,7 +17,7 @@
 // dense descriptors and the work buffer once per (graph, width, strides, algorithm, beta).
 //
 // The automatic choice times both on the first product of each (graph, width) and keeps the
-// faster (spmm_choice.hpp).
+// faster (spmm_choice.hpp); when determinism is asked it is halo's kernel, without timing.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -292,8 +292,10 @@ std::string cusparse_refusal(const DeviceCsrInfo& info, ConstTensorView x, Tenso
   if (info.index_type == graph::IndexType::i32 && info.num_edges > INT32_MAX)
     return "int32 column ids with more than 2^31 - 1 nonzeros need 64-bit offsets, which cuSPARSE pairs with 64-bit "
            "ids only";
-  // cuSPARSE asks for dense operands that start on 16-byte boundaries.
-  if (!aligned16(x.data) || !aligned16(out.data)) return "x and out must start on 16-byte boundaries";
+  // cuSPARSE needs its dense operands aligned to their element type only (4 bytes for float).
+  if (reinterpret_cast<std::uintptr_t>(x.data) % alignof(float) != 0 ||
+      reinterpret_cast<std::uintptr_t>(out.data) % alignof(float) != 0)
+    return "x and out must start on 4-byte boundaries";
   return "";
 }
 
@@ -428,8 +430,11 @@ void spmm_impl(const graph::CsrView<I>& a, ConstTensorView x, TensorView out, Ac
                              refusal);
     }
   }
+  // Timing could pick differently from one run to the next and change the bits: when determinism
+  // is asked, the automatic choice is halo's kernel, which gives the same bits on every run.
+  if (impl == SpmmImpl::automatic && settings.deterministic) impl = SpmmImpl::halo;
   if (impl == SpmmImpl::automatic) {
-    const SpmmKey key{info.id, x.cols, settings.deterministic};
+    const SpmmKey key{info.id, x.cols};
     const std::optional<SpmmImpl> known = g_choices.find(key);
     if (known) {
       impl = *known;
@@ -482,8 +487,8 @@ void spmm(const graph::CsrView<std::int64_t>& a, ConstTensorView x, TensorView o
   spmm_impl(a, x, out, mode);
 }
 
-std::optional<SpmmImpl> spmm_choice(std::uint64_t graph, std::int64_t width, bool deterministic) {
-  return g_choices.find(SpmmKey{graph, width, deterministic});
+std::optional<SpmmImpl> spmm_choice(std::uint64_t graph, std::int64_t width) {
+  return g_choices.find(SpmmKey{graph, width});
 }
 
 void forget_spmm_graph(std::uint64_t graph) noexcept {

@@ -15,18 +15,13 @@
 
 namespace halo::kernels::cuda {
 
-// What a choice is kept for: the graph (DeviceCsr::id(), never reused in a process), the feature
-// width, and whether cuSPARSE runs its deterministic algorithm (a different kernel to time).
+// What a choice is kept for: the graph (DeviceCsr::id(), never reused in a process) and the
+// feature width. (With determinism asked there is no choice to keep: halo's kernel runs.)
 struct SpmmKey {
   std::uint64_t graph = 0;
   std::int64_t width = 0;
-  bool deterministic = false;
-  bool operator<(const SpmmKey& o) const {
-    return std::tie(graph, width, deterministic) < std::tie(o.graph, o.width, o.deterministic);
-  }
-  bool operator==(const SpmmKey& o) const {
-    return graph == o.graph && width == o.width && deterministic == o.deterministic;
-  }
+  bool operator<(const SpmmKey& o) const { return std::tie(graph, width) < std::tie(o.graph, o.width); }
+  bool operator==(const SpmmKey& o) const { return graph == o.graph && width == o.width; }
 };
 
 // The implementation to keep, given the milliseconds of each timed repetition of both on the same

@@ -2,9 +2,11 @@
 // against the naive double reference on a graph with empty rows, rows just below, at and past
 // the chunk length, and a vertex of degree 10^5; both index widths, weighted and unweighted,
 // overwrite and add, widths that do and do not allow 16-byte loads, strided views; NaN-poisoned
-// outputs; the automatic choice and its cache; the refusal of host CSRs. Error bound: each value
+// outputs; the automatic choice and its cache (and halo's kernel when determinism is asked);
+// cuSPARSE on windows 4 bytes off a 16-byte boundary; device-event timing; the refusal of host CSRs. Error bound: each value
 // within 1e-5 of the sum of |w · x| over its row (relative error < 1e-5 at the scale of its terms).
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -16,7 +18,9 @@
 #include "graph/base/random.hpp"
 #include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/cuda/device_csr.hpp"
+#include "kernels/cuda/memory.hpp"
 #include "kernels/spmm.hpp"
+#include "kernels/timing.hpp"
 #include "tests/kernels/kernel_test_util.hpp"
 #include "tests/support/gpu.hpp"
 
@@ -239,12 +243,12 @@ TEST_CASE("the automatic SpMM choice is made once per graph and width and droppe
   const test::NaiveSparse sparse = power_law_sparse(rng.next_u64(), 1000, 1000, 500);
   DeviceCsr dg(to_graph<std::int32_t>(sparse, true), Device::cuda());
   const std::uint64_t id = dg.id();
-  CHECK_FALSE(kernels::cuda::spmm_choice(id, 64, false).has_value());
+  CHECK_FALSE(kernels::cuda::spmm_choice(id, 64).has_value());
   const Tensor x = test::random_tensor(rng, 1000, 64);
   Tensor out = Tensor::full(1000, 64, nan_value, Device::cuda());
   gpu_spmm(dg, test::on_gpu(x).view(), out.view());
   CHECK(spmm_error(test::on_host(out).view(), reference(sparse, test::to_dense(x.view()))) == "");
-  REQUIRE(kernels::cuda::spmm_choice(id, 64, false).has_value());
+  REQUIRE(kernels::cuda::spmm_choice(id, 64).has_value());
   // First use in add mode: timed on scratch memory, so the output gets the product exactly once.
   const Tensor x2 = test::random_tensor(rng, 1000, 32);
   const Tensor start = test::random_tensor(rng, 1000, 32);
@@ -252,9 +256,59 @@ TEST_CASE("the automatic SpMM choice is made once per graph and width and droppe
   Tensor acc = test::on_gpu(start);
   gpu_spmm(dg, test::on_gpu(x2).view(), acc.view(), Accumulate::add);
   CHECK(spmm_error(test::on_host(acc).view(), reference(sparse, test::to_dense(x2.view()), &start_d)) == "");
-  CHECK(kernels::cuda::spmm_choice(id, 32, false).has_value());
+  CHECK(kernels::cuda::spmm_choice(id, 32).has_value());
   { const DeviceCsr gone = std::move(dg); }
-  CHECK_FALSE(kernels::cuda::spmm_choice(id, 64, false).has_value());
+  CHECK_FALSE(kernels::cuda::spmm_choice(id, 64).has_value());
+}
+
+TEST_CASE("with determinism asked the automatic SpMM runs halo's kernel without timing", "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  test::ScopedCudaSettings settings;
+  RandomStream rng(67, 0);
+  const test::NaiveSparse sparse = power_law_sparse(rng.next_u64(), 1200, 1200, 600);
+  const DeviceCsr dg(to_graph<std::int32_t>(sparse, true), Device::cuda());
+  const Tensor x = test::random_tensor(rng, 1200, 64);
+  const Tensor xg = test::on_gpu(x);
+  settings.set(SpmmImpl::halo);
+  Tensor forced = Tensor::full(1200, 64, nan_value, Device::cuda());
+  gpu_spmm(dg, xg.view(), forced.view());
+  settings.set(SpmmImpl::automatic, true);
+  Tensor chosen = Tensor::full(1200, 64, nan_value, Device::cuda());
+  gpu_spmm(dg, xg.view(), chosen.view());
+  CHECK_FALSE(kernels::cuda::spmm_choice(dg.id(), 64).has_value());
+  const Tensor chosen_h = test::on_host(chosen);
+  CHECK(test::identical(chosen_h.view(), test::on_host(forced).view()));
+  CHECK(spmm_error(chosen_h.view(), reference(sparse, test::to_dense(x.view()))) == "");
+}
+
+TEST_CASE("cuSPARSE takes windows that start 4 bytes past a 16-byte boundary", "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  test::ScopedCudaSettings settings;
+  settings.set(SpmmImpl::cusparse);
+  RandomStream rng(68, 0);
+  const test::NaiveSparse sparse = power_law_sparse(rng.next_u64(), 500, 400, 50);
+  for (const bool i64 : {false, true}) {
+    CAPTURE(i64);
+    const DeviceCsr dg = i64 ? DeviceCsr(to_graph<std::int64_t>(sparse, true), Device::cuda())
+                             : DeviceCsr(to_graph<std::int32_t>(sparse, true), Device::cuda());
+    const Tensor x = test::random_tensor(rng, 400, 8);
+    // Each window starts one float into a row of stride 10, so column 0 and column 9 of the
+    // storage are padding on both sides of it.
+    test::GpuStrided xs(400, 10, 0, 1e30f);
+    const TensorView x_window{xs.view.data + 1, 400, 8, 10, Device::cuda()};
+    kernels::copy(x.view(), x_window);
+    test::GpuStrided out(500, 10, 0, nan_value);
+    const TensorView out_window{out.view.data + 1, 500, 8, 10, Device::cuda()};
+    REQUIRE(ran(SpmmImpl::cusparse, [&] { gpu_spmm(dg, x_window, out_window); }));
+    const Tensor all = test::on_host(out.storage);
+    Tensor window = Tensor::empty(500, 8);
+    kernels::copy(out_window, window.view());
+    CHECK(spmm_error(window.view(), reference(sparse, test::to_dense(x.view()))) == "");
+    bool padding_intact = true;
+    for (std::int64_t i = 0; i < 500; ++i)
+      padding_intact = padding_intact && std::isnan(all.view().row(i)[0]) && std::isnan(all.view().row(i)[9]);
+    CHECK(padding_intact);
+  }
 }
 
 TEST_CASE("spmm on a GPU handles empty graphs, graphs without edges and zero-width features", "[kernels][gpu]") {
@@ -297,4 +351,31 @@ TEST_CASE("DeviceCsr refuses the CPU as its device, and GPUs this machine lacks"
   const graph::CsrGraph a(1, 1, Array<std::int64_t>::from_vector({0, 1}), Array<std::int32_t>::from_vector({0}));
   CHECK_THROWS_AS(DeviceCsr(a, Device::cpu()), InvalidArgument);
   CHECK_THROWS_AS(DeviceCsr(a, Device::cuda(cuda_device_count())), UnsupportedError);
+}
+
+TEST_CASE("a GPU SpMM is timed by the device's events, not by the host's queueing", "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  test::ScopedCudaSettings settings;
+  settings.set(SpmmImpl::halo);
+  RandomStream rng(69, 0);
+  const test::NaiveSparse sparse = power_law_sparse(rng.next_u64(), 200000, 200000, 64);
+  const DeviceCsr dg(to_graph<std::int32_t>(sparse, true), Device::cuda());
+  const Tensor xg = test::on_gpu(test::random_tensor(rng, 200000, 256));
+  Tensor out = Tensor::empty(200000, 256, Device::cuda());
+  gpu_spmm(dg, xg.view(), out.view());  // first-use costs stay out
+  kernels::cuda::synchronize(0);
+  reset_kernel_times();
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < 5; ++r) gpu_spmm(dg, xg.view(), out.view());
+  const double queued_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  kernels::cuda::synchronize(0);
+  const double done_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const KernelTimes t = kernel_times();
+  CAPTURE(queued_s, done_s, t.spmm_seconds);
+  // The device's time is most of the wall time to completion, and far more than the queueing.
+  CHECK(t.spmm_seconds > 0.5 * done_s);
+  CHECK(t.spmm_seconds <= done_s * 1.01);
+  CHECK(t.other_seconds == 0.0);
+  CHECK(t.gemm_seconds == 0.0);
+  if (queued_s < 0.2 * done_s) CHECK(t.spmm_seconds > 2.0 * queued_s);
 }

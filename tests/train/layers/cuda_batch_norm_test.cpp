@@ -112,9 +112,11 @@ TEST_CASE("BatchNorm all-reduces its sums in device memory when the communicator
   Dense x = test::random_dense(rng, 40, 5);
   Dense g = test::random_dense(rng, 40, 5);
   const kernels::Tensor xt = test::to_tensor(x);
+  // A layer keeps a view of its input for backward: the GPU copy must outlive it.
+  const kernels::Tensor xt_gpu = xt.to(kernels::Device::cuda());
   Step step;
   const kernels::Tensor y1 = single.forward(xt, step);
-  const kernels::Tensor y2 = doubled.forward(xt.to(kernels::Device::cuda()), step);
+  const kernels::Tensor y2 = doubled.forward(xt_gpu, step);
   CHECK(test::max_relative_error(on_host_dense(y2), test::to_dense(y1), 1e-3) < 1e-5);
   const kernels::Tensor gx1 = single.backward(test::to_tensor(g), step);
   const kernels::Tensor gx2 = doubled.backward(test::to_tensor(g).to(kernels::Device::cuda()), step);
