@@ -55,7 +55,6 @@ CusparseApi load_cusparse() {
   bind(library, name, "cusparseDestroyDnMat", api.destroy_dn_mat);
   bind(library, name, "cusparseDnMatSetValues", api.dn_mat_set_values);
   bind(library, name, "cusparseSpMM_bufferSize", api.spmm_buffer_size);
-  bind(library, name, "cusparseSpMM_preprocess", api.spmm_preprocess);
   bind(library, name, "cusparseSpMM", api.spmm);
   bind(library, name, "cusparseGetErrorName", api.error_name);
   bind(library, name, "cusparseGetErrorString", api.error_string);

@@ -35,7 +35,6 @@ struct CusparseApi {
   decltype(&cusparseDestroyDnMat) destroy_dn_mat;
   decltype(&cusparseDnMatSetValues) dn_mat_set_values;
   decltype(&cusparseSpMM_bufferSize) spmm_buffer_size;
-  decltype(&cusparseSpMM_preprocess) spmm_preprocess;
   decltype(&cusparseSpMM) spmm;
   decltype(&cusparseGetErrorName) error_name;
   decltype(&cusparseGetErrorString) error_string;

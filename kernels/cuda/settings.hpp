@@ -1,5 +1,5 @@
-// Process-wide options of the CUDA backend: which SpMM implementation runs, whether cuSPARSE must
-// give bitwise-reproducible results, and whether GEMMs may round their inputs to TF32. Read once
+// Process-wide options of the CUDA backend: which SpMM implementation runs, whether results must
+// be bitwise reproducible, and whether GEMMs may round their inputs to TF32. Read once
 // from the environment (HALO_SPMM=auto|halo|cusparse, HALO_DETERMINISTIC=0|1,
 // HALO_ALLOW_TF32=0|1) and changeable through set_cuda_settings. Plain C++, in every build.
 #pragma once
@@ -11,7 +11,7 @@ namespace halo::kernels::cuda {
 enum class SpmmImpl {
   automatic,  // the faster of the two, timed on first use per (graph, width): see spmm_choice.hpp
   halo,       // halo's own kernel (kernels/cuda/spmm.cu): deterministic, no workspace
-  cusparse,   // cusparseSpMM, CSR_ALG2 (CSR_ALG3 when deterministic)
+  cusparse,   // cusparseSpMM, CSR_ALG2 (refused when determinism is asked)
 };
 
 const char* to_string(SpmmImpl impl);
@@ -20,8 +20,9 @@ SpmmImpl parse_spmm_impl(const std::string& text);
 
 struct CudaSettings {
   SpmmImpl spmm = SpmmImpl::automatic;
-  // cuSPARSE's SpMM with CUSPARSE_SPMM_CSR_ALG3, which the cuSPARSE documentation lists as
-  // giving the same bits on every run (halo's own kernels always do).
+  // Bitwise-reproducible results: the automatic SpMM choice is halo's kernel (timing could pick
+  // differently from run to run), and a forced cuSPARSE is refused (its deterministic CSR_ALG3
+  // faulted on the H200 with CUDA 13.0).
   bool deterministic = false;
   // GEMMs may use tensor cores on TF32-rounded inputs (10-bit mantissa): faster, less exact.
   bool allow_tf32 = false;

@@ -11,10 +11,12 @@
 // a vertex of degree 10^5 does not hold one warp while the rest of the GPU idles. Every output
 // value is a fixed sequence of operations: the result is deterministic.
 //
-// cuSPARSE. cusparseSpMM on the CSR with row-major dense operands, CSR_ALG2 (CSR_ALG3 when
-// cuda_settings().deterministic, with its preprocessing). The sparse descriptor (and, where
+// cuSPARSE. cusparseSpMM on the CSR with row-major dense operands, CSR_ALG2. Not when determinism
+// is asked: cuSPARSE's deterministic CSR_ALG3 (with its preprocessing) faulted with an illegal
+// address on the first H200 runs (CUDA 13.0, cuSPARSE 12.6.3), so cuSPARSE then refuses the
+// product and halo's kernel, deterministic by construction, runs. The sparse descriptor (and, where
 // cuSPARSE needs them, 32-bit row offsets and a vector of unit weights) is made once per graph;
-// dense descriptors and the work buffer once per (graph, width, strides, algorithm, beta).
+// dense descriptors and the work buffer once per (graph, width, strides, beta).
 //
 // The automatic choice times both on the first product of each (graph, width) and keeps the
 // faster (spmm_choice.hpp); when determinism is asked it is halo's kernel, without timing.
@@ -256,11 +258,9 @@ struct CusparseMatrix {
 
 struct PlanKey {
   std::int64_t width, ld_x, ld_out;
-  int algorithm;
   bool beta_one;
   bool operator<(const PlanKey& o) const {
-    return std::tie(width, ld_x, ld_out, algorithm, beta_one) <
-           std::tie(o.width, o.ld_x, o.ld_out, o.algorithm, o.beta_one);
+    return std::tie(width, ld_x, ld_out, beta_one) < std::tie(o.width, o.ld_x, o.ld_out, o.beta_one);
   }
 };
 
@@ -286,9 +286,12 @@ std::map<std::uint64_t, GraphState>& g_states = *new std::map<std::uint64_t, Gra
 SpmmChoiceCache g_choices;
 
 // Why cuSPARSE cannot take this product ("" when it can).
-std::string cusparse_refusal(const DeviceCsrInfo& info, ConstTensorView x, TensorView out) {
+std::string cusparse_refusal(const DeviceCsrInfo& info, ConstTensorView x, TensorView out, bool deterministic) {
   if (info.num_rows == 0 || info.num_cols == 0 || info.num_edges == 0 || x.cols == 0)
     return "the product is empty (no rows, columns, nonzeros or features)";
+  if (deterministic)
+    return "determinism was asked (HALO_DETERMINISTIC=1), and cuSPARSE's deterministic CSR_ALG3 faulted on the "
+           "H200 with CUDA 13.0; halo's kernel (HALO_SPMM=halo) gives the same bits on every run";
   if (info.index_type == graph::IndexType::i32 && info.num_edges > INT32_MAX)
     return "int32 column ids with more than 2^31 - 1 nonzeros need 64-bit offsets, which cuSPARSE pairs with 64-bit "
            "ids only";
@@ -329,10 +332,9 @@ CusparseMatrix& cusparse_matrix(GraphState& state, const DeviceCsrInfo& info, co
 
 // Throws UnsupportedError for CUSPARSE_STATUS_NOT_SUPPORTED (this cuSPARSE has no kernel for the
 // combination: the automatic choice then keeps halo's), CudaError for any other failure.
-void cusparse_try(cusparseStatus_t status, const char* call, const DeviceCsrInfo& info, cusparseSpMMAlg_t algorithm) {
+void cusparse_try(cusparseStatus_t status, const char* call, const DeviceCsrInfo& info) {
   if (status == CUSPARSE_STATUS_NOT_SUPPORTED)
-    throw UnsupportedError(std::string("spmm: cuSPARSE does not support this product (") + call + " with " +
-                           (algorithm == CUSPARSE_SPMM_CSR_ALG3 ? "CSR_ALG3" : "CSR_ALG2") + ", " +
+    throw UnsupportedError(std::string("spmm: cuSPARSE does not support this product (") + call + " with CSR_ALG2, " +
                            graph::to_string(info.index_type) + " column ids)");
   if (status != CUSPARSE_STATUS_SUCCESS) throw_cusparse_error(call, status, __FILE__, __LINE__);
 }
@@ -340,14 +342,14 @@ void cusparse_try(cusparseStatus_t status, const char* call, const DeviceCsrInfo
 // out = A · x (beta 0) or out += A · x (beta 1) through cusparseSpMM; the caller holds
 // g_state_mutex and has checked cusparse_refusal.
 void run_cusparse(const DeviceCsrInfo& info, const std::int64_t* indptr, ConstTensorView x, TensorView out,
-                  bool accumulate, bool deterministic) {
+                  bool accumulate) {
   GraphState& state = g_states[info.id];
   CusparseMatrix& matrix = cusparse_matrix(state, info, indptr);
-  const cusparseSpMMAlg_t algorithm = deterministic ? CUSPARSE_SPMM_CSR_ALG3 : CUSPARSE_SPMM_CSR_ALG2;
+  constexpr cusparseSpMMAlg_t algorithm = CUSPARSE_SPMM_CSR_ALG2;
   const float alpha = 1.0f;
   const float beta = accumulate ? 1.0f : 0.0f;
   const PlanKey key{x.cols, leading_dimension(x.rows, x.cols, x.stride),
-                    leading_dimension(out.rows, out.cols, out.stride), static_cast<int>(algorithm), accumulate};
+                    leading_dimension(out.rows, out.cols, out.stride), accumulate};
   DeviceContext& context = device_context(info.device);
   const std::lock_guard<std::mutex> lock(context.library_mutex);
   const cusparseHandle_t handle = context.cusparse();
@@ -362,20 +364,15 @@ void run_cusparse(const DeviceCsrInfo& info, const std::int64_t* indptr, ConstTe
     cusparse_try(
         cusparse_api().spmm_buffer_size(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
                                 matrix.descriptor, fresh->x, &beta, fresh->y, CUDA_R_32F, algorithm, &work_bytes),
-        "cusparseSpMM_bufferSize", info, algorithm);
+        "cusparseSpMM_bufferSize", info);
     fresh->work = DeviceBuffer<unsigned char>(info.device, static_cast<std::int64_t>(work_bytes));
-    if (deterministic)
-      cusparse_try(cusparse_api().spmm_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                           &alpha, matrix.descriptor, fresh->x, &beta, fresh->y, CUDA_R_32F, algorithm,
-                                           fresh->work.data()),
-                   "cusparseSpMM_preprocess", info, algorithm);
     plan = std::move(fresh);
   }
   HALO_CUSPARSE_TRY(cusparse_api().dn_mat_set_values(plan->x, const_cast<float*>(x.data)));
   HALO_CUSPARSE_TRY(cusparse_api().dn_mat_set_values(plan->y, out.data));
   cusparse_try(cusparse_api().spmm(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
                             matrix.descriptor, plan->x, &beta, plan->y, CUDA_R_32F, algorithm, plan->work.data()),
-               "cusparseSpMM", info, algorithm);
+               "cusparseSpMM", info);
 }
 
 // ---- dispatch ----
@@ -420,7 +417,7 @@ void spmm_impl(const graph::CsrView<I>& a, ConstTensorView x, TensorView out, Ac
   if (info.num_rows == 0 || x.cols == 0) return;
   const bool accumulate = mode == Accumulate::add;
   const CudaSettings settings = cuda_settings();
-  const std::string refusal = cusparse_refusal(info, x, out);
+  const std::string refusal = cusparse_refusal(info, x, out, settings.deterministic);
   SpmmImpl impl = settings.spmm;
   if (impl == SpmmImpl::cusparse && !refusal.empty()) {
     if (info.num_edges == 0 || info.num_cols == 0) {
@@ -458,7 +455,7 @@ void spmm_impl(const graph::CsrView<I>& a, ConstTensorView x, TensorView out, Ac
       try {
         cusparse_ms = time_runs(d, repeat, [&] {
           const std::lock_guard<std::mutex> lock(g_state_mutex);
-          run_cusparse(info, a.indptr, x, target, false, settings.deterministic);
+          run_cusparse(info, a.indptr, x, target, false);
         });
       } catch (const UnsupportedError&) {
         cusparse_ms.clear();
@@ -471,7 +468,7 @@ void spmm_impl(const graph::CsrView<I>& a, ConstTensorView x, TensorView out, Ac
   }
   if (impl == SpmmImpl::cusparse) {
     const std::lock_guard<std::mutex> lock(g_state_mutex);
-    run_cusparse(info, a.indptr, x, out, accumulate, settings.deterministic);
+    run_cusparse(info, a.indptr, x, out, accumulate);
   } else {
     run_halo(info, a, x, out, accumulate);
   }
