@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "kernels/device_index.hpp"
 #include "kernels/tensor.hpp"
 
 namespace halo::kernels {
@@ -25,5 +26,10 @@ inline float dropout_scale(float p) { return 1.0f / (1.0f - p); }
 void dropout_forward(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView global_ids);
 // grad_x = grad_y · mask / (1 - p) with the same mask. grad_x may alias grad_y.
 void dropout_backward(ConstTensorView grad_y, TensorView grad_x, float p, DropoutKey key, IndexView global_ids);
+// The same with the ids built once on the input's device (an empty index: the row numbers), so a
+// GPU call uploads nothing. global_ids.size() is 0 or x.rows.
+void dropout_forward(ConstTensorView x, TensorView y, float p, DropoutKey key, const DeviceIndex& global_ids);
+void dropout_backward(ConstTensorView grad_y, TensorView grad_x, float p, DropoutKey key,
+                      const DeviceIndex& global_ids);
 
 }  // namespace halo::kernels

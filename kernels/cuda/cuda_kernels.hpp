@@ -20,6 +20,7 @@
 
 #include "graph/csr.hpp"
 #include "kernels/batch_norm.hpp"
+#include "kernels/device_index.hpp"
 #include "kernels/cuda/settings.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/gemm.hpp"
@@ -54,9 +55,9 @@ void gemm(ConstTensorView a, Transpose transpose_a, ConstTensorView b, Transpose
 void segmented_gemm(const std::vector<GemmSegment>& segments, Transpose transpose_a, Transpose transpose_b, float alpha,
                     float beta);
 
-// rows.cu
-void gather_rows(ConstTensorView src, IndexView index, TensorView out);
-void scatter_add_rows(ConstTensorView src, IndexView index, TensorView out);
+// rows.cu: over an index on the tensors' GPU (the dispatch builds one for a host IndexView).
+void gather_rows(ConstTensorView src, const DeviceIndex& index, TensorView out);
+void scatter_add_rows(ConstTensorView src, const DeviceIndex& index, TensorView out);
 
 // elementwise.cu
 void add_bias(TensorView x, ConstTensorView bias);
@@ -68,7 +69,8 @@ void normalize_rows(TensorView x);
 double sum_of_squares(ConstTensorView x);
 
 // dropout.cu: the CPU twin's mask, bit for bit.
-void dropout(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView global_ids);
+// global_ids: x.rows ids in device memory, or nullptr for the row numbers.
+void dropout(ConstTensorView x, TensorView y, float p, DropoutKey key, const std::int64_t* global_ids);
 
 // loss.cu
 LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, IndexView mask, float grad_scale,

@@ -43,10 +43,9 @@ __global__ void dropout_kernel(const float* x, std::int64_t x_stride, float* y, 
 
 }  // namespace
 
-void dropout(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView global_ids) {
+void dropout(ConstTensorView x, TensorView y, float p, DropoutKey key, const std::int64_t* global_ids) {
   const int d = x.device.index;
   ScopedDevice scoped(d);
-  require_host_memory("dropout", "global_ids", global_ids.data, d);
   if (x.rows == 0 || x.cols == 0) return;
   if (p == 0.0f) {
     copy(x, y);
@@ -56,11 +55,9 @@ void dropout(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView
   const std::uint64_t key64 = stream_id(key.seed, key.epoch, key.layer);
   const auto threshold = static_cast<std::uint32_t>(std::ceil(static_cast<double>(p) * 65536.0));
   const float scale = dropout_scale(p);
-  DeviceBuffer<std::int64_t> ids;
-  if (global_ids.data != nullptr) ids = upload(d, global_ids.data, x.rows);
   const std::int64_t threads = x.rows * ((x.cols + 7) / 8);
   dropout_kernel<<<blocks_for(threads), threads_per_block, 0, stream_of(d)>>>(
-      x.data, x.stride, y.data, y.stride, x.rows, x.cols, ids.data(), key64, threshold, scale);
+      x.data, x.stride, y.data, y.stride, x.rows, x.cols, global_ids, key64, threshold, scale);
   HALO_CUDA_CHECK_LAUNCH();
 }
 

@@ -114,20 +114,23 @@ void column_sums(ConstTensorView x, TensorView out, bool accumulate) {
 void relu_forward(ConstTensorView x, TensorView y) {
   const int d = x.device.index;
   ScopedDevice scoped(d);
-  launch_elementwise(d, x.rows, x.cols, ReluForward{x.data, x.stride, y.data, y.stride});
+  launch_elementwise(d, x.rows, x.cols, ReluForward{x.data, x.stride, y.data, y.stride},
+                     packed(x.cols, {x.stride, y.stride}));
 }
 
 void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale) {
   const int d = y.device.index;
   ScopedDevice scoped(d);
   launch_elementwise(d, y.rows, y.cols,
-                     ReluBackward{y.data, y.stride, grad_y.data, grad_y.stride, grad_x.data, grad_x.stride, scale});
+                     ReluBackward{y.data, y.stride, grad_y.data, grad_y.stride, grad_x.data, grad_x.stride, scale},
+                     packed(y.cols, {y.stride, grad_y.stride, grad_x.stride}));
 }
 
 void axpby(float alpha, ConstTensorView x, float beta, TensorView y) {
   const int d = x.device.index;
   ScopedDevice scoped(d);
-  launch_elementwise(d, x.rows, x.cols, Axpby{alpha, beta, x.data, x.stride, y.data, y.stride});
+  launch_elementwise(d, x.rows, x.cols, Axpby{alpha, beta, x.data, x.stride, y.data, y.stride},
+                     packed(x.cols, {x.stride, y.stride}));
 }
 
 void normalize_rows(TensorView x) {

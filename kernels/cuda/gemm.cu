@@ -45,7 +45,7 @@ void gemm_locked(DeviceContext& context, cublasComputeType_t compute, ConstTenso
   if (m == 0 || n == 0) return;
   if (k == 0) {
     // An empty product: c = beta · c, where beta = 0 clears c whatever it held.
-    launch_elementwise(context.device, m, n, Scale{c.data, c.stride, beta});
+    launch_elementwise(context.device, m, n, Scale{c.data, c.stride, beta}, c.stride == n);
     return;
   }
   HALO_CUBLAS_TRY(cublas_api().gemm_ex(context.cublas(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -20,22 +21,54 @@
 namespace halo::kernels::cuda {
 
 // Calls op(row, col) once for every cell of a rows x cols window; consecutive threads take
-// consecutive columns of a row, so strided rows are read and written coalesced.
-template <class Op>
-__global__ void elementwise_kernel(std::int64_t rows, std::int64_t cols, Op op) {
-  const std::int64_t n = rows * cols;
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    const std::int64_t r = i / cols;
-    op(r, i - r * cols);
+// consecutive columns of a row, so strided rows are read and written coalesced. Index is the
+// width of the loop's arithmetic: 32 bits (one cheap divide per cell) whenever the window has
+// fewer than 2^31 cells, unsigned so that i + step cannot wrap.
+template <class Index, class Op>
+__global__ void elementwise_kernel(Index rows, Index cols, Op op) {
+  const Index n = rows * cols;
+  const Index step = static_cast<Index>(gridDim.x) * blockDim.x;
+  for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    const Index r = i / cols;
+    op(static_cast<std::int64_t>(r), static_cast<std::int64_t>(i - r * cols));
   }
 }
 
+// The same over a window whose rows are packed: op(0, i) for every flat index i, no divide.
+template <class Index, class Op>
+__global__ void flat_kernel(Index n, Op op) {
+  const Index step = static_cast<Index>(gridDim.x) * blockDim.x;
+  for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
+    op(std::int64_t{0}, static_cast<std::int64_t>(i));
+}
+
+// Queues op(row, col) for every cell of a rows x cols window on the GPU's stream. `flat` is the
+// caller's promise that op addresses every operand as r * stride + c (no per-row or per-column
+// operand) and every stride equals cols: then op(0, r * cols + c) is the same cell, and the
+// window runs as one flat array.
 template <class Op>
-void launch_elementwise(int device, std::int64_t rows, std::int64_t cols, const Op& op) {
+void launch_elementwise(int device, std::int64_t rows, std::int64_t cols, const Op& op, bool flat = false) {
   if (rows == 0 || cols == 0) return;
-  elementwise_kernel<<<blocks_for(rows * cols), threads_per_block, 0, stream_of(device)>>>(rows, cols, op);
+  const std::int64_t n = rows * cols;
+  const cudaStream_t stream = stream_of(device);
+  const bool narrow = n < (std::int64_t{1} << 31);
+  if (flat && narrow)
+    flat_kernel<<<blocks_for(n), threads_per_block, 0, stream>>>(static_cast<std::uint32_t>(n), op);
+  else if (flat)
+    flat_kernel<<<blocks_for(n), threads_per_block, 0, stream>>>(static_cast<std::uint64_t>(n), op);
+  else if (narrow)
+    elementwise_kernel<<<blocks_for(n), threads_per_block, 0, stream>>>(static_cast<std::uint32_t>(rows),
+                                                                      static_cast<std::uint32_t>(cols), op);
+  else
+    elementwise_kernel<<<blocks_for(n), threads_per_block, 0, stream>>>(static_cast<std::uint64_t>(rows),
+                                                                      static_cast<std::uint64_t>(cols), op);
   HALO_CUDA_CHECK_LAUNCH();
+}
+
+// Whether every one of `strides` equals cols: the operands' rows are packed, and a launch may be
+// flat (launch_elementwise).
+inline bool packed(std::int64_t cols, std::initializer_list<std::int64_t> strides) {
+  return std::all_of(strides.begin(), strides.end(), [cols](std::int64_t s) { return s == cols; });
 }
 
 // Row blocks of the column sums: their size depends only on the row count (never on the GPU), so

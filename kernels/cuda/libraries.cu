@@ -36,6 +36,7 @@ CublasApi load_cublas() {
   CublasApi api{};
   bind(library, name, "cublasCreate_v2", api.create);
   bind(library, name, "cublasSetStream_v2", api.set_stream);
+  bind(library, name, "cublasSetWorkspace_v2", api.set_workspace);
   bind(library, name, "cublasGemmEx", api.gemm_ex);
   bind(library, name, "cublasSgemmGroupedBatched", api.sgemm_grouped_batched);
   bind(library, name, "cublasGetStatusName", api.status_name);

@@ -15,6 +15,7 @@ namespace halo::kernels::cuda {
 struct CublasApi {
   decltype(&cublasCreate_v2) create;
   decltype(&cublasSetStream_v2) set_stream;
+  decltype(&cublasSetWorkspace_v2) set_workspace;
   // cublas_api.h overloads cublasGemmEx in C++ (an inline wrapper taking cublasGemmAlgo_t), so
   // the C entry point's type is spelled out.
   cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,

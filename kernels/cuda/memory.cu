@@ -3,12 +3,16 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <string>
 
+#include "graph/base/log.hpp"
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/cuda_kernels.hpp"
+#include "kernels/cuda/kernel_util.cuh"
 #include "kernels/cuda/memory.hpp"
 #include "kernels/cuda/runtime.cuh"
 
@@ -38,37 +42,47 @@ bool uses_pool(int device) {
   return s == 1;
 }
 
-cudaError_t try_allocate(void** data, std::size_t bytes, int device, cudaStream_t stream) {
-  return uses_pool(device) ? cudaMallocAsync(data, bytes, stream) : cudaMalloc(data, bytes);
-}
-
-__global__ void fill_kernel(float* data, std::int64_t rows, std::int64_t cols, std::int64_t stride, float value) {
-  const std::int64_t n = rows * cols;
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
-    data[(i / cols) * stride + i % cols] = value;
-}
+struct Fill {
+  float* data;
+  std::int64_t stride;
+  float value;
+  __device__ void operator()(std::int64_t r, std::int64_t c) const { data[r * stride + c] = value; }
+};
 
 }  // namespace
+
+void warn_teardown_failure(const std::string& message) noexcept {
+  try {
+    log_warning(message);
+  } catch (...) {  // the log itself failed: nothing is left to report it to
+  }
+}
+
+cudaError_t allocate_with_trim(int device, const std::function<cudaError_t()>& attempt) {
+  ScopedDevice scoped(device);
+  const cudaError_t status = attempt();
+  if (status != cudaErrorMemoryAllocation) return status;
+  // Out of memory is not a sticky error: clear it, let the frees queued on the GPU's streams
+  // complete, hand the pool's cached blocks back to the driver (memory it keeps that plain
+  // cudaMalloc cannot have, maybe fragmented), and try once more.
+  cudaGetLastError();
+  HALO_CUDA_TRY(cudaDeviceSynchronize());
+  if (uses_pool(device)) {
+    cudaMemPool_t pool = nullptr;
+    HALO_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
+    HALO_CUDA_TRY(cudaMemPoolTrimTo(pool, 0));
+  }
+  return attempt();
+}
 
 void* allocate(int device, std::size_t bytes) {
   if (bytes == 0) return nullptr;
   ScopedDevice scoped(device);
   const cudaStream_t stream = stream_of(device);
+  const bool pooled = uses_pool(device);
   void* data = nullptr;
-  cudaError_t status = try_allocate(&data, bytes, device, stream);
-  if (status == cudaErrorMemoryAllocation) {
-    // Out of memory is not a sticky error: clear it, let queued frees complete, hand the pool's
-    // cached blocks back to the driver (they may be fragmented), and try once more.
-    cudaGetLastError();
-    HALO_CUDA_TRY(cudaStreamSynchronize(stream));
-    if (uses_pool(device)) {
-      cudaMemPool_t pool = nullptr;
-      HALO_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
-      HALO_CUDA_TRY(cudaMemPoolTrimTo(pool, 0));
-    }
-    status = try_allocate(&data, bytes, device, stream);
-  }
+  const cudaError_t status = allocate_with_trim(
+      device, [&] { return pooled ? cudaMallocAsync(&data, bytes, stream) : cudaMalloc(&data, bytes); });
   if (status != cudaSuccess) {
     cudaGetLastError();
     std::size_t free_bytes = 0, total_bytes = 0;
@@ -85,18 +99,18 @@ void* allocate(int device, std::size_t bytes) {
 
 void release(int device, void* data) noexcept {
   if (data == nullptr) return;
-  int previous = 0;
-  if (cudaGetDevice(&previous) != cudaSuccess) previous = device;
-  cudaSetDevice(device);
+  ScopedDevice scoped(device, std::nothrow);
   // Freeing fails only when the context is already gone (process teardown, a prior fatal
-  // error); the memory is then released with the context, so the status is dropped.
+  // error); the memory is then released with the context, so the failure is only logged.
   try {
-    const cudaError_t status = uses_pool(device) ? cudaFreeAsync(data, stream_of(device)) : cudaFree(data);
-    if (status != cudaSuccess) cudaGetLastError();
-  } catch (...) {
+    if (uses_pool(device))
+      HALO_TEARDOWN_TRY(cudaFreeAsync(data, stream_of(device)));
+    else
+      HALO_TEARDOWN_TRY(cudaFree(data));
+  } catch (const std::exception& e) {  // the device's context or pool could not be reached
     cudaGetLastError();
+    warn_teardown_failure(std::string("releasing device memory failed: ") + e.what() + "; the failure is ignored");
   }
-  cudaSetDevice(previous);
 }
 
 void copy_2d(int destination_device, void* destination, std::size_t destination_pitch, int source_device,
@@ -126,8 +140,7 @@ void copy_2d(int destination_device, void* destination, std::size_t destination_
 void fill(int device, float* data, std::int64_t rows, std::int64_t cols, std::int64_t stride, float value) {
   if (rows == 0 || cols == 0) return;
   ScopedDevice scoped(device);
-  fill_kernel<<<blocks_for(rows * cols), threads_per_block, 0, stream_of(device)>>>(data, rows, cols, stride, value);
-  HALO_CUDA_CHECK_LAUNCH();
+  launch_elementwise(device, rows, cols, Fill{data, stride, value}, stride == cols);
 }
 
 void synchronize(int device) {

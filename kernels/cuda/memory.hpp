@@ -21,6 +21,11 @@ void* allocate(int device, std::size_t bytes);
 // Frees memory from allocate(); never throws (a failure while freeing cannot be acted upon).
 void release(int device, void* data) noexcept;
 
+// Queues a copy of `bytes` bytes of host memory at `host` into device memory of GPU `device` on
+// its stream, through a page-locked staging slot of the GPU's context (runtime.cuh): neither the
+// host nor the stream waits, and the host memory may be changed as soon as this returns.
+void upload_bytes(int device, void* destination, const void* host, std::size_t bytes);
+
 // Copies `rows` rows of `width_bytes` bytes between pitched buffers; a device ordinal of -1
 // means host memory. Queued on the destination GPU's stream (the source GPU's for a copy to the
 // host) after the work already there; a copy that touches host memory returns once it is

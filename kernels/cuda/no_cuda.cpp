@@ -22,8 +22,8 @@ std::optional<SpmmImpl> spmm_choice(std::uint64_t, std::int64_t) { return std::n
 void forget_spmm_graph(std::uint64_t) noexcept {}
 void gemm(ConstTensorView, Transpose, ConstTensorView, Transpose, TensorView, float, float) { missing("gemm"); }
 void segmented_gemm(const std::vector<GemmSegment>&, Transpose, Transpose, float, float) { missing("segmented_gemm"); }
-void gather_rows(ConstTensorView, IndexView, TensorView) { missing("gather_rows"); }
-void scatter_add_rows(ConstTensorView, IndexView, TensorView) { missing("scatter_add_rows"); }
+void gather_rows(ConstTensorView, const DeviceIndex&, TensorView) { missing("gather_rows"); }
+void scatter_add_rows(ConstTensorView, const DeviceIndex&, TensorView) { missing("scatter_add_rows"); }
 void add_bias(TensorView, ConstTensorView) { missing("add_bias"); }
 void column_sums(ConstTensorView, TensorView, bool) { missing("column_sums"); }
 void relu_forward(ConstTensorView, TensorView) { missing("relu_forward"); }
@@ -31,7 +31,7 @@ void relu_backward(ConstTensorView, ConstTensorView, TensorView, float) { missin
 void axpby(float, ConstTensorView, float, TensorView) { missing("axpby"); }
 void normalize_rows(TensorView) { missing("normalize_rows"); }
 double sum_of_squares(ConstTensorView) { missing("sum_of_squares"); }
-void dropout(ConstTensorView, TensorView, float, DropoutKey, IndexView) { missing("dropout"); }
+void dropout(ConstTensorView, TensorView, float, DropoutKey, const std::int64_t*) { missing("dropout"); }
 LossSum log_softmax_nll(ConstTensorView, const std::int64_t*, IndexView, float, TensorView) {
   missing("log_softmax_nll");
 }

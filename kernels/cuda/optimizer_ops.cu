@@ -170,7 +170,8 @@ void adam_step(TensorView param, ConstTensorView grad, TensorView m, TensorView 
   ScopedDevice scoped(d);
   launch_elementwise(d, param.rows, param.cols,
                      Adam{param.data, param.stride, grad.data, grad.stride, m.data, m.stride, v.data, v.stride,
-                          AdamConstants(h), AdamStepFactors(h, step)});
+                          AdamConstants(h), AdamStepFactors(h, step)},
+                     packed(param.cols, {param.stride, grad.stride, m.stride, v.stride}));
 }
 
 void adam_step_rows(TensorView param, ConstTensorView grad, TensorView m, TensorView v, IndexView rows,
@@ -220,7 +221,8 @@ void sgd_step(TensorView param, ConstTensorView grad, TensorView momentum, const
   const bool with_momentum = h.momentum != 0.0f;
   launch_elementwise(d, param.rows, param.cols,
                      Sgd{param.data, param.stride, grad.data, grad.stride, with_momentum ? momentum.data : nullptr,
-                         momentum.stride, h.weight_decay, h.momentum, -h.lr, step == 1, h.nesterov});
+                         momentum.stride, h.weight_decay, h.momentum, -h.lr, step == 1, h.nesterov},
+                     packed(param.cols, {param.stride, grad.stride, with_momentum ? momentum.stride : param.cols}));
 }
 
 }  // namespace halo::kernels::cuda

@@ -1,6 +1,8 @@
-// Streams, events and the per-GPU contexts of runtime.cuh.
+// Streams, events and the per-GPU contexts of runtime.cuh, and the staged uploads through them.
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,7 +17,7 @@ Stream::Stream(int device) : device_(device) {
 }
 
 Stream::~Stream() {
-  if (stream_ != nullptr && cudaStreamDestroy(stream_) != cudaSuccess) cudaGetLastError();
+  if (stream_ != nullptr) HALO_TEARDOWN_TRY(cudaStreamDestroy(stream_));
 }
 
 void Stream::synchronize() const {
@@ -29,7 +31,7 @@ Event::Event(int device) : device_(device) {
 }
 
 Event::~Event() {
-  if (event_ != nullptr && cudaEventDestroy(event_) != cudaSuccess) cudaGetLastError();
+  if (event_ != nullptr) HALO_TEARDOWN_TRY(cudaEventDestroy(event_));
 }
 
 void Event::record(cudaStream_t stream) {
@@ -38,6 +40,16 @@ void Event::record(cudaStream_t stream) {
 }
 
 void Event::synchronize() const { HALO_CUDA_TRY(cudaEventSynchronize(event_)); }
+
+bool Event::done() const {
+  const cudaError_t status = cudaEventQuery(event_);
+  if (status == cudaErrorNotReady) {
+    cudaGetLastError();  // not an error: the work is still queued
+    return false;
+  }
+  HALO_CUDA_TRY(status);
+  return true;
+}
 
 float Event::milliseconds_since(const Event& start) const {
   float ms = 0.0f;
@@ -53,6 +65,12 @@ cublasHandle_t DeviceContext::cublas() {
     cublasHandle_t handle = nullptr;
     HALO_CUBLAS_TRY(cublas_api().create(&handle));
     HALO_CUBLAS_TRY(cublas_api().set_stream(handle, stream.get()));
+    // cuBLAS's recommended workspace: 32 MiB on Hopper and newer, 4 MiB before. Kept, like the
+    // handle, for the life of the process.
+    int major = 0;
+    HALO_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    const std::size_t workspace_bytes = (major >= 9 ? 32u : 4u) << 20;
+    HALO_CUBLAS_TRY(cublas_api().set_workspace(handle, allocate(device, workspace_bytes), workspace_bytes));
     cublas_ = handle;
   }
   return cublas_;
@@ -72,6 +90,30 @@ cusparseHandle_t DeviceContext::cusparse() {
 unsigned char* DeviceContext::readback() {
   if (!readback_) readback_ = std::make_unique<PinnedBuffer<unsigned char>>(readback_bytes);
   return readback_->data();
+}
+
+void upload_bytes(int device, void* destination, const void* host, std::size_t bytes) {
+  if (bytes == 0) return;
+  ScopedDevice scoped(device);
+  DeviceContext& context = device_context(device);
+  const std::lock_guard<std::mutex> lock(context.upload_mutex);
+  auto& slots = context.upload_slots;
+  // The first slot whose copy has run (the stream runs them in order), replaced by a larger one
+  // when it is too small; a new slot when every one is still in flight.
+  auto free_slot = std::find_if(slots.begin(), slots.end(), [](const auto& slot) { return slot->copied.done(); });
+  std::int64_t capacity = 1 << 16;
+  while (static_cast<std::size_t>(capacity) < bytes) capacity *= 2;
+  if (free_slot == slots.end()) {
+    slots.push_back(std::make_unique<DeviceContext::UploadSlot>(device, capacity));
+    free_slot = slots.end() - 1;
+  } else if (static_cast<std::size_t>((*free_slot)->buffer.size()) < bytes) {
+    *free_slot = std::make_unique<DeviceContext::UploadSlot>(device, capacity);
+  }
+  DeviceContext::UploadSlot& slot = **free_slot;
+  std::memcpy(slot.buffer.data(), host, bytes);
+  const cudaStream_t stream = context.stream.get();
+  HALO_CUDA_TRY(cudaMemcpyAsync(destination, slot.buffer.data(), bytes, cudaMemcpyHostToDevice, stream));
+  slot.copied.record(stream);
 }
 
 DeviceContext& device_context(int device) {

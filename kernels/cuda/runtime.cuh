@@ -15,9 +15,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <utility>
+#include <vector>
 
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/memory.hpp"
@@ -32,7 +35,12 @@ class ScopedDevice {
     HALO_CUDA_TRY(cudaGetDevice(&previous_));
     if (previous_ != device) HALO_CUDA_TRY(cudaSetDevice(device));
   }
-  ~ScopedDevice() { cudaSetDevice(previous_); }
+  // For teardown: failures are logged, never thrown.
+  ScopedDevice(int device, std::nothrow_t) noexcept {
+    HALO_TEARDOWN_TRY(cudaGetDevice(&previous_));
+    if (previous_ != device) HALO_TEARDOWN_TRY(cudaSetDevice(device));
+  }
+  ~ScopedDevice() { HALO_TEARDOWN_TRY(cudaSetDevice(previous_)); }
   ScopedDevice(const ScopedDevice&) = delete;
   ScopedDevice& operator=(const ScopedDevice&) = delete;
 
@@ -66,6 +74,8 @@ class Event {
   Event& operator=(const Event&) = delete;
   void record(cudaStream_t stream);
   void synchronize() const;
+  // Whether the work before the last record() has run (true when never recorded).
+  bool done() const;
   // Milliseconds from `start` (recorded earlier) to this event; both must have completed.
   float milliseconds_since(const Event& start) const;
 
@@ -88,7 +98,7 @@ class PinnedBuffer {
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
   ~PinnedBuffer() {
-    if (data_ != nullptr && cudaFreeHost(data_) != cudaSuccess) cudaGetLastError();
+    if (data_ != nullptr) HALO_TEARDOWN_TRY(cudaFreeHost(data_));
   }
   T* data() const { return data_; }
   std::int64_t size() const { return count_; }
@@ -105,7 +115,8 @@ struct DeviceContext {
   int device;
   Stream stream;
   // cuBLAS and cuSPARSE handles bound to `stream`, created on first use; hold library_mutex
-  // while using them (handles are shared by every thread of the process).
+  // while using them (handles are shared by every thread of the process). cuBLAS works in a
+  // workspace from the pool (allocate(), which trims and retries), not in memory of its own.
   std::mutex library_mutex;
   cublasHandle_t cublas();
   cusparseHandle_t cusparse();
@@ -114,6 +125,16 @@ struct DeviceContext {
   static constexpr std::int64_t readback_bytes = 1 << 16;
   std::mutex readback_mutex;
   unsigned char* readback();
+  // Page-locked staging for uploads (upload_bytes in memory.hpp): a slot is reused once the copy
+  // that read it has run, so an upload waits neither on the host nor on the stream. There are as
+  // many slots as uploads were ever in flight at once. Hold upload_mutex while using them.
+  struct UploadSlot {
+    UploadSlot(int device, std::int64_t bytes) : buffer(bytes), copied(device) {}
+    PinnedBuffer<unsigned char> buffer;
+    Event copied;
+  };
+  std::mutex upload_mutex;
+  std::vector<std::unique_ptr<UploadSlot>> upload_slots;
 
  private:
   cublasHandle_t cublas_ = nullptr;
@@ -122,6 +143,12 @@ struct DeviceContext {
 };
 
 DeviceContext& device_context(int device);
+
+// Runs `attempt`, an allocation on GPU `device` (the pool's or any other); when it reports
+// cudaErrorMemoryAllocation, waits for the GPU's streams, returns the pool's unused memory to the
+// driver and runs it once more. Returns the status of the last attempt. Every allocation of
+// device memory in the backend goes through it (memory.cu).
+cudaError_t allocate_with_trim(int device, const std::function<cudaError_t()>& attempt);
 inline cudaStream_t stream_of(int device) { return device_context(device).stream.get(); }
 
 // count values of T in device memory from the pool of `device` (see memory.hpp), freed in
@@ -163,18 +190,13 @@ class DeviceBuffer {
   T* data_ = nullptr;
 };
 
-// A device copy of `count` host values, queued on the GPU's stream. The host array may be
-// changed or freed as soon as this returns (pageable memory is staged by the copy; page-locked
-// memory is waited for).
+// A device copy of `count` host values, queued on the GPU's stream through the context's pinned
+// staging (upload_bytes): the host array may be changed or freed as soon as this returns, and
+// neither the host nor the stream waits.
 template <class T>
 DeviceBuffer<T> upload(int device, const T* host, std::int64_t count) {
   DeviceBuffer<T> buffer(device, count);
-  if (count > 0) {
-    const cudaStream_t stream = stream_of(device);
-    HALO_CUDA_TRY(cudaMemcpyAsync(buffer.data(), host, static_cast<std::size_t>(count) * sizeof(T),
-                                  cudaMemcpyHostToDevice, stream));
-    if (is_page_locked(host)) HALO_CUDA_TRY(cudaStreamSynchronize(stream));
-  }
+  upload_bytes(device, buffer.data(), host, static_cast<std::size_t>(count) * sizeof(T));
   return buffer;
 }
 

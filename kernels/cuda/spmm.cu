@@ -252,7 +252,7 @@ struct CusparseMatrix {
   DeviceBuffer<std::int32_t> offsets32;  // int32 row offsets, to go with int32 column ids
   DeviceBuffer<float> ones;              // unit weights of an unweighted graph
   ~CusparseMatrix() {
-    if (descriptor != nullptr) cusparse_api().destroy_sp_mat(descriptor);
+    if (descriptor != nullptr) HALO_TEARDOWN_TRY(cusparse_api().destroy_sp_mat(descriptor));
   }
 };
 
@@ -269,8 +269,8 @@ struct CusparsePlan {
   cusparseDnMatDescr_t y = nullptr;
   DeviceBuffer<unsigned char> work;
   ~CusparsePlan() {
-    if (x != nullptr) cusparse_api().destroy_dn_mat(x);
-    if (y != nullptr) cusparse_api().destroy_dn_mat(y);
+    if (x != nullptr) HALO_TEARDOWN_TRY(cusparse_api().destroy_dn_mat(x));
+    if (y != nullptr) HALO_TEARDOWN_TRY(cusparse_api().destroy_dn_mat(y));
   }
 };
 

@@ -2,6 +2,7 @@
 // halo's stream; and the reference pinned copy bandwidth.
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -20,24 +21,25 @@ struct StagingCopies::State {
   std::vector<cudaEvent_t> released;  // recorded on halo's stream after a slot's last reader
   cudaStream_t copy_stream = nullptr;
 
-  // Frees what was created so far; never throws (errors here cannot be acted upon).
+  // Frees what was created so far; never throws: a failure is logged (check.cuh), since errors
+  // here cannot be acted upon and a throw would end the process or hide the first error.
   void free_all() noexcept {
-    if (copy_stream != nullptr && cudaStreamSynchronize(copy_stream) != cudaSuccess) cudaGetLastError();
+    if (copy_stream != nullptr) HALO_TEARDOWN_TRY(cudaStreamSynchronize(copy_stream));
     // The computation queued on the slots ends before they are freed (cudaFree would wait for the
     // whole device anyway; this says what is waited for).
     try {
-      if (cudaStreamSynchronize(stream_of(device)) != cudaSuccess) cudaGetLastError();
+      HALO_TEARDOWN_TRY(cudaStreamSynchronize(stream_of(device)));
     } catch (...) {  // the context could not be created: nothing was queued on it
     }
     for (void* p : host)
-      if (p != nullptr && cudaFreeHost(p) != cudaSuccess) cudaGetLastError();
+      if (p != nullptr) HALO_TEARDOWN_TRY(cudaFreeHost(p));
     for (void* p : device_buffers)
-      if (p != nullptr && cudaFree(p) != cudaSuccess) cudaGetLastError();
+      if (p != nullptr) HALO_TEARDOWN_TRY(cudaFree(p));
     for (cudaEvent_t e : filled)
-      if (e != nullptr && cudaEventDestroy(e) != cudaSuccess) cudaGetLastError();
+      if (e != nullptr) HALO_TEARDOWN_TRY(cudaEventDestroy(e));
     for (cudaEvent_t e : released)
-      if (e != nullptr && cudaEventDestroy(e) != cudaSuccess) cudaGetLastError();
-    if (copy_stream != nullptr && cudaStreamDestroy(copy_stream) != cudaSuccess) cudaGetLastError();
+      if (e != nullptr) HALO_TEARDOWN_TRY(cudaEventDestroy(e));
+    if (copy_stream != nullptr) HALO_TEARDOWN_TRY(cudaStreamDestroy(copy_stream));
   }
 };
 
@@ -57,7 +59,8 @@ StagingCopies::StagingCopies(int device, int slots, std::size_t bytes) : state_(
     for (std::size_t i = 0; i < count; ++i) {
       if (bytes > 0) {
         HALO_CUDA_TRY(cudaMallocHost(&s.host[i], bytes));
-        HALO_CUDA_TRY(cudaMalloc(&s.device_buffers[i], bytes));
+        void*& buffer = s.device_buffers[i];
+        HALO_CUDA_TRY(allocate_with_trim(device, [&] { return cudaMalloc(&buffer, bytes); }));
       }
       HALO_CUDA_TRY(cudaEventCreateWithFlags(&s.filled[i], cudaEventDisableTiming));
       HALO_CUDA_TRY(cudaEventCreateWithFlags(&s.released[i], cudaEventDisableTiming));
@@ -69,7 +72,7 @@ StagingCopies::StagingCopies(int device, int slots, std::size_t bytes) : state_(
 }
 
 StagingCopies::~StagingCopies() {
-  ScopedDevice scoped(state_->device);
+  const ScopedDevice scoped(state_->device, std::nothrow);
   state_->free_all();
 }
 
@@ -145,7 +148,7 @@ PinnedRegistration::PinnedRegistration(void* data, std::size_t bytes) {
 }
 
 PinnedRegistration::~PinnedRegistration() {
-  if (data_ != nullptr && cudaHostUnregister(data_) != cudaSuccess) cudaGetLastError();
+  if (data_ != nullptr) HALO_TEARDOWN_TRY(cudaHostUnregister(data_));
 }
 
 double pinned_upload_bandwidth(int device, std::size_t bytes, int repeats) {

@@ -62,3 +62,28 @@ TEST_CASE("dropout on a GPU writes strided windows without touching their paddin
   CHECK(test::identical(y.window().view(), cpu_y.view()));
   CHECK(y.padding_intact(nan_value));
 }
+
+TEST_CASE("dropout on a GPU keyed on a DeviceIndex gives the CPU twin's bits, forward and backward", "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  RandomStream rng(103, 0);
+  std::vector<std::int64_t> ids(300);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>(7000000000LL + 31 * i);
+  const DeviceIndex gpu_ids({ids.data(), 300}, std::numeric_limits<std::int64_t>::max(), Device::cuda(),
+                            IndexUse::rows);
+  const DeviceIndex cpu_ids({ids.data(), 300}, std::numeric_limits<std::int64_t>::max(), Device::cpu(),
+                            IndexUse::rows);
+  const DropoutKey key{9, 4, 1};
+  const Tensor x = test::random_tensor(rng, 300, 19);
+  Tensor cpu_y = test::poisoned(300, 19);
+  dropout_forward(x.view(), cpu_y.view(), 0.4f, key, {ids.data(), 300});
+  Tensor cpu_y2 = test::poisoned(300, 19);
+  dropout_forward(x.view(), cpu_y2.view(), 0.4f, key, cpu_ids);
+  CHECK(test::identical(cpu_y2.view(), cpu_y.view()));
+  const Tensor xg = test::on_gpu(x);
+  Tensor gpu_y = Tensor::full(300, 19, nan_value, Device::cuda());
+  dropout_forward(xg.view(), gpu_y.view(), 0.4f, key, gpu_ids);
+  CHECK(test::identical(test::on_host(gpu_y).view(), cpu_y.view()));
+  Tensor gpu_g = Tensor::full(300, 19, nan_value, Device::cuda());
+  dropout_backward(xg.view(), gpu_g.view(), 0.4f, key, gpu_ids);
+  CHECK(test::identical(test::on_host(gpu_g).view(), cpu_y.view()));
+}

@@ -85,3 +85,36 @@ TEST_CASE("gather_rows and scatter_add_rows on a GPU refuse out-of-range and dev
   CHECK_THROWS_WITH(gather_rows(src.view(), {device_index, 2}, out.view()), Catch::Contains("must be host memory"));
   CHECK_THROWS_AS(scatter_add_rows(two.view(), {device_index, 2}, target.view()), InvalidArgument);
 }
+
+TEST_CASE("gather_rows and scatter_add_rows on a GPU reuse a DeviceIndex and never read the caller's array again",
+          "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  RandomStream rng(83, 0);
+  const std::int64_t f = 33;
+  const Tensor src = test::random_tensor(rng, 500, f);
+  std::vector<std::int64_t> index = random_index(rng, 500, 120);
+  const std::vector<std::int64_t> kept = index;
+  const DeviceIndex device_index({index.data(), 500}, 120, Device::cuda(), IndexUse::scatter);
+  // Changing the caller's array afterwards cannot reach the copies the index holds.
+  for (auto& i : index) i = 0;
+  const Tensor start = test::random_tensor(rng, 120, f);
+  Tensor gpu_out = test::on_gpu(start);
+  const Tensor gpu_src = test::on_gpu(src);
+  Tensor cpu_out = start.clone();
+  for (int call = 0; call < 3; ++call) {
+    scatter_add_rows(gpu_src.view(), device_index, gpu_out.view());
+    scatter_add_rows(src.view(), {kept.data(), 500}, cpu_out.view());
+  }
+  CHECK(test::identical(test::on_host(gpu_out).view(), cpu_out.view()));
+  Tensor gathered = Tensor::full(500, f, nan_value, Device::cuda());
+  gather_rows(test::on_gpu(start).view(), device_index, gathered.view());
+  CHECK(test::difference(test::on_host(gathered).view(), test::naive_gather_rows(test::to_dense(start.view()), kept),
+                         0, 0) == "");
+  // An index for fewer rows than the tensor has is fine; one for more, or on another device, is refused.
+  const DeviceIndex host_index({kept.data(), 500}, 120, Device::cpu(), IndexUse::rows);
+  CHECK_THROWS_AS(gather_rows(test::on_gpu(start).view(), host_index, gathered.view()), InvalidArgument);
+  const DeviceIndex rows_only({kept.data(), 500}, 120, Device::cuda(), IndexUse::rows);
+  CHECK_THROWS_WITH(scatter_add_rows(gpu_src.view(), rows_only, gpu_out.view()), Catch::Contains("IndexUse::scatter"));
+  CHECK_THROWS_WITH(DeviceIndex({kept.data(), 500}, 100, Device::cuda(), IndexUse::scatter, "halo"),
+                    Catch::Contains("halo: index["));
+}

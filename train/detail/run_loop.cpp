@@ -109,6 +109,14 @@ Step make_step(LoopContext& c, bool training, std::uint64_t seed, int epoch) {
   step.seed = seed;
   step.epoch = static_cast<std::uint64_t>(epoch);
   step.global_ids = c.global_ids;
+  const kernels::IndexView built = c.device_global_ids_source;
+  if (c.global_ids.data != nullptr &&
+      (!c.device_global_ids || built.data != c.global_ids.data || built.size != c.global_ids.size)) {
+    c.device_global_ids.emplace(c.global_ids, std::numeric_limits<std::int64_t>::max(), c.config.device,
+                                kernels::IndexUse::rows, "Dropout");
+    c.device_global_ids_source = c.global_ids;
+  }
+  if (c.global_ids.data != nullptr) step.device_global_ids = &*c.device_global_ids;
   return step;
 }
 

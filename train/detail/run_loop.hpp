@@ -36,6 +36,10 @@ struct LoopContext {
   const std::int64_t* labels = nullptr;     // one per row the splits index
   kernels::IndexView train, valid, test;    // this process's rows of each split
   kernels::IndexView global_ids;            // dropout keys of the rows; empty = identity
+  // global_ids built on the training device at the first step, with the view it was built from
+  // (a change of global_ids builds it again), handed to the layers through Step.
+  std::optional<kernels::DeviceIndex> device_global_ids;
+  kernels::IndexView device_global_ids_source;
   std::int64_t train_total = 0, valid_total = 0, test_total = 0;  // over all ranks
   std::string fingerprint;                  // training_fingerprint(...), for checkpoints
   FeatureInput* input = nullptr;            // the streamed first-layer input, for its statistics; or null

@@ -31,6 +31,10 @@ std::vector<std::int64_t> counts_of(const std::vector<std::int64_t>& offsets) {
   return counts;
 }
 
+kernels::DeviceIndex no_rows() {
+  return kernels::DeviceIndex({}, 0, kernels::Device::cpu(), kernels::IndexUse::rows, "HaloExchange");
+}
+
 // The rows of a contiguous view as a flat float pointer into row `r`.
 float* row_pointer(kernels::TensorView x, std::int64_t r) { return x.data + r * x.cols; }
 
@@ -43,7 +47,10 @@ HaloExchange::HaloExchange(const partition::LocalGraph& part, Communicator& comm
       num_halo_(part.num_halo),
       recv_offsets_(to_vector(part.recv_offsets)),
       send_offsets_(to_vector(part.send_offsets)),
-      send_rows_(part.send_rows.clone()) {
+      send_rows_(part.send_rows.clone()),
+      send_index_(no_rows()),
+      kept_send_rows_(no_rows()),
+      kept_halo_rows_(no_rows()) {
   HALO_EXPECTS(comm.size() == part.num_parts && comm.rank() == part.rank,
                "part " + std::to_string(part.rank) + " of " + std::to_string(part.num_parts) +
                    " cannot run on rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.size()));
@@ -57,6 +64,8 @@ HaloExchange::HaloExchange(const partition::LocalGraph& part, Communicator& comm
   halo_global_.assign(part.local_to_global.begin() + num_owned_, part.local_to_global.end());
   for (const std::int64_t r : send_rows_)
     HALO_EXPECTS(r >= 0 && r < num_owned_, "send row " + std::to_string(r) + " is not an owned row");
+  send_index_ = kernels::DeviceIndex(kernels::view_of(send_rows_), num_owned_, comm.device(),
+                                     kernels::IndexUse::scatter, "HaloExchange");
   use_full_halo();
 }
 
@@ -68,8 +77,8 @@ void HaloExchange::sample(const sampling::BoundarySampler* sampler, std::uint64_
   if (!sampled_) {
     send_counts_ = counts_of(send_offsets_);
     recv_counts_ = counts_of(recv_offsets_);
-    kept_send_rows_ = Array<std::int64_t>();
-    kept_halo_rows_ = Array<std::int64_t>();
+    kept_send_rows_ = no_rows();
+    kept_halo_rows_ = no_rows();
     return;
   }
   // The receiver q keeps its halo vertex g when sampler->keep(epoch, q, g): the owner asks the
@@ -92,8 +101,11 @@ void HaloExchange::sample(const sampling::BoundarySampler* sampler, std::uint64_
       }
     }
   }
-  kept_send_rows_ = Array<std::int64_t>::from_vector(send);
-  kept_halo_rows_ = Array<std::int64_t>::from_vector(halo);
+  const auto count = [](const std::vector<std::int64_t>& v) { return static_cast<std::int64_t>(v.size()); };
+  kept_send_rows_ = kernels::DeviceIndex({send.data(), count(send)}, num_owned_, comm_->device(),
+                                         kernels::IndexUse::scatter, "HaloExchange");
+  kept_halo_rows_ = kernels::DeviceIndex({halo.data(), count(halo)}, num_local(), comm_->device(),
+                                         kernels::IndexUse::scatter, "HaloExchange");
 }
 
 std::int64_t HaloExchange::rows_sent() const {
@@ -169,10 +181,10 @@ void HaloExchange::begin_forward(kernels::TensorView x) {
   check(x, "input");
   const Clock::time_point start_time = Clock::now();
   const std::int64_t w = x.cols;
-  const kernels::IndexView rows = kernels::view_of(sampled_ ? kept_send_rows_ : send_rows_);
+  const kernels::DeviceIndex& rows = sampled_ ? kept_send_rows_ : send_index_;
   const kernels::Device device = x.device;
   HALO_EXPECTS(!in_flight(), "HaloExchange::begin_forward: an exchange is already in flight (finish it first)");
-  kernels::TensorView packed{send_buffer(rows.size * w, device), rows.size, w, w, device};
+  kernels::TensorView packed{send_buffer(rows.size() * w, device), rows.size(), w, w, device};
   kernels::gather_rows(x.slice_rows(0, num_owned_), rows, packed);
   // Every halo row travels straight into x; a sample lands in the receive buffer, to be spread
   // over the halo rows it keeps.
@@ -196,7 +208,7 @@ void HaloExchange::finish_forward() {
     const std::int64_t kept = kept_halo_rows_.size();
     const kernels::TensorView received{recv_.data(), kept, w, w, x.device};
     kernels::fill(x.slice_rows(num_owned_, num_local()), 0.0f);
-    kernels::scatter_add_rows(received, kernels::view_of(kept_halo_rows_), x);
+    kernels::scatter_add_rows(received, kept_halo_rows_, x);
   }
   count_traffic(send_counts_, recv_counts_, w);
   stats_.seconds += std::chrono::duration<double>(Clock::now() - start_time).count();
@@ -215,7 +227,7 @@ void HaloExchange::begin_backward(kernels::TensorView grad) {
   if (sampled_) {
     const std::int64_t kept = kept_halo_rows_.size();
     kernels::TensorView packed{send_buffer(kept * w, device), kept, w, w, device};
-    kernels::gather_rows(grad, kernels::view_of(kept_halo_rows_), packed);
+    kernels::gather_rows(grad, kept_halo_rows_, packed);
     kernels::axpby(scale_, packed, 0.0f, packed);
     source = packed.data;
   }
@@ -230,9 +242,9 @@ void HaloExchange::finish_backward() {
   const Clock::time_point start_time = Clock::now();
   const kernels::TensorView grad = complete(Direction::backward);
   const std::int64_t w = grad.cols;
-  const Array<std::int64_t>& rows = sampled_ ? kept_send_rows_ : send_rows_;
+  const kernels::DeviceIndex& rows = sampled_ ? kept_send_rows_ : send_index_;
   const kernels::TensorView received{recv_.data(), rows.size(), w, w, grad.device};
-  kernels::scatter_add_rows(received, kernels::view_of(rows), grad.slice_rows(0, num_owned_));
+  kernels::scatter_add_rows(received, rows, grad.slice_rows(0, num_owned_));
   count_traffic(recv_counts_, send_counts_, w);
   stats_.seconds += std::chrono::duration<double>(Clock::now() - start_time).count();
 }

@@ -8,7 +8,7 @@
 // the halo rows grouped by owning rank: partition::LocalGraph's numbering) and is contiguous. It
 // lives where the communicator moves buffers (host memory for MpiCommunicator, the rank's GPU for
 // NcclCommunicator), and the packing and unpacking run there (kernels::gather_rows and
-// scatter_add_rows, whose row lists stay on the host and travel with the work); a part that
+// scatter_add_rows over row lists built once on that device as kernels::DeviceIndex); a part that
 // exchanges nothing (one part) may use any device. The send and receive buffers live on the
 // tensors' device, are allocated once and grow only to the widest row exchanged.
 //
@@ -22,6 +22,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/device_index.hpp"
 #include "kernels/tensor.hpp"
 #include "partition/local_graph.hpp"
 #include "sampling/boundary_sampler.hpp"
@@ -120,14 +121,17 @@ class HaloExchange {
   std::vector<std::int64_t> recv_offsets_;  // P + 1 over halo rows
   std::vector<std::int64_t> send_offsets_;  // P + 1 over send_rows_
   Array<std::int64_t> send_rows_;           // owned rows each peer reads, in the peer's halo order
+  kernels::DeviceIndex send_index_;         // send_rows_ on the communicator's device, built once
 
   // The current selection: all rows, or this epoch's kept ones.
   bool sampled_ = false;
   float scale_ = 1.0f;
   std::vector<std::int64_t> send_counts_;  // rows per peer
   std::vector<std::int64_t> recv_counts_;
-  Array<std::int64_t> kept_send_rows_;     // owned rows sent (sampled), peer by peer
-  Array<std::int64_t> kept_halo_rows_;     // local rows (num_owned + h) of the kept halo rows
+  // Built once per sample() on the communicator's device, so the packing and unpacking of every
+  // layer upload and sort nothing.
+  kernels::DeviceIndex kept_send_rows_;    // owned rows sent (sampled), peer by peer
+  kernels::DeviceIndex kept_halo_rows_;    // local rows (num_owned + h) of the kept halo rows
 
   kernels::Tensor send_;
   kernels::Tensor recv_;

@@ -20,6 +20,11 @@ void check_global_ids(const Step& step, std::int64_t rows) {
                    std::to_string(rows) + " rows");
 }
 
+// step.device_global_ids when they are on the tensor's device (they hold step.global_ids).
+bool ids_on(const Step& step, const kernels::Device& device) {
+  return step.device_global_ids != nullptr && step.device_global_ids->device() == device;
+}
+
 }  // namespace
 
 Dropout::Dropout(float p, std::uint32_t layer) : p_(p), layer_(layer) {
@@ -30,14 +35,20 @@ Tensor Dropout::forward(const Tensor& x, const Step& step) const {
   if (!active(step)) return x.clone();
   check_global_ids(step, x.rows());
   Tensor y = Tensor::empty(x.rows(), x.cols(), x.device());
-  kernels::dropout_forward(x.view(), y.view(), p_, key(step), step.global_ids);
+  if (ids_on(step, x.device()))
+    kernels::dropout_forward(x.view(), y.view(), p_, key(step), *step.device_global_ids);
+  else
+    kernels::dropout_forward(x.view(), y.view(), p_, key(step), step.global_ids);
   return y;
 }
 
 Tensor Dropout::backward(Tensor grad_y, const Step& step) const {
   if (!active(step)) return grad_y;
   check_global_ids(step, grad_y.rows());
-  kernels::dropout_backward(grad_y.view(), grad_y.view(), p_, key(step), step.global_ids);
+  if (ids_on(step, grad_y.device()))
+    kernels::dropout_backward(grad_y.view(), grad_y.view(), p_, key(step), *step.device_global_ids);
+  else
+    kernels::dropout_backward(grad_y.view(), grad_y.view(), p_, key(step), step.global_ids);
   return grad_y;
 }
 

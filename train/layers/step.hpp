@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/device_index.hpp"
 #include "kernels/tensor.hpp"
 
 namespace halo::train {
@@ -13,6 +14,9 @@ struct Step {
   std::uint64_t seed = 0;        // the run's seed
   std::uint64_t epoch = 0;
   kernels::IndexView global_ids; // global vertex id of each local row; empty = identity
+  // The same ids built once on the model's device (or null): dropout on that device keys on them
+  // without uploading global_ids at every call.
+  const kernels::DeviceIndex* device_global_ids = nullptr;
 };
 
 }  // namespace halo::train
