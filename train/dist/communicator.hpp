@@ -52,6 +52,10 @@ class Communicator {
   virtual int size() const = 0;
   // Where the buffers passed to the collectives must live.
   virtual kernels::Device device() const = 0;
+  // Each collective's result is there on return for the readers the communicator orders, as for
+  // PendingAllToAll::finish: the host for host buffers; for GPU buffers, the work halo queues on
+  // that GPU next (NcclCommunicator need not wait on the host; host reads such as
+  // Tensor::to_vector go through halo's stream and see the result).
 
   // data[i] = Σ over ranks of data[i], for count elements, on every rank. Deterministic: the
   // result does not depend on timing (the same reduction order every call).

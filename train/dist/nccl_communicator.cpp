@@ -1,13 +1,16 @@
 // NcclCommunicator over NCCL (built when HALO_WITH_NCCL is on): bootstrap, staging of host
-// buffers, and the collectives on the communicator's own stream, the all-to-all-v also started
-// and finished apart (ordered with halo's stream by events, without the host).
+// buffers, the collectives on the communicator's own stream ordered with halo's stream by events,
+// and the host's waits, polled with the collective timeout (see Ordering and Waiting in the
+// header for what is stream-ordered and what waits).
 #include "train/dist/nccl_communicator.hpp"
 
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 #include <nccl.h>
 
 #include <array>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -15,6 +18,7 @@
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/memory.hpp"
 #include "kernels/cuda/runtime.cuh"
+#include "train/dist/detail/collective_wait.hpp"
 #include "train/dist/detail/nccl_check.hpp"
 #include "train/dist/rank_gpu.hpp"
 
@@ -22,33 +26,20 @@ namespace halo::train::dist {
 namespace {
 
 using detail::nccl_data_type;
-
-// Makes `device` current for the lifetime of the object (a collective must be issued on its
-// communicator's GPU, which the caller may have switched away from), then restores the caller's.
-class CurrentDevice {
- public:
-  explicit CurrentDevice(int device) {
-    HALO_CUDA_TRY(cudaGetDevice(&previous_));
-    if (previous_ != device) HALO_CUDA_TRY(cudaSetDevice(device));
-  }
-  ~CurrentDevice() { cudaSetDevice(previous_); }
-  CurrentDevice(const CurrentDevice&) = delete;
-  CurrentDevice& operator=(const CurrentDevice&) = delete;
-
- private:
-  int previous_ = 0;
-};
+using kernels::cuda::ScopedDevice;
 
 // The NCCL unique id as int64 words for the bootstrap's broadcast, behind a status word: rank 0
 // sends 0 when ncclGetUniqueId failed, so its peers stop too instead of joining no world.
 constexpr std::size_t id_words = (sizeof(ncclUniqueId) + 7) / 8;
 using IdMessage = std::array<std::int64_t, 1 + id_words>;
 
-// Throws the error NCCL recorded asynchronously for an earlier operation of `comm`, if any.
-void check_async_error(ncclComm_t comm) {
-  ncclResult_t async = ncclSuccess;
-  HALO_NCCL_TRY(ncclCommGetAsyncError(comm, &async));
-  if (async != ncclSuccess) detail::throw_nccl_error("an earlier NCCL operation", async, __FILE__, __LINE__);
+// NCCL's asynchronous status of a communicator says it is sound: no error, or (non-blocking
+// communicators, NCCL 2.14 on) an operation still in progress.
+bool nccl_sound(ncclResult_t async) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 14, 0)
+  if (async == ncclInProgress) return true;
+#endif
+  return async == ncclSuccess;
 }
 
 std::int64_t bytes_of(std::int64_t count, DataType type) {
@@ -67,12 +58,10 @@ struct DeviceScratch {
   void* data = nullptr;
   std::int64_t bytes = 0;
 
-  // `users`: the stream that reads and writes the buffer. The old buffer goes back to halo's
-  // stream-ordered pool only once the transfers on `users` that touch it have run: a started
-  // all-to-all-v may still be using it, and halo's stream does not wait for that until finish.
-  void* reserve(std::int64_t wanted, cudaStream_t users) {
+  // When it grows, the old buffer goes back to halo's stream-ordered pool at once: the caller has
+  // waited for the transfers that used it.
+  void* reserve(std::int64_t wanted) {
     if (wanted > bytes) {
-      if (data != nullptr) HALO_CUDA_TRY(cudaStreamSynchronize(users));
       kernels::cuda::release(device, data);
       data = nullptr;
       bytes = 0;
@@ -90,12 +79,16 @@ bool nccl_available() { return true; }
 void require_nccl() {}
 
 struct NcclCommunicator::Impl {
+  class AllToAll;
+
   int device = 0;
   int rank = 0;
   int size = 1;
-  ncclComm_t comm = nullptr;
+  double timeout_s = default_collective_timeout_s;
+  ncclComm_t comm = nullptr;  // null once aborted
   cudaStream_t stream = nullptr;
-  cudaEvent_t halo_ready = nullptr;  // recorded on halo's stream before a started collective
+  cudaEvent_t halo_ready = nullptr;  // recorded on halo's stream before a collective
+  cudaEvent_t done = nullptr;        // recorded on the communicator's stream after one
   // Set when a call failed: the world may be broken, so the destructor aborts the communicator
   // (ncclCommAbort) instead of ncclCommDestroy, which would wait for peers that may be gone.
   bool failed = false;
@@ -103,33 +96,169 @@ struct NcclCommunicator::Impl {
   DeviceScratch recv_staging;
   DeviceScratch barrier_word;
 
-  // Device memory of this GPU for the `bytes` at `data`: `data` itself when it is, else `staging`.
-  void* device_buffer(const void* data, std::int64_t bytes, DeviceScratch& staging) {
-    if (bytes == 0 || kernels::cuda::is_device_memory(device, data)) return const_cast<void*>(data);
-    return staging.reserve(bytes, stream);
+  // What a wait saw besides how it ended.
+  struct Poll {
+    detail::WaitResult result;
+    cudaError_t cuda = cudaSuccess;     // the query's failure
+    ncclResult_t get = ncclSuccess;     // ncclCommGetAsyncError's own status
+    ncclResult_t async = ncclSuccess;   // the error NCCL recorded for the communicator
+  };
+
+  std::string where(const char* what) const {
+    return fmt::format("NcclCommunicator: {} on rank {} of {}", what, rank, size);
   }
-  // Before a collective: the buffers may still be written by kernels queued on halo's stream, and
-  // staging memory comes from that stream's pool (usable on another stream once it has run).
-  void wait_for_halo_stream() const { kernels::cuda::synchronize(device); }
-  // The same without the host: the communicator's stream waits, on the GPU, for what halo has
-  // queued so far (an event recorded on halo's stream).
+
+  // Polls `query` (cudaStreamQuery or cudaEventQuery of work on this GPU) and NCCL's asynchronous
+  // error until the work has run, either fails, or the collective timeout passes. Reports instead
+  // of throwing, for the destructors. After an abort, only the query counts.
+  Poll poll(const std::function<cudaError_t()>& query) const {
+    Poll p;
+    const auto finished = [&] {
+      const cudaError_t status = query();
+      if (status != cudaErrorNotReady) {
+        p.cuda = status;
+        return true;
+      }
+      // "Not ready" may stay behind as the thread's last error, where the next launch check
+      // would take it for a failed launch.
+      const cudaError_t last = cudaGetLastError();
+      if (last == cudaSuccess || last == cudaErrorNotReady) return false;
+      p.cuda = last;
+      return true;
+    };
+    const auto healthy = [&] {
+      if (p.cuda != cudaSuccess) return false;
+      if (comm == nullptr) return true;
+      p.get = ncclCommGetAsyncError(comm, &p.async);
+      return p.get == ncclSuccess && nccl_sound(p.async);
+    };
+    p.result = detail::poll_until_done(finished, healthy, timeout_s);
+    return p;
+  }
+
+  // Aborts the NCCL communicator: ncclCommAbort stops its transfers in flight without waiting
+  // for the peers. Every later call throws CommError. Returns ncclCommAbort's status.
+  ncclResult_t abort() noexcept {
+    failed = true;
+    if (comm == nullptr) return ncclSuccess;
+    const ncclResult_t status = ncclCommAbort(comm);
+    comm = nullptr;
+    return status;
+  }
+  // abort(), said for the message of the error that caused it.
+  std::string abort_for_error() {
+    const ncclResult_t status = abort();
+    if (status == ncclSuccess) return "; the NCCL communicator was aborted";
+    return fmt::format("; aborting the NCCL communicator failed too: {} (ncclResult_t {})", ncclGetErrorString(status),
+                       static_cast<int>(status));
+  }
+
+  // The host's wait for `what` (a collective), polling `query` (named `query_name`) as poll()
+  // does. On a timeout, an NCCL error or a failed query the communicator is aborted, and
+  // CommError (CudaError for the query) says what, where and after how long.
+  void wait(const char* what, const char* query_name, const std::function<cudaError_t()>& query) {
+    const Poll p = poll(query);
+    if (p.result.outcome == detail::WaitOutcome::completed) return;
+    const std::string after = fmt::format("{:.1f} s", p.result.seconds);
+    const std::string aborted = abort_for_error();
+    if (p.result.outcome == detail::WaitOutcome::timed_out)
+      throw CommError(where(what) + " did not finish within the collective timeout of " +
+                      fmt::format("{:g} s", timeout_s) + " (waited " + after +
+                      "): a peer may have died or stopped calling collectives" + aborted);
+    if (p.cuda != cudaSuccess)
+      throw CudaError(where(what) + ": " + query_name + " failed after " + after + ": " + cudaGetErrorName(p.cuda) +
+                      " (" + cudaGetErrorString(p.cuda) + ")" + aborted);
+    const ncclResult_t status = p.get != ncclSuccess ? p.get : p.async;
+    throw CommError(where(what) + " failed after " + after + ": " +
+                    (p.get != ncclSuccess ? "ncclCommGetAsyncError failed: " : "NCCL reported ") +
+                    ncclGetErrorString(status) + " (ncclResult_t " + std::to_string(static_cast<int>(status)) + ")" +
+                    aborted);
+  }
+  // Waits for everything queued on the communicator's stream so far.
+  void wait_for_stream(const char* what) {
+    wait(what, "cudaStreamQuery", [this] { return cudaStreamQuery(stream); });
+  }
+
+  // Before a collective: CommError when the communicator was aborted, or when NCCL has recorded an
+  // error for an earlier operation (then aborting it).
+  void check_usable(const char* what) {
+    if (comm == nullptr) throw CommError(where(what) + ": the communicator was aborted after an earlier failure");
+    ncclResult_t async = ncclSuccess;
+    HALO_NCCL_TRY(ncclCommGetAsyncError(comm, &async));
+    if (nccl_sound(async)) return;
+    const std::string aborted = abort_for_error();
+    throw CommError(where(what) + ": NCCL reported an error of an earlier operation: " + ncclGetErrorString(async) +
+                    " (ncclResult_t " + std::to_string(static_cast<int>(async)) + ")" + aborted);
+  }
+
+  // `staging`, grown to `bytes` if needed; growing waits for the transfers that used it.
+  void* staging_buffer(const char* what, DeviceScratch& staging, std::int64_t bytes) {
+    if (bytes > staging.bytes && staging.data != nullptr) wait_for_stream(what);
+    return staging.reserve(bytes);
+  }
+  // Device memory of this GPU for the `bytes` at `data`: `data` itself when it is, else `staging`.
+  void* device_buffer(const char* what, const void* data, std::int64_t bytes, DeviceScratch& staging) {
+    if (bytes == 0 || kernels::cuda::is_device_memory(device, data)) return const_cast<void*>(data);
+    return staging_buffer(what, staging, bytes);
+  }
+  // The communicator's stream waits, on the GPU, for what halo has queued so far (the kernels that
+  // wrote the buffers, the allocation of staging memory from halo's stream-ordered pool).
   void order_after_halo_stream() {
     HALO_CUDA_TRY(cudaEventRecord(halo_ready, kernels::cuda::stream_of(device)));
     HALO_CUDA_TRY(cudaStreamWaitEvent(stream, halo_ready, 0));
   }
+  // Halo's stream waits, on the GPU, for what the communicator has queued so far.
+  void order_halo_stream_after() {
+    HALO_CUDA_TRY(cudaEventRecord(done, stream));
+    HALO_CUDA_TRY(cudaStreamWaitEvent(kernels::cuda::stream_of(device), done, 0));
+  }
   // Copies between the caller's buffer and its staging copy, on the communicator's stream (a
-  // no-op when the buffer was not staged).
+  // no-op when the buffer was not staged). A copy to or from pageable memory waits for the stream
+  // inside CUDA, beyond the timeout: callers first wait for the stream themselves.
   void copy(void* target, const void* source, std::int64_t bytes) {
     if (bytes > 0 && target != source)
       HALO_CUDA_TRY(cudaMemcpyAsync(target, source, static_cast<std::size_t>(bytes), cudaMemcpyDefault, stream));
   }
+
+  // A collective `what` in place on the `bytes` at `data`, which `enqueue` queues on the
+  // communicator's stream for the device buffer it is given. On this GPU's memory it is
+  // stream-ordered with halo's stream and the host does not wait; host memory is staged and the
+  // host waits for the result. `upload`: the caller's values are an input (a broadcast's
+  // non-roots only receive).
+  void in_place(const char* what, void* data, std::int64_t bytes, bool upload,
+                const std::function<void(void*)>& enqueue) {
+    check_usable(what);
+    if (kernels::cuda::is_device_memory(device, data)) {
+      order_after_halo_stream();
+      enqueue(data);
+      order_halo_stream_after();
+      return;
+    }
+    void* buffer = staging_buffer(what, send_staging, bytes);
+    order_after_halo_stream();
+    if (upload) {
+      wait_for_stream(what);
+      copy(buffer, data, bytes);
+    }
+    enqueue(buffer);
+    wait_for_stream(what);
+    copy(data, buffer, bytes);
+    wait_for_stream(what);
+  }
+
   // Also when the constructor failed half-way. Never throws: a failure here cannot be acted upon,
   // and is cleared so that no later check reports it.
   ~Impl() {
     if (comm == nullptr && stream == nullptr) return;
     int previous = 0;
     const bool switched = cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(device) == cudaSuccess;
+    // ncclCommDestroy waits for the collectives still queued for as long as they take: here
+    // they get the collective timeout, and the communicator is aborted after it.
+    if (comm != nullptr && !failed && stream != nullptr &&
+        poll([this] { return cudaStreamQuery(stream); }).result.outcome != detail::WaitOutcome::completed)
+      failed = true;
     if (comm != nullptr) static_cast<void>(failed ? ncclCommAbort(comm) : ncclCommDestroy(comm));
+    if (done != nullptr) static_cast<void>(cudaEventDestroy(done));
     if (halo_ready != nullptr) static_cast<void>(cudaEventDestroy(halo_ready));
     if (stream != nullptr) static_cast<void>(cudaStreamDestroy(stream));
     if (switched) static_cast<void>(cudaSetDevice(previous));
@@ -138,41 +267,33 @@ struct NcclCommunicator::Impl {
   Impl() = default;
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
-  // After it: returns once the stream (the collective and the copies) has run; an error NCCL
-  // recorded asynchronously is reported here.
-  void finish() {
-    HALO_CUDA_TRY(cudaStreamSynchronize(stream));
-    check_async_error(comm);
-  }
 };
 
-namespace {
-
-// A started all-to-all-v: `done` is recorded on the communicator's stream after the transfer
+// A started all-to-all-v: `done_` is recorded on the communicator's stream after the transfer
 // (and the copy back to a staged host buffer). finish() makes halo's stream wait for it on the
 // GPU, so the work halo queues next reads the messages, and waits on the host only when a host
 // buffer is involved (the caller may then read or reuse it at once).
-class NcclAllToAll final : public PendingAllToAll {
+class NcclCommunicator::Impl::AllToAll final : public PendingAllToAll {
  public:
-  // `failed`: the communicator's flag, set when completing fails. `host_buffers`: a buffer of the
-  // exchange is host memory, staged.
-  NcclAllToAll(int device, ncclComm_t comm, bool& failed, bool host_buffers)
-      : device_(device), comm_(comm), failed_(failed), host_buffers_(host_buffers) {
+  // `host_buffers`: a buffer of the exchange is host memory, staged.
+  AllToAll(Impl& world, bool host_buffers) : world_(world), host_buffers_(host_buffers) {
     HALO_CUDA_TRY(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
   }
-  NcclAllToAll(const NcclAllToAll&) = delete;
-  NcclAllToAll& operator=(const NcclAllToAll&) = delete;
+  AllToAll(const AllToAll&) = delete;
+  AllToAll& operator=(const AllToAll&) = delete;
   // Unfinished (unwinding): halo's stream waits for the transfer, so memory freed in its order
-  // is not reused under NCCL, and so does the host, which may free host buffers next.
-  ~NcclAllToAll() override {
+  // is not reused under NCCL, and so does the host, which may free host buffers next; for the
+  // collective timeout at most, after which the communicator is aborted.
+  ~AllToAll() override {
     if (done_ == nullptr) return;
     if (recorded_ && !finished_) {
       try {
-        static_cast<void>(cudaStreamWaitEvent(kernels::cuda::stream_of(device_), done_, 0));
+        static_cast<void>(cudaStreamWaitEvent(kernels::cuda::stream_of(world_.device), done_, 0));
       } catch (...) {
         // stream_of only throws for a context it cannot create, and start created this one.
       }
-      static_cast<void>(cudaEventSynchronize(done_));
+      if (world_.poll([this] { return cudaEventQuery(done_); }).result.outcome != detail::WaitOutcome::completed)
+        static_cast<void>(world_.abort());
     }
     static_cast<void>(cudaEventDestroy(done_));
     static_cast<void>(cudaGetLastError());
@@ -182,36 +303,32 @@ class NcclAllToAll final : public PendingAllToAll {
     HALO_CUDA_TRY(cudaEventRecord(done_, stream));
     recorded_ = true;
   }
-  void finish() override { complete(host_buffers_); }
-  // finish(), and with `wait_on_host` a wait on the host for device buffers too.
-  void complete(bool wait_on_host) {
+  void finish() override {
     HALO_EXPECTS(recorded_ && !finished_, "NcclCommunicator: an all-to-all-v was finished twice");
     finished_ = true;
-    CurrentDevice current(device_);
+    ScopedDevice current(world_.device);
     try {
-      HALO_CUDA_TRY(cudaStreamWaitEvent(kernels::cuda::stream_of(device_), done_, 0));
-      if (wait_on_host) HALO_CUDA_TRY(cudaEventSynchronize(done_));
-      check_async_error(comm_);
+      world_.check_usable("all_to_all_v");
+      HALO_CUDA_TRY(cudaStreamWaitEvent(kernels::cuda::stream_of(world_.device), done_, 0));
+      if (host_buffers_) world_.wait("all_to_all_v", "cudaEventQuery", [this] { return cudaEventQuery(done_); });
     } catch (...) {
-      failed_ = true;
+      world_.failed = true;
       throw;
     }
   }
 
  private:
-  int device_;
-  ncclComm_t comm_;
-  bool& failed_;
+  Impl& world_;
   bool host_buffers_;
   cudaEvent_t done_ = nullptr;
   bool recorded_ = false;
   bool finished_ = false;
 };
 
-}  // namespace
-
-NcclCommunicator::NcclCommunicator(Communicator& bootstrap, kernels::Device device)
+NcclCommunicator::NcclCommunicator(Communicator& bootstrap, kernels::Device device, double collective_timeout_s)
     : impl_(std::make_unique<Impl>()) {
+  HALO_EXPECTS(collective_timeout_s > 0,
+               "NcclCommunicator: the collective timeout must be > 0 s, got " + std::to_string(collective_timeout_s));
   HALO_EXPECTS(!bootstrap.device().is_cuda(),
                "NcclCommunicator: the bootstrap communicator must take host buffers, got one on " +
                    bootstrap.device().to_string());
@@ -220,6 +337,7 @@ NcclCommunicator::NcclCommunicator(Communicator& bootstrap, kernels::Device devi
   s.device = device.index;
   s.rank = bootstrap.rank();
   s.size = bootstrap.size();
+  s.timeout_s = collective_timeout_s;
   s.send_staging.device = s.recv_staging.device = s.barrier_word.device = s.device;
   // The process drives this GPU from now on: made current for good (not only around each call),
   // so that no other GPU gets a context of this process (halo's calls that select a device
@@ -243,9 +361,10 @@ NcclCommunicator::NcclCommunicator(Communicator& bootstrap, kernels::Device devi
 
   HALO_CUDA_TRY(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
   HALO_CUDA_TRY(cudaEventCreateWithFlags(&s.halo_ready, cudaEventDisableTiming));
+  HALO_CUDA_TRY(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
   HALO_NCCL_TRY(ncclCommInitRank(&s.comm, s.size, id, s.rank));
-  // Zeroed on halo's stream, which every collective waits for first.
-  kernels::cuda::fill(s.device, static_cast<float*>(s.barrier_word.reserve(sizeof(float), s.stream)), 1, 1, 1, 0.0f);
+  // Zeroed on halo's stream, which every collective is ordered after.
+  kernels::cuda::fill(s.device, static_cast<float*>(s.barrier_word.reserve(sizeof(float))), 1, 1, 1, 0.0f);
 }
 
 NcclCommunicator::~NcclCommunicator() = default;
@@ -258,16 +377,12 @@ void NcclCommunicator::all_reduce(void* data, std::int64_t count, DataType type)
   HALO_EXPECTS(count >= 0, "count must be >= 0, got " + std::to_string(count));
   if (count == 0) return;
   Impl& s = *impl_;
-  CurrentDevice current(s.device);
-  const std::int64_t bytes = bytes_of(count, type);
+  ScopedDevice current(s.device);
   try {
-    void* buffer = s.device_buffer(data, bytes, s.send_staging);
-    s.wait_for_halo_stream();
-    s.copy(buffer, data, bytes);
-    HALO_NCCL_TRY(ncclAllReduce(buffer, buffer, static_cast<std::size_t>(count), nccl_data_type(type), ncclSum,
-                                s.comm, s.stream));
-    s.copy(data, buffer, bytes);
-    s.finish();
+    s.in_place("all_reduce", data, bytes_of(count, type), true, [&](void* buffer) {
+      HALO_NCCL_TRY(ncclAllReduce(buffer, buffer, static_cast<std::size_t>(count), nccl_data_type(type), ncclSum,
+                                  s.comm, s.stream));
+    });
   } catch (...) {
     s.failed = true;
     throw;
@@ -276,9 +391,7 @@ void NcclCommunicator::all_reduce(void* data, std::int64_t count, DataType type)
 
 void NcclCommunicator::all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts, void* recv,
                                     const std::vector<std::int64_t>& recv_counts, DataType type) {
-  std::unique_ptr<PendingAllToAll> pending = start_all_to_all_v(send, send_counts, recv, recv_counts, type);
-  // Blocking, as documented: the host waits too, also for device buffers.
-  static_cast<NcclAllToAll&>(*pending).complete(true);
+  start_all_to_all_v(send, send_counts, recv, recv_counts, type)->finish();
 }
 
 std::unique_ptr<PendingAllToAll> NcclCommunicator::start_all_to_all_v(const void* send,
@@ -286,21 +399,27 @@ std::unique_ptr<PendingAllToAll> NcclCommunicator::start_all_to_all_v(const void
                                                                       void* recv,
                                                                       const std::vector<std::int64_t>& recv_counts,
                                                                       DataType type) {
+  constexpr const char* what = "all_to_all_v";
   Impl& s = *impl_;
   check_all_to_all_counts(s.rank, s.size, send_counts, recv_counts);
   const auto p = static_cast<std::size_t>(s.size);
   const auto self = static_cast<std::size_t>(s.rank);
-  CurrentDevice current(s.device);
+  ScopedDevice current(s.device);
   const std::int64_t element = bytes_of(1, type);
   const std::int64_t send_bytes = bytes_of(sum(send_counts), type);
   const std::int64_t recv_bytes = bytes_of(sum(recv_counts), type);
   try {
-    auto* send_buffer = static_cast<char*>(s.device_buffer(send, send_bytes, s.send_staging));
-    auto* recv_buffer = static_cast<char*>(s.device_buffer(recv, recv_bytes, s.recv_staging));
-    const bool staged = send_buffer != send || recv_buffer != recv;
-    auto pending = std::make_unique<NcclAllToAll>(s.device, s.comm, s.failed, staged);
+    s.check_usable(what);
+    auto* send_buffer = static_cast<char*>(s.device_buffer(what, send, send_bytes, s.send_staging));
+    auto* recv_buffer = static_cast<char*>(s.device_buffer(what, recv, recv_bytes, s.recv_staging));
+    const bool staged_send = send_buffer != send;
+    const bool staged_recv = recv_buffer != recv;
+    auto pending = std::make_unique<Impl::AllToAll>(s, staged_send || staged_recv);
     s.order_after_halo_stream();
-    s.copy(send_buffer, send, send_bytes);
+    if (staged_send) {
+      s.wait_for_stream(what);
+      s.copy(send_buffer, send, send_bytes);
+    }
     const ncclDataType_t nccl_type = nccl_data_type(type);
     // Every call of the group is made even after one fails, so ncclGroupEnd closes what was
     // opened; the first failure is reported.
@@ -338,7 +457,10 @@ std::unique_ptr<PendingAllToAll> NcclCommunicator::start_all_to_all_v(const void
                                     static_cast<std::size_t>(send_counts[self] * element), cudaMemcpyDeviceToDevice,
                                     s.stream));
     }
-    s.copy(recv, recv_buffer, recv_bytes);
+    if (staged_recv) {
+      s.wait_for_stream(what);
+      s.copy(recv, recv_buffer, recv_bytes);
+    }
     pending->record(s.stream);
     return pending;
   } catch (...) {
@@ -352,17 +474,13 @@ void NcclCommunicator::broadcast(void* data, std::int64_t count, DataType type, 
   HALO_EXPECTS(root >= 0 && root < s.size, "root " + std::to_string(root) + " is not a rank");
   HALO_EXPECTS(count >= 0, "count must be >= 0, got " + std::to_string(count));
   if (count == 0) return;
-  CurrentDevice current(s.device);
-  const std::int64_t bytes = bytes_of(count, type);
+  ScopedDevice current(s.device);
   try {
-    void* buffer = s.device_buffer(data, bytes, s.send_staging);
-    s.wait_for_halo_stream();
     // Only the root's values travel; the others' buffers are overwritten.
-    if (s.rank == root) s.copy(buffer, data, bytes);
-    HALO_NCCL_TRY(ncclBroadcast(buffer, buffer, static_cast<std::size_t>(count), nccl_data_type(type), root, s.comm,
-                                s.stream));
-    s.copy(data, buffer, bytes);
-    s.finish();
+    s.in_place("broadcast", data, bytes_of(count, type), s.rank == root, [&](void* buffer) {
+      HALO_NCCL_TRY(ncclBroadcast(buffer, buffer, static_cast<std::size_t>(count), nccl_data_type(type), root, s.comm,
+                                  s.stream));
+    });
   } catch (...) {
     s.failed = true;
     throw;
@@ -371,11 +489,12 @@ void NcclCommunicator::broadcast(void* data, std::int64_t count, DataType type, 
 
 void NcclCommunicator::barrier() {
   Impl& s = *impl_;
-  CurrentDevice current(s.device);
+  ScopedDevice current(s.device);
   try {
-    s.wait_for_halo_stream();
+    s.check_usable("barrier");
+    s.order_after_halo_stream();
     HALO_NCCL_TRY(ncclAllReduce(s.barrier_word.data, s.barrier_word.data, 1, ncclFloat32, ncclSum, s.comm, s.stream));
-    s.finish();
+    s.wait_for_stream("barrier");
   } catch (...) {
     s.failed = true;
     throw;

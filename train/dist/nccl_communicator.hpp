@@ -19,6 +19,9 @@
 
 namespace halo::train::dist {
 
+// How long the host waits for a collective before it gives up on the world (see Waiting below).
+constexpr double default_collective_timeout_s = 600.0;
+
 // True when this build has the NCCL communicator (HALO_WITH_NCCL).
 bool nccl_available();
 // Throws UnsupportedError, saying how to get one, when this build has no NCCL.
@@ -28,15 +31,26 @@ void require_nccl();
 // too and staged through device memory (two extra copies), because the trainer's loop reduces
 // host vectors (loss sums, correct counts, gradients gathered on the host).
 //
-// Ordering: each collective first waits for the work halo has queued on the GPU (the kernels that
-// produced the buffers), runs on the communicator's own stream, and returns once it has completed
-// there, so the interface is blocking, as MpiCommunicator's is. The exception is a started
-// all-to-all-v (start_all_to_all_v), which never waits on the host for device buffers: its
-// transfer is queued on the communicator's stream behind an event recorded on halo's stream (so
-// it reads what the kernels queued before it wrote), and its finish() makes halo's stream wait
-// for an event recorded after the transfer. Kernels queued between the two run on halo's stream
-// while the rows travel, and those queued after finish() see them. With a host buffer, finish()
-// also waits on the host (and start may, for the pageable copies).
+// Ordering: every collective runs on the communicator's own stream, behind an event recorded on
+// halo's stream (so it reads what the kernels queued before it wrote), and halo's stream waits,
+// on the GPU, for an event recorded after it (so the kernels queued next read its result, and
+// frees in halo's stream order never recycle memory under NCCL). Stream-ordered, the host not
+// waiting: all_reduce, broadcast and all_to_all_v on device buffers, and a started
+// all-to-all-v's finish() on device buffers (its transfer overlaps the kernels queued between
+// start and finish). Waited for on the host: a collective on a host buffer (the caller reads it
+// on return), barrier() (a host rendezvous, after all work queued before it on the GPU), a
+// finish() with a host buffer, and growing the staging memory. A started all-to-all-v receiving
+// into a host buffer also waits in start (the copy back to pageable memory would block anyway).
+//
+// Waiting: the host never waits for a collective inside CUDA or NCCL; it polls the stream or
+// event (cudaStreamQuery, cudaEventQuery) and NCCL's asynchronous error (ncclCommGetAsyncError),
+// sleeping 10 us to 1 ms between polls. When the collective has not ended within the collective
+// timeout (a peer died or stopped calling collectives), or NCCL reports an error, the
+// communicator is aborted (ncclCommAbort) and CommError names the collective, the rank and the
+// seconds waited; every later call then throws CommError. A stream-ordered collective that hangs
+// is met by the next wait (in training, the loss's host all-reduce that ends each step), which
+// waits for it too. The destructor gives queued collectives the timeout, then aborts. Only
+// ncclCommInitRank, in the constructor, blocks in NCCL (the bootstrap has just reached every rank).
 //
 // Determinism: all_reduce is ncclAllReduce with ncclSum; NCCL picks its algorithm from the world,
 // the message size and the topology only, so a run repeats its sums bit for bit on the same
@@ -48,9 +62,12 @@ class NcclCommunicator : public Communicator {
   // (ncclGetUniqueId) and broadcasts it over `bootstrap`, then every rank calls ncclCommInitRank
   // with the bootstrap's rank and size. `bootstrap` is a host communicator (MpiCommunicator, or
   // LocalCommunicator for one rank) and is used only here. Makes `device` the calling thread's
-  // current GPU for good (one rank drives one GPU). Collective over bootstrap. Throws
-  // UnsupportedError (no NCCL, the GPU is unusable), CommError (NCCL failed), CudaError.
-  NcclCommunicator(Communicator& bootstrap, kernels::Device device);
+  // current GPU for good (one rank drives one GPU). `collective_timeout_s` (> 0): how long a wait
+  // of the host for a collective may last. Collective over bootstrap. Throws InvalidArgument (a
+  // timeout <= 0), UnsupportedError (no NCCL, the GPU is unusable), CommError (NCCL failed),
+  // CudaError.
+  NcclCommunicator(Communicator& bootstrap, kernels::Device device,
+                   double collective_timeout_s = default_collective_timeout_s);
   ~NcclCommunicator() override;
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
@@ -59,19 +76,20 @@ class NcclCommunicator : public Communicator {
   int size() const override;
   // The GPU this rank drives.
   kernels::Device device() const override;
-  // ncclAllReduce (sum), in place.
+  // ncclAllReduce (sum), in place; stream-ordered for a device buffer, waited for on a host one.
   void all_reduce(void* data, std::int64_t count, DataType type) override;
   // One ncclSend and one ncclRecv per peer with a non-empty message, grouped (ncclGroupStart /
   // ncclGroupEnd) so every pair proceeds at once; the message to itself is a device copy.
   void all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts, void* recv,
                     const std::vector<std::int64_t>& recv_counts, DataType type) override;
-  // The same, queued on the communicator's stream; see Ordering above.
+  // The same, queued on the communicator's stream; see Ordering above. all_to_all_v is this
+  // followed by finish().
   std::unique_ptr<PendingAllToAll> start_all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts,
                                                       void* recv, const std::vector<std::int64_t>& recv_counts,
                                                       DataType type) override;
-  // ncclBroadcast, in place.
+  // ncclBroadcast, in place; stream-ordered for a device buffer, waited for on a host one.
   void broadcast(void* data, std::int64_t count, DataType type, int root) override;
-  // A one-element all-reduce, waited for.
+  // A one-element all-reduce, waited for on the host, after all work queued on the GPU before it.
   void barrier() override;
 
  private:

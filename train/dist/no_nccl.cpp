@@ -17,7 +17,10 @@ bool nccl_available() { return false; }
 void require_nccl() { no_nccl(); }
 
 struct NcclCommunicator::Impl {};
-NcclCommunicator::NcclCommunicator(Communicator& /*bootstrap*/, kernels::Device /*device*/) { no_nccl(); }
+NcclCommunicator::NcclCommunicator(Communicator& /*bootstrap*/, kernels::Device /*device*/,
+                                   double /*collective_timeout_s*/) {
+  no_nccl();
+}
 NcclCommunicator::~NcclCommunicator() = default;
 int NcclCommunicator::rank() const { no_nccl(); }
 int NcclCommunicator::size() const { no_nccl(); }

@@ -1,9 +1,10 @@
 // Tests of train/dist/nccl_communicator.*: the DataType -> NCCL type mapping and the refusals
-// (a bootstrap of GPU buffers, a GPU that is not there, a build without NCCL) on every machine;
-// and, tagged [gpu] (skipped without a GPU or NCCL), a one-rank NcclCommunicator bootstrapped
-// from a LocalCommunicator, whose collectives must give what the local one gives, on device and
-// on host buffers, reading what kernels queued just before; a started all-to-all-v is ordered
-// with halo's stream on both sides without the host. Several ranks: tests/mpi.
+// (a bootstrap of GPU buffers, a GPU that is not there, a collective timeout that is not
+// positive, a build without NCCL) on every machine; and, tagged [gpu] (skipped without a GPU or
+// NCCL), a one-rank NcclCommunicator bootstrapped from a LocalCommunicator, whose collectives
+// must give what the local one gives, on device and on host buffers, reading what kernels queued
+// just before; a started all-to-all-v is ordered with halo's stream on both sides without the
+// host. Several ranks: tests/mpi.
 #include "train/dist/nccl_communicator.hpp"
 
 #include <catch2/catch.hpp>
@@ -58,7 +59,8 @@ TEST_CASE("nccl_data_type maps each DataType to the NCCL type of its width and k
 #endif
 }
 
-TEST_CASE("NcclCommunicator refuses a bootstrap of GPU buffers and a GPU this machine does not have", "[train]") {
+TEST_CASE("NcclCommunicator refuses a bootstrap of GPU buffers, a GPU this machine does not have and a timeout of 0 s",
+          "[train]") {
   LocalCommunicator local;
   GpuClaimingLocal claiming;
   if (!nccl_available()) {
@@ -71,6 +73,8 @@ TEST_CASE("NcclCommunicator refuses a bootstrap of GPU buffers and a GPU this ma
   CHECK_THROWS_AS(NcclCommunicator(local, Device::cuda(64)), halo::UnsupportedError);
   CHECK_THROWS_WITH(NcclCommunicator(local, Device::cuda(64)), Catch::Contains("cuda:64"));
   CHECK_THROWS_WITH(NcclCommunicator(local, Device::cpu()), Catch::Contains("GPU buffers"));
+  CHECK_THROWS_AS(NcclCommunicator(local, Device::cuda(), 0.0), halo::InvalidArgument);
+  CHECK_THROWS_WITH(NcclCommunicator(local, Device::cuda(), -1.0), Catch::Contains("collective timeout"));
 }
 
 TEST_CASE("a one-rank NcclCommunicator gives the local communicator's results on device and host buffers",
