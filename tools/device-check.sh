@@ -21,9 +21,10 @@
 #                                     machine (GPU, driver, CUDA, cuSPARSE, cuBLAS, NCCL
 #                                     versions), configure, build (only the targets below, sm_90,
 #                                     every core), gpu-tests (`ctest -L gpu`, HALO_REQUIRE_GPU=1),
-#                                     memcheck (compute-sanitizer over every GPU kernel test),
-#                                     racecheck and synccheck (over the tests of the kernels that
-#                                     use shared memory or warp shuffles), gpu-train-timing,
+#                                     memcheck (compute-sanitizer, the toolkit's or else the
+#                                     carried wheel's, over the GPU kernel tests), racecheck and
+#                                     synccheck (over the tests of the kernels that use shared
+#                                     memory or warp shuffles), gpu-train-timing,
 #                                     gpu-rgcn (GPU losses, tables resident and streamed, against
 #                                     the prepared CPU losses to 1e-4), gpu-feature-streaming,
 #                                     gpu-spmm-bench, gpu-gcn-bench.
@@ -260,9 +261,16 @@ step_gpu_tests() {
     --output-junit "$out/gpu-tests.xml"
 }
 
-# compute-sanitizer, unpacked from the carried wheel into the build folder on first use.
+# compute-sanitizer: the CUDA toolkit's own where it has one, else the carried wheel's, unpacked
+# into the build folder on first use.
 sanitizer() {
-  local dir="$build/sanitizer"
+  local dir="$build/sanitizer" installed
+  for installed in /usr/local/cuda/compute-sanitizer/compute-sanitizer /usr/local/cuda/bin/compute-sanitizer; do
+    if [ -x "$installed" ]; then
+      echo "$installed"
+      return 0
+    fi
+  done
   if [ ! -x "$dir/nvidia/cu13/bin/compute-sanitizer" ]; then
     rm -rf "$dir"
     python3 -m zipfile -e "$(ls "$prep"/sanitizer/nvidia_cuda_sanitizer_api-*.whl | head -1)" "$dir" || return 1
@@ -278,15 +286,18 @@ sanitizer() {
   ls "$dir"/nvidia/*/bin/compute-sanitizer | head -1
 }
 
-# Says which compute-sanitizer runs, from where, and whether it instruments a process that is not
-# halo's (PyTorch allocating one tensor), on stderr, into the step's log.
+# Says which compute-sanitizer runs and from where, whether its launcher's injection library loads
+# into a plain process, and whether it instruments a process that is not halo's (PyTorch
+# allocating one tensor): on the H200 lent so far no process, PyTorch's included, ever reached its
+# first instrumented call. On stderr, into the step's log.
 describe_sanitizer() {
-  "$1" --version | tail -1 >&2
-  ls "$(dirname "$1")" >&2
-  df -h /dev/shm /tmp >&2
+  local bin
+  bin=$(dirname "$1")
+  echo "compute-sanitizer: $1 ($("$1" --version | tail -1))" >&2
+  ls "$bin" >&2
+  ldd "$bin"/libTreeLauncherTargetInjection.so 2>&1 | grep -i "not found" >&2
+  LD_PRELOAD="$bin/libTreeLauncherTargetInjection.so" /bin/echo "the injection library loads into /bin/echo" >&2
   "$1" --tool memcheck python3 -c 'import torch; print("torch on", torch.ones(4, device="cuda").device)' >&2
-  "$1" --print-level info --target-processes all --tool memcheck "$build/tests/halo_kernels_tests" \
-    "Tensor memory on a GPU round-trips*" >&2
 }
 
 # The Catch test spec (commas: any of them) of the tests of the kernels that use shared memory or

@@ -150,7 +150,7 @@ int train_partitions_on_gpus(TrainOptions& options, train::dist::Communicator& w
   agreed_failure = true;
   train::dist::require_nccl_device(world, options.train.device);
   agreed_failure = false;
-  train::dist::NcclCommunicator comm(world, options.train.device);
+  train::dist::NcclCommunicator comm(world, options.train.device, options.collective_timeout_s);
   return train_partitions(options, comm);
 }
 
@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
       return train_partitions(options, local);
     }
     mpi = std::make_unique<train::dist::MpiSession>();
-    train::dist::MpiCommunicator comm(*mpi);
+    train::dist::MpiCommunicator comm(*mpi, options.collective_timeout_s);
     try {
       if (options.train.device.is_cuda()) return train_partitions_on_gpus(options, comm, agreed_failure);
       return train_partitions(options, comm);

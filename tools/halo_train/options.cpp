@@ -188,6 +188,11 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--threads", t.threads, "OpenMP threads (0 = OMP_NUM_THREADS, else the cores this rank may use: its affinity mask shared among the ranks on this node, at most the idle ones when alone; -v says which)")
       ->capture_default_str()
       ->check(CLI::Range(0, 4096));
+  app.add_option("--collective-timeout", o.collective_timeout_s,
+                 "Seconds a rank waits for a collective that makes no progress (a stopped or dead peer) before it "
+                 "ends the job with an error (--partitions under mpirun)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_flag("--no-verify{false}", t.verify_checksums,
                "Skip the CRC-32 check of the dataset's or part's files (their sizes and structure are still checked)");
   app.add_flag("--allow-nonfinite", t.allow_nonfinite,
@@ -269,6 +274,7 @@ nlohmann::json describe_settings(const TrainOptions& o) {
               {"seed", t.seed},
               {"normalize-features", t.normalize_features},
               {"threads", t.threads},
+              {"collective-timeout", o.collective_timeout_s},
               {"tensorboard", o.tensorboard},
               {"allow-nonfinite", t.allow_nonfinite},
               {"no-verify", !t.verify_checksums},

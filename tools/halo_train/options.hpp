@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "train/dist/communicator.hpp"
 #include "train/models/model_config.hpp"
 #include "train/trainer.hpp"
 
@@ -28,6 +29,7 @@ struct TrainOptions {
   std::string feature_memory_budget;  // the same forms; empty = the memory plan decides
   std::string json;
   std::string tensorboard;  // folder of TensorBoard event files (one sub-folder per run); empty = none
+  double collective_timeout_s = train::dist::default_collective_timeout_s;  // --partitions under mpirun
   bool quiet = false;
   bool verbose = false;
 };

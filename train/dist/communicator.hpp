@@ -13,6 +13,11 @@
 
 namespace halo::train::dist {
 
+// How long a rank waits for a collective that makes no progress before it gives up on the world
+// (a peer stopped, died or is swapped out): halo-train's --collective-timeout. MpiCommunicator and
+// NcclCommunicator then throw CommError, and the program ends every rank.
+constexpr double default_collective_timeout_s = 600.0;
+
 enum class DataType { float32, float64, int64 };
 std::size_t size_of(DataType type);
 

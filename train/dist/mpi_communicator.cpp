@@ -1,5 +1,8 @@
-// MpiSession and MpiCommunicator over MPI (built when HALO_WITH_MPI is on): blocking collectives,
-// and the all-to-all-v also started and finished apart.
+// MpiSession and MpiCommunicator over MPI (built when HALO_WITH_MPI is on). Every collective is
+// posted non-blocking and waited for by polling MPI_Testall (train/dist/detail/collective_wait.hpp:
+// sleeps growing to 1 ms between polls, so a waiting rank does not burn a core) up to the
+// collective timeout, past which the rank throws CommError naming itself and the wait; the
+// all-to-all-v is also started and finished apart.
 #include "train/dist/mpi_communicator.hpp"
 
 #include <mpi.h>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "graph/base/error.hpp"
+#include "train/dist/detail/collective_wait.hpp"
 
 namespace halo::train::dist {
 namespace {
@@ -85,33 +89,61 @@ struct MpiCommunicator::Impl {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
   int size = 1;
+  double timeout_s = default_collective_timeout_s;
 };
 
 namespace {
 
+// Waits for every request, polling; CommError when MPI reports an error or when `timeout_s` pass
+// without all of them completing. `what` names the collective in the message (the program puts
+// the rank in front of it).
+void wait_all(std::vector<MPI_Request>& requests, const char* what, double timeout_s) {
+  if (requests.empty()) return;
+  const detail::WaitResult result = detail::poll_until_done(
+      [&] {
+        int done = 0;
+        check(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE),
+              "MPI_Testall");
+        return done != 0;
+      },
+      [] { return true; }, timeout_s);
+  if (result.outcome == detail::WaitOutcome::timed_out)
+    throw CommError(std::string("no progress in a collective (") + what + ") for " +
+                    std::to_string(static_cast<long long>(timeout_s)) +
+                    " s (--collective-timeout): a peer may have stopped, died or been swapped out");
+  requests.clear();
+}
+
 // The requests of a started all-to-all-v; finish() waits for them all.
 class MpiAllToAll final : public PendingAllToAll {
  public:
-  MpiAllToAll() = default;
+  explicit MpiAllToAll(double timeout_s) : timeout_s_(timeout_s) {}
   MpiAllToAll(const MpiAllToAll&) = delete;
   MpiAllToAll& operator=(const MpiAllToAll&) = delete;
   // Unfinished: the buffers must not be freed under MPI's feet, so wait here too (the peers are
-  // in the same exchange, so their halves of it are posted or will be).
+  // in the same exchange, so their halves of it are posted or will be), at most the timeout.
   ~MpiAllToAll() override {
-    if (!requests.empty()) MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+    try {
+      wait_all(requests, "an abandoned all-to-all-v", timeout_s_);
+    } catch (...) {
+      // Unwinding already: the error that abandoned the exchange is the one to report.
+    }
   }
-  void finish() override {
-    std::vector<MPI_Request> waiting = std::move(requests);
-    requests.clear();
-    check(MPI_Waitall(static_cast<int>(waiting.size()), waiting.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-  }
+  void finish() override { wait_all(requests, "all-to-all-v", timeout_s_); }
 
   std::vector<MPI_Request> requests;
+
+ private:
+  double timeout_s_;
 };
 
 }  // namespace
 
-MpiCommunicator::MpiCommunicator(const MpiSession& /*session*/) : impl_(std::make_unique<Impl>()) {
+MpiCommunicator::MpiCommunicator(const MpiSession& /*session*/, double collective_timeout_s)
+    : impl_(std::make_unique<Impl>()) {
+  HALO_EXPECTS(collective_timeout_s > 0,
+               "MpiCommunicator: the collective timeout must be > 0 s, got " + std::to_string(collective_timeout_s));
+  impl_->timeout_s = collective_timeout_s;
   check(MPI_Comm_dup(MPI_COMM_WORLD, &impl_->comm), "MPI_Comm_dup");
   check(MPI_Comm_set_errhandler(impl_->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check(MPI_Comm_rank(impl_->comm, &impl_->rank), "MPI_Comm_rank");
@@ -129,10 +161,14 @@ void MpiCommunicator::all_reduce(void* data, std::int64_t count, DataType type) 
   HALO_EXPECTS(count >= 0, "count must be >= 0, got " + std::to_string(count));
   auto* bytes = static_cast<char*>(data);
   const auto element = static_cast<std::int64_t>(size_of(type));
+  std::vector<MPI_Request> requests;
   for_each_piece(count, type, [&](std::int64_t offset, int n) {
-    check(MPI_Allreduce(MPI_IN_PLACE, bytes + offset * element, n, mpi_type(type), MPI_SUM, impl_->comm),
-          "MPI_Allreduce");
+    requests.emplace_back(MPI_REQUEST_NULL);
+    check(MPI_Iallreduce(MPI_IN_PLACE, bytes + offset * element, n, mpi_type(type), MPI_SUM, impl_->comm,
+                         &requests.back()),
+          "MPI_Iallreduce");
   });
+  wait_all(requests, "all-reduce", impl_->timeout_s);
 }
 
 void MpiCommunicator::all_to_all_v(const void* send, const std::vector<std::int64_t>& send_counts, void* recv,
@@ -154,7 +190,7 @@ std::unique_ptr<PendingAllToAll> MpiCommunicator::start_all_to_all_v(const void*
   const auto element = static_cast<std::int64_t>(size_of(type));
   const auto* send_bytes = static_cast<const char*>(send);
   auto* recv_bytes = static_cast<char*>(recv);
-  auto pending = std::make_unique<MpiAllToAll>();
+  auto pending = std::make_unique<MpiAllToAll>(impl_->timeout_s);
   std::vector<MPI_Request>& requests = pending->requests;
   // Receives first, so a message finds its buffer posted; then the sends; the message to itself
   // is a copy. A failing post throws, and the handle then waits for the requests already posted.
@@ -197,11 +233,18 @@ void MpiCommunicator::broadcast(void* data, std::int64_t count, DataType type, i
   HALO_EXPECTS(root >= 0 && root < impl_->size, "root " + std::to_string(root) + " is not a rank");
   auto* bytes = static_cast<char*>(data);
   const auto element = static_cast<std::int64_t>(size_of(type));
+  std::vector<MPI_Request> requests;
   for_each_piece(count, type, [&](std::int64_t offset, int n) {
-    check(MPI_Bcast(bytes + offset * element, n, mpi_type(type), root, impl_->comm), "MPI_Bcast");
+    requests.emplace_back(MPI_REQUEST_NULL);
+    check(MPI_Ibcast(bytes + offset * element, n, mpi_type(type), root, impl_->comm, &requests.back()), "MPI_Ibcast");
   });
+  wait_all(requests, "broadcast", impl_->timeout_s);
 }
 
-void MpiCommunicator::barrier() { check(MPI_Barrier(impl_->comm), "MPI_Barrier"); }
+void MpiCommunicator::barrier() {
+  std::vector<MPI_Request> requests(1, MPI_REQUEST_NULL);
+  check(MPI_Ibarrier(impl_->comm, &requests.back()), "MPI_Ibarrier");
+  wait_all(requests, "barrier", impl_->timeout_s);
+}
 
 }  // namespace halo::train::dist

@@ -37,15 +37,18 @@ class MpiSession {
 
 // A communicator over a duplicate of MPI_COMM_WORLD with MPI_ERRORS_RETURN, so a failing call
 // throws CommError (with MPI's message) instead of killing the process silently. Messages larger
-// than MPI's int counts are sent in pieces. all_reduce is MPI_Allreduce (deterministic for a
-// fixed world size with Open MPI's default reduction algorithms); start_all_to_all_v posts one
+// than MPI's int counts are sent in pieces. Every wait polls (sleeping between polls) and gives up
+// with CommError after `collective_timeout_s` without completion: "no progress in a collective
+// (...) for N s". all_reduce is MPI_Iallreduce (deterministic for a fixed world size
+// with Open MPI's default reduction algorithms), broadcast MPI_Ibcast, barrier MPI_Ibarrier;
+// start_all_to_all_v posts one
 // non-blocking receive and send per peer with a non-empty message (and copies the message to
 // itself), and its finish() waits for them all (MPI_Waitall); all_to_all_v is the two in a row.
 // Messages move while the ranks are inside MPI calls (no progress thread), so the overlap a
 // started exchange buys depends on the transport.
 class MpiCommunicator : public Communicator {
  public:
-  explicit MpiCommunicator(const MpiSession& session);
+  explicit MpiCommunicator(const MpiSession& session, double collective_timeout_s = default_collective_timeout_s);
   ~MpiCommunicator() override;
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;

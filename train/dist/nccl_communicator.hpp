@@ -19,9 +19,6 @@
 
 namespace halo::train::dist {
 
-// How long the host waits for a collective before it gives up on the world (see Waiting below).
-constexpr double default_collective_timeout_s = 600.0;
-
 // True when this build has the NCCL communicator (HALO_WITH_NCCL).
 bool nccl_available();
 // Throws UnsupportedError, saying how to get one, when this build has no NCCL.

@@ -23,7 +23,7 @@ int MpiSession::world_size() const { no_mpi(); }
 void MpiSession::abort(int code) const { std::exit(code); }
 
 struct MpiCommunicator::Impl {};
-MpiCommunicator::MpiCommunicator(const MpiSession& /*session*/) { no_mpi(); }
+MpiCommunicator::MpiCommunicator(const MpiSession& /*session*/, double /*collective_timeout_s*/) { no_mpi(); }
 MpiCommunicator::~MpiCommunicator() = default;
 int MpiCommunicator::rank() const { no_mpi(); }
 int MpiCommunicator::size() const { no_mpi(); }
