@@ -189,6 +189,38 @@ MemoryPlan plan_feature_input(MemoryPlan resident, std::int64_t input_activation
   return plan;
 }
 
+ModelFloor model_memory_floor(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes,
+                              std::int64_t vertices) {
+  constexpr std::int64_t f = sizeof(float);
+  ModelFloor floor;
+  for (int i = 0; i < config.layers; ++i) {
+    const std::int64_t in = i == 0 ? in_dim : config.hidden;
+    const bool last = i + 1 == config.layers;
+    const std::int64_t out = last ? num_classes : config.hidden;
+    floor.parameter_bytes += 2 * in * out * f;
+    floor.activation_bytes += vertices * out * f;
+  }
+  return floor;
+}
+
+void check_model_floor(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes,
+                       std::int64_t vertices, std::int64_t limit_bytes, std::int64_t available_bytes,
+                       const std::string& where) {
+  const ModelFloor floor = model_memory_floor(config, in_dim, num_classes, vertices);
+  const std::string what = fmt::format(
+      "a {}-layer {} with --hidden {} on {} features needs at least {}{} before its first step (weights and their "
+      "gradients {}, activations of {} vertices {})",
+      config.layers, config.kind, config.hidden, in_dim, format_bytes(floor.total()), where,
+      format_bytes(floor.parameter_bytes), vertices, format_bytes(floor.activation_bytes));
+  const std::string advice = ": use a smaller --hidden or fewer --layers";
+  if (limit_bytes > 0 && floor.total() > limit_bytes)
+    throw InvalidArgument(fmt::format("memory plan: {}, but the memory limit is {}{}", what,
+                                      format_bytes(limit_bytes), advice));
+  if (available_bytes >= 0 && floor.total() > available_bytes)
+    throw UnsupportedError(fmt::format("memory plan: {}, but this machine has {} available{}", what,
+                                       format_bytes(available_bytes), advice));
+}
+
 void check_memory_plan(const MemoryPlan& plan, std::int64_t limit_bytes, std::int64_t available_bytes) {
   const std::int64_t total = plan.total_bytes();
   if (limit_bytes > 0 && total > limit_bytes) {

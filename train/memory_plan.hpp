@@ -82,6 +82,26 @@ FeaturePlacement place_features(std::int64_t resident_total, std::int64_t stream
 MemoryPlan plan_feature_input(MemoryPlan resident, std::int64_t input_activation_bytes,
                               const FeaturePlacement& placement, std::int64_t precomputed_bytes);
 
+// What a GCN / GraphSAGE model of `config` on `in_dim` features and `num_classes` classes takes
+// at the least, before any plan: one weight matrix per layer with its gradient (both allocated
+// when the model is built), and the output every layer but the last keeps plus the logits for
+// `vertices` rows. A floor of the plan's total (which counts more), computed from the settings
+// alone, so a model far too big is refused before a byte of it is allocated. O(layers).
+struct ModelFloor {
+  std::int64_t parameter_bytes = 0;   // the weights and their gradients
+  std::int64_t activation_bytes = 0;  // the kept layer outputs and the logits
+  std::int64_t total() const { return parameter_bytes + activation_bytes; }
+};
+ModelFloor model_memory_floor(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes,
+                              std::int64_t vertices);
+
+// Refuses a model whose floor exceeds the limit (InvalidArgument, when limit_bytes > 0) or what
+// is available (UnsupportedError, when available_bytes >= 0), naming the floor's parts and the
+// settings that make them, before the model is built. `where` is "" or " on cuda:N".
+void check_model_floor(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes,
+                       std::int64_t vertices, std::int64_t limit_bytes, std::int64_t available_bytes,
+                       const std::string& where);
+
 // Refuses a plan that does not fit: InvalidArgument when limit_bytes > 0 and the total exceeds
 // it; UnsupportedError when available_bytes >= 0 and the total exceeds it. Both messages name
 // the total, the bound and every item (MemoryPlan::one_line).

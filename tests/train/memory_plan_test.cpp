@@ -4,6 +4,7 @@
 #include "train/memory_plan.hpp"
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <string>
 
 #include "graph/base/error.hpp"
@@ -102,6 +103,37 @@ TEST_CASE("train refuses a run over a tiny memory limit before the first epoch",
                     Catch::Contains("memory limit is 64.0 KiB") && Catch::Contains("activations") &&
                         Catch::Contains("optimizer state"));
   CHECK_FALSE(trained);
+}
+
+TEST_CASE("model_memory_floor counts a weight and its gradient per layer and the outputs kept", "[train]") {
+  ModelConfig m;
+  m.kind = "gcn";
+  m.layers = 3;
+  m.hidden = 10;
+  const ModelFloor floor = model_memory_floor(m, 7, 3, 100);
+  CHECK(floor.parameter_bytes == 2 * (7 * 10 + 10 * 10 + 10 * 3) * 4);
+  CHECK(floor.activation_bytes == 100 * (10 + 10 + 3) * 4);
+  CHECK(floor.total() == 1600 + 9200);
+  CHECK_NOTHROW(check_model_floor(m, 7, 3, 100, 10800, 10800, ""));
+  CHECK_THROWS_AS(check_model_floor(m, 7, 3, 100, 10799, -1, ""), InvalidArgument);
+  CHECK_THROWS_WITH(check_model_floor(m, 7, 3, 100, 10799, -1, ""),
+                    Catch::Contains("3-layer gcn with --hidden 10 on 7 features") &&
+                        Catch::Contains("smaller --hidden"));
+  CHECK_THROWS_AS(check_model_floor(m, 7, 3, 100, 0, 10799, " on cuda:0"), UnsupportedError);
+  CHECK_THROWS_WITH(check_model_floor(m, 7, 3, 100, 0, 10799, " on cuda:0"), Catch::Contains("on cuda:0"));
+}
+
+TEST_CASE("train refuses a model far over the memory limit before allocating it", "[train]") {
+  // 16.7 M hidden units on 12 features: the weights alone would take 1.5 GiB with their
+  // gradients; refused, the process's peak resident set must not grow by a fraction of that.
+  ModelConfig m = test::small_gcn();
+  m.hidden = std::int64_t{1} << 24;
+  TrainConfig config = test::short_training(1);
+  config.memory_limit = std::int64_t{1} << 30;
+  const datasets::Dataset ds = test::small_sbm();
+  const std::int64_t peak_before = process_peak_resident_bytes();
+  CHECK_THROWS_WITH(train(ds, m, config), Catch::Contains("--hidden 16777216") && Catch::Contains("memory limit"));
+  CHECK(process_peak_resident_bytes() - peak_before < (std::int64_t{128} << 20));
 }
 
 TEST_CASE("the /proc readers report this process's memory and the machine's", "[train]") {

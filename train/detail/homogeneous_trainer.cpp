@@ -119,13 +119,15 @@ TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConf
   const DatasetShape& shape = problem.shape;
   const Array<float>& host_features = *problem.features;
   detail::check_feature_settings(model_config, config, shape);
+  // On a GPU the plan is of the GPU's memory: the features are resident there, or streamed to it.
+  const bool gpu = config.device.is_cuda();
+  const std::int64_t available = gpu ? detail::gpu_memory_bytes(config.device) : machine_available_bytes();
+  check_model_floor(model_config, shape.feature_dim, shape.num_classes, host_features.rows(), config.memory_limit,
+                    available, gpu ? " on " + config.device.to_string() : "");
 
   std::optional<Model> first(std::in_place, model_config, shape.feature_dim, shape.num_classes, config.seed,
                              *problem.operators, config.device);
   TrainSummary summary;
-  // On a GPU the plan is of the GPU's memory: the features are resident there, or streamed to it.
-  const bool gpu = config.device.is_cuda();
-  const std::int64_t available = gpu ? detail::gpu_memory_bytes(config.device) : machine_available_bytes();
   FeaturePlacement placement;
   if (gpu)
     placement = detail::plan_gpu_memory(problem, *first, config, available, summary.memory_plan);

@@ -1,6 +1,7 @@
 // R-GCN behind train() (train/trainer.hpp): an RgcnModel per run, driven by the shared trainer loop.
 #include "train/detail/rgcn_problem.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -169,6 +170,29 @@ void check_rgcn_settings(const TrainConfig& c) {
   check_input_settings(c);
 }
 
+// Refuses, before the model is built, embedding tables whose values alone exceed the limit or any
+// memory they could live in (the host's; on a GPU, the GPU's too, unless they are streamed).
+void check_table_floor(const RgcnProblem& problem, const RgcnModelConfig& m, const TrainConfig& config) {
+  std::int64_t rows = 0;
+  for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
+    if (problem.features[static_cast<std::size_t>(t)] == nullptr) rows += problem.graph->num_inputs(t);
+  const std::int64_t bytes = rows * m.embedding_dim * static_cast<std::int64_t>(sizeof(float));
+  std::int64_t available = machine_available_bytes();
+  if (available >= 0 && config.device.is_cuda() && config.feature_memory_budget == 0)
+    available = std::max(available, gpu_memory_bytes(config.device));
+  const std::string what = fmt::format(
+      "the embedding tables of the types without features ({} rows of --embedding-dim {}) need at least {} before the "
+      "first step",
+      rows, m.embedding_dim, format_bytes(bytes));
+  if (config.memory_limit > 0 && bytes > config.memory_limit)
+    throw InvalidArgument(fmt::format("memory plan: {}, but the memory limit is {}: use a smaller --embedding-dim",
+                                      what, format_bytes(config.memory_limit)));
+  if (available >= 0 && bytes > available)
+    throw UnsupportedError(fmt::format("memory plan: {}, but this machine has {} available: use a smaller "
+                                       "--embedding-dim",
+                                       what, format_bytes(available)));
+}
+
 TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfig& model_config,
                                 const TrainConfig& config, const EpochCallback& on_epoch) {
   ThreadScope threads(config.threads);
@@ -176,6 +200,7 @@ TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfi
   warn_unreached_types(problem, model_config.layers);
   RgcnModelConfig settings = model_config;
   settings.table_stream_budget = table_stream_budget(problem, model_config, config);
+  check_table_floor(problem, model_config, config);
   auto make = [&](std::uint64_t seed) {
     return RgcnModel(settings, *problem.graph, problem.features, problem.target, problem.num_classes, seed,
                      config.device, problem.halo);
