@@ -31,7 +31,9 @@ std::vector<std::int64_t> halo_of_part(const UnionGraph& g, const Array<std::int
   const std::int64_t* owned = plan.owned_vertices.data() + plan.owned_offsets[p];
   const std::int64_t num_owned = plan.num_owned(p);
   for (const UnionGraph::Relation& r : g.relations) {
-    const auto [lo, hi] = rows_of_relation(owned, num_owned, r);
+    // Named variables, not a structured binding: C++17 lambdas may not capture those.
+    const std::pair<std::int64_t, std::int64_t> range = rows_of_relation(owned, num_owned, r);
+    const std::int64_t lo = range.first, hi = range.second;
     graph::visit(*r.csr, [&](auto v) {
       parallel_for_ranges(lo, hi, [&](std::int64_t b, std::int64_t e) {
         for (std::int64_t i = b; i < e; ++i) {
@@ -65,7 +67,8 @@ graph::CsrGraph local_relation(const UnionGraph::Relation& r, const LocalGraph& 
                                const std::int64_t* local_of) {
   return graph::visit(*r.csr, [&](auto v) {
     const std::int64_t num_owned = local.num_owned;
-    const auto [lo, hi] = rows_of_relation(owned, num_owned, r);
+    const std::pair<std::int64_t, std::int64_t> range = rows_of_relation(owned, num_owned, r);
+    const std::int64_t lo = range.first, hi = range.second;
     Array<std::int64_t> indptr = Array<std::int64_t>::vector(num_owned + 1);
     parallel_for(0, num_owned + 1, [&](std::int64_t i) {
       const std::int64_t row = i < num_owned ? owned[i] - r.row_offset : 0;

@@ -16,6 +16,7 @@ packages=(
   libfmt-dev
   python3
   curl
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -170,7 +170,7 @@ DatasetDirInfo dataset_info_from_json(const std::string& text, const std::string
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number that overflows
     r.fail(std::string("is not valid JSON: ") + e.what());
   }
   if (!j.is_object()) r.fail("is not a JSON object");

@@ -24,8 +24,10 @@ namespace halo::datasets::detail {
 // GCC 12 warns that AVX-512 intrinsics' internal _mm512_undefined_* values may be used
 // uninitialised when they are expanded in a target("avx512...") function (GCC bug 105593, fixed
 // in GCC 13); the intrinsics overwrite them.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace {
 
@@ -348,7 +350,9 @@ PlainLines parse_id_rows_avx512(const char* begin, const char* end, std::int64_t
   return read_rows(begin, end, max_lines, cols, IdRows<I>(cols, limits, columns));
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 bool avx512_rows_supported() {
   static const bool supported = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&

@@ -253,6 +253,11 @@ TEST_CASE("read_dataset_dir refuses an unknown format_version or a foreign datas
   CHECK_THROWS_WITH(read_dataset_dir_info(dir / "ds"), Catch::Contains("leaves the dataset directory"));
   write_text(json_path, "{not json");
   CHECK_THROWS_WITH(read_dataset_dir_info(dir / "ds"), Catch::Contains("is not valid JSON"));
+  // Found by fuzz/dataset_json_fuzzer: a number too large for a double escaped as nlohmann's
+  // out_of_range, not a halo error.
+  write_text(json_path, "3E5353");
+  CHECK_THROWS_AS(read_dataset_dir_info(dir / "ds"), halo::IoError);
+  CHECK_THROWS_WITH(read_dataset_dir_info(dir / "ds"), Catch::Contains("is not valid JSON"));
   fs::remove(json_path);
   CHECK_THROWS_WITH(read_dataset_dir(dir / "ds"), Catch::StartsWith(json_path + ": cannot open"));
 }

@@ -348,6 +348,8 @@ TEST_CASE("DeviceCsr refuses the CPU as its device, and GPUs this machine lacks"
   CHECK_THROWS_AS(DeviceCsr(a, Device::cuda(cuda_device_count())), UnsupportedError);
 }
 
+// cuda::synchronize exists only in a build with CUDA.
+#ifdef HALO_WITH_CUDA
 TEST_CASE("a GPU SpMM is timed by the device's events, not by the host's queueing", "[kernels][gpu]") {
   HALO_SKIP_WITHOUT_GPU();
   test::ScopedCudaSettings settings;
@@ -374,3 +376,4 @@ TEST_CASE("a GPU SpMM is timed by the device's events, not by the host's queuein
   CHECK(t.gemm_seconds == 0.0);
   if (queued_s < 0.2 * done_s) CHECK(t.spmm_seconds > 2.0 * queued_s);
 }
+#endif  // HALO_WITH_CUDA
