@@ -41,7 +41,10 @@ bool built_with_cuda() {
 
 int cuda_device_count() {
 #ifdef HALO_WITH_CUDA
-  return cuda::device_count_or_zero();
+  // Asked once per process: require_device runs on every kernel call (the dispatch's own check and
+  // its ScopedKernelTimer's), and the count the driver reports does not change while it runs.
+  static const int count = cuda::device_count_or_zero();
+  return count;
 #else
   return 0;
 #endif

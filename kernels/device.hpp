@@ -27,7 +27,7 @@ Device parse_device(const std::string& text);
 bool built_with_cuda();
 
 // Number of usable GPUs: 0 without the CUDA backend, and 0 when the CUDA runtime reports any
-// error (no driver, no device). Never throws.
+// error (no driver, no device). Asked of the driver once per process. Never throws.
 int cuda_device_count();
 
 // Throws UnsupportedError, saying why, unless `device` can be used here: the CPU always can; a
