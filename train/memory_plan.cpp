@@ -212,12 +212,16 @@ void check_model_floor(const ModelConfig& config, std::int64_t in_dim, std::int6
       "gradients {}, activations of {} vertices {})",
       config.layers, config.kind, config.hidden, in_dim, format_bytes(floor.total()), where,
       format_bytes(floor.parameter_bytes), vertices, format_bytes(floor.activation_bytes));
-  const std::string advice = ": use a smaller --hidden or fewer --layers";
-  if (limit_bytes > 0 && floor.total() > limit_bytes)
-    throw InvalidArgument(fmt::format("memory plan: {}, but the memory limit is {}{}", what,
-                                      format_bytes(limit_bytes), advice));
-  if (available_bytes >= 0 && floor.total() > available_bytes)
-    throw UnsupportedError(fmt::format("memory plan: {}, but this machine has {} available{}", what,
+  refuse_over_memory(floor.total(), what, "use a smaller --hidden or fewer --layers", limit_bytes, available_bytes);
+}
+
+void refuse_over_memory(std::int64_t bytes, const std::string& what, const std::string& advice,
+                        std::int64_t limit_bytes, std::int64_t available_bytes) {
+  if (limit_bytes > 0 && bytes > limit_bytes)
+    throw InvalidArgument(
+        fmt::format("memory plan: {}, but the memory limit is {}: {}", what, format_bytes(limit_bytes), advice));
+  if (available_bytes >= 0 && bytes > available_bytes)
+    throw UnsupportedError(fmt::format("memory plan: {}, but this machine has {} available: {}", what,
                                        format_bytes(available_bytes), advice));
 }
 

@@ -95,9 +95,15 @@ struct ModelFloor {
 ModelFloor model_memory_floor(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes,
                               std::int64_t vertices);
 
-// Refuses a model whose floor exceeds the limit (InvalidArgument, when limit_bytes > 0) or what
-// is available (UnsupportedError, when available_bytes >= 0), naming the floor's parts and the
-// settings that make them, before the model is built. `where` is "" or " on cuda:N".
+// Refuses `bytes` needed before anything is allocated: InvalidArgument when limit_bytes > 0 and
+// they exceed it, UnsupportedError when available_bytes >= 0 and they exceed that; the message is
+// "memory plan: WHAT, but the memory limit is L: ADVICE" (or "... this machine has A available").
+void refuse_over_memory(std::int64_t bytes, const std::string& what, const std::string& advice,
+                        std::int64_t limit_bytes, std::int64_t available_bytes);
+
+// Refuses a model whose floor exceeds the limit or what is available (refuse_over_memory), naming
+// the floor's parts and the settings that make them, before the model is built. `where` is "" or
+// " on cuda:N".
 void check_model_floor(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes,
                        std::int64_t vertices, std::int64_t limit_bytes, std::int64_t available_bytes,
                        const std::string& where);

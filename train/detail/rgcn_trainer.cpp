@@ -184,13 +184,7 @@ void check_table_floor(const RgcnProblem& problem, const RgcnModelConfig& m, con
       "the embedding tables of the types without features ({} rows of --embedding-dim {}) need at least {} before the "
       "first step",
       rows, m.embedding_dim, format_bytes(bytes));
-  if (config.memory_limit > 0 && bytes > config.memory_limit)
-    throw InvalidArgument(fmt::format("memory plan: {}, but the memory limit is {}: use a smaller --embedding-dim",
-                                      what, format_bytes(config.memory_limit)));
-  if (available >= 0 && bytes > available)
-    throw UnsupportedError(fmt::format("memory plan: {}, but this machine has {} available: use a smaller "
-                                       "--embedding-dim",
-                                       what, format_bytes(available)));
+  refuse_over_memory(bytes, what, "use a smaller --embedding-dim", config.memory_limit, available);
 }
 
 TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfig& model_config,
