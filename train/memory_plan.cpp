@@ -9,10 +9,13 @@
 #include <limits>
 #include <sstream>
 
+#include <sys/resource.h>
+
 #include <fmt/format.h>
 
 #include "graph/base/error.hpp"
 #include "kernels/spmm.hpp"
+#include "kernels/tensor.hpp"
 #include "train/features/feature_pipeline.hpp"
 
 namespace halo::train {
@@ -46,7 +49,7 @@ std::int64_t read_proc_kib(const char* file, const std::string& key) {
 // The items every plan has, for a process holding the CSR g (its own rows) and building
 // `operator_bytes` of operators from it.
 MemoryPlan plan_items(const graph::CsrGraph& g, std::int64_t operator_bytes, std::int64_t feature_dim,
-                      std::int64_t classes, std::int64_t label_and_split_bytes, const Model& model,
+                      std::int64_t classes, std::int64_t label_and_split_bytes, const ModelShape& model,
                       const OptimizerConfig& optimizer) {
   const std::int64_t n = g.num_rows();
   const std::int64_t index_bytes = g.index_type() == graph::IndexType::i32 ? 4 : 8;
@@ -101,7 +104,7 @@ std::string MemoryPlan::one_line() const {
   return out + fmt::format("total {} ({} bytes)", format_bytes(total_bytes()), total_bytes());
 }
 
-MemoryPlan plan_training_memory(const datasets::Dataset& ds, const Model& model, const OptimizerConfig& optimizer) {
+MemoryPlan plan_training_memory(const datasets::Dataset& ds, const ModelShape& model, const OptimizerConfig& optimizer) {
   const graph::CsrGraph& g = ds.graph;
   const std::int64_t n = g.num_rows();
   const std::int64_t e = g.num_edges();
@@ -122,7 +125,7 @@ MemoryPlan plan_training_memory(const datasets::Dataset& ds, const Model& model,
                     model, optimizer);
 }
 
-MemoryPlan plan_part_training_memory(const partition::Part& part, const Model& model, const OptimizerConfig& optimizer) {
+MemoryPlan plan_part_training_memory(const partition::Part& part, const ModelShape& model, const OptimizerConfig& optimizer) {
   const partition::LocalGraph& local = part.graph;
   const graph::CsrGraph& g = local.graph();
   const std::int64_t n = g.num_rows();
@@ -189,32 +192,6 @@ MemoryPlan plan_feature_input(MemoryPlan resident, std::int64_t input_activation
   return plan;
 }
 
-ModelFloor model_memory_floor(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes,
-                              std::int64_t vertices) {
-  constexpr std::int64_t f = sizeof(float);
-  ModelFloor floor;
-  for (int i = 0; i < config.layers; ++i) {
-    const std::int64_t in = i == 0 ? in_dim : config.hidden;
-    const bool last = i + 1 == config.layers;
-    const std::int64_t out = last ? num_classes : config.hidden;
-    floor.parameter_bytes += 2 * in * out * f;
-    floor.activation_bytes += vertices * out * f;
-  }
-  return floor;
-}
-
-void check_model_floor(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes,
-                       std::int64_t vertices, std::int64_t limit_bytes, std::int64_t available_bytes,
-                       const std::string& where) {
-  const ModelFloor floor = model_memory_floor(config, in_dim, num_classes, vertices);
-  const std::string what = fmt::format(
-      "a {}-layer {} with --hidden {} on {} features needs at least {}{} before its first step (weights and their "
-      "gradients {}, activations of {} vertices {})",
-      config.layers, config.kind, config.hidden, in_dim, format_bytes(floor.total()), where,
-      format_bytes(floor.parameter_bytes), vertices, format_bytes(floor.activation_bytes));
-  refuse_over_memory(floor.total(), what, "use a smaller --hidden or fewer --layers", limit_bytes, available_bytes);
-}
-
 void refuse_over_memory(std::int64_t bytes, const std::string& what, const std::string& advice,
                         std::int64_t limit_bytes, std::int64_t available_bytes) {
   if (limit_bytes > 0 && bytes > limit_bytes)
@@ -238,10 +215,30 @@ void check_memory_plan(const MemoryPlan& plan, std::int64_t limit_bytes, std::in
   }
 }
 
+void throw_over_plan(const MemoryPlan& plan, const std::string& where, const kernels::Device& device,
+                     const std::string& failure) {
+  const std::int64_t peak = device.is_cuda() ? kernels::tensor_peak_bytes(device) : process_peak_resident_bytes();
+  throw OutOfMemoryError(fmt::format(
+      "out of memory{} although the memory plan allowed the run (plan: {}): {}; the peak so far was {} ({}). "
+      "Something else took the memory the plan counted on, or the plan undercounts this run: give --memory-limit "
+      "below what is free, so that the plan streams the features or refuses the run with its numbers",
+      where, plan.one_line(), failure, peak >= 0 ? format_bytes(peak) : std::string("unknown"),
+      device.is_cuda() ? "halo's tensors on the GPU" : "the process's resident set"));
+}
+
 std::int64_t machine_available_bytes() {
   const std::int64_t available = read_proc_kib("/proc/meminfo", "MemAvailable");
   if (available < 0) return -1;
-  return available + std::max<std::int64_t>(0, read_proc_kib("/proc/self/status", "VmRSS"));
+  const std::int64_t resident = std::max<std::int64_t>(0, read_proc_kib("/proc/self/status", "VmRSS"));
+  std::int64_t bytes = available + resident;
+  // Under an address-space limit, what the process has mapped counts against it, resident or not.
+  rlimit limit{};
+  const std::int64_t mapped = read_proc_kib("/proc/self/status", "VmSize");
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && mapped >= 0) {
+    const auto cap = static_cast<std::int64_t>(std::min<rlim_t>(limit.rlim_cur, std::numeric_limits<std::int64_t>::max()));
+    bytes = std::min(bytes, std::max<std::int64_t>(0, cap - mapped) + resident);
+  }
+  return bytes;
 }
 
 std::int64_t process_peak_resident_bytes() { return read_proc_kib("/proc/self/status", "VmHWM"); }

@@ -6,12 +6,15 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "datasets/dataset.hpp"
+#include "graph/base/error.hpp"
+#include "kernels/device.hpp"
 #include "partition/partition_dir.hpp"
-#include "train/models/model.hpp"
+#include "train/models/model_shape.hpp"
 #include "train/optimizer.hpp"
 
 namespace halo::train {
@@ -34,19 +37,20 @@ struct MemoryPlan {
   std::string one_line() const;
 };
 
-// The plan for training `model` (built for `ds`) with `optimizer` on one process: the stored
+// The plan for training a model of shape `model` on `ds` with `optimizer` on one process, made
+// before the model or its operators exist: the stored
 // CSR, the operators GraphOperators builds for the model's kind (upper bound: a self loop per
 // vertex, plus the transpose when the operator is not symmetric), the feature tensor, labels and
-// splits, Model::activation_bytes for every vertex, logits and their gradient, parameters,
+// splits, ModelShape::activation_bytes for every vertex, logits and their gradient, parameters,
 // gradients, the optimiser state (2x parameters for Adam/AdamW, 1x for SGD with momentum), and
 // the CPU SpMM's panel when a layer is wider than it (cpu_spmm_panel_item).
 // O(1) work; allocates nothing.
-MemoryPlan plan_training_memory(const datasets::Dataset& ds, const Model& model, const OptimizerConfig& optimizer);
+MemoryPlan plan_training_memory(const datasets::Dataset& ds, const ModelShape& model, const OptimizerConfig& optimizer);
 
 // The plan of one rank training `model` on `part`: as above for the part's rows (its CSR's
 // columns include the halo), the operator and its transpose, plus the halo exchange's tensors and
 // buffers at the widest width exchanged. O(1) work; allocates nothing.
-MemoryPlan plan_part_training_memory(const partition::Part& part, const Model& model, const OptimizerConfig& optimizer);
+MemoryPlan plan_part_training_memory(const partition::Part& part, const ModelShape& model, const OptimizerConfig& optimizer);
 
 // Where the first layer's features live during training (issue #7), as the plan decided.
 struct FeaturePlacement {
@@ -77,23 +81,10 @@ FeaturePlacement place_features(std::int64_t resident_total, std::int64_t stream
 // input as placed: streamed, the "features" item becomes "features: staging and cache (streamed)"
 // of the budget, followed by "features: file pages in flight" when nonzero; streamed or with the
 // first aggregation precomputed (precomputed_bytes > 0, an item of its own), "activations" loses
-// `input_activation_bytes` (Model::input_activation_bytes: the input dropout's output and an
+// `input_activation_bytes` (ModelShape::input_activation_bytes: the input dropout's output and an
 // aggregate-first layer's Â·x, neither of which exists then). O(items).
 MemoryPlan plan_feature_input(MemoryPlan resident, std::int64_t input_activation_bytes,
                               const FeaturePlacement& placement, std::int64_t precomputed_bytes);
-
-// What a GCN / GraphSAGE model of `config` on `in_dim` features and `num_classes` classes takes
-// at the least, before any plan: one weight matrix per layer with its gradient (both allocated
-// when the model is built), and the output every layer but the last keeps plus the logits for
-// `vertices` rows. A floor of the plan's total (which counts more), computed from the settings
-// alone, so a model far too big is refused before a byte of it is allocated. O(layers).
-struct ModelFloor {
-  std::int64_t parameter_bytes = 0;   // the weights and their gradients
-  std::int64_t activation_bytes = 0;  // the kept layer outputs and the logits
-  std::int64_t total() const { return parameter_bytes + activation_bytes; }
-};
-ModelFloor model_memory_floor(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes,
-                              std::int64_t vertices);
 
 // Refuses `bytes` needed before anything is allocated: InvalidArgument when limit_bytes > 0 and
 // they exceed it, UnsupportedError when available_bytes >= 0 and they exceed that; the message is
@@ -101,20 +92,35 @@ ModelFloor model_memory_floor(const ModelConfig& config, std::int64_t in_dim, st
 void refuse_over_memory(std::int64_t bytes, const std::string& what, const std::string& advice,
                         std::int64_t limit_bytes, std::int64_t available_bytes);
 
-// Refuses a model whose floor exceeds the limit or what is available (refuse_over_memory), naming
-// the floor's parts and the settings that make them, before the model is built. `where` is "" or
-// " on cuda:N".
-void check_model_floor(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes,
-                       std::int64_t vertices, std::int64_t limit_bytes, std::int64_t available_bytes,
-                       const std::string& where);
-
 // Refuses a plan that does not fit: InvalidArgument when limit_bytes > 0 and the total exceeds
 // it; UnsupportedError when available_bytes >= 0 and the total exceeds it. Both messages name
 // the total, the bound and every item (MemoryPlan::one_line).
 void check_memory_plan(const MemoryPlan& plan, std::int64_t limit_bytes, std::int64_t available_bytes);
 
+// Throws OutOfMemoryError for an allocation that failed (`failure`: what the allocator said) in a
+// run whose plan had passed: "out of memory{where} although the memory plan allowed the run
+// (plan: ITEMS, total T): FAILURE; peak P. ...", with advice. `where` is "" or " on cuda:N"; the
+// peak is the process's resident set on the CPU, the tensors' on a GPU.
+[[noreturn]] void throw_over_plan(const MemoryPlan& plan, const std::string& where, const kernels::Device& device,
+                                  const std::string& failure);
+
+// Runs `body`, the part of a run after its plan passed, and turns an allocation failure in it
+// (std::bad_alloc, OutOfMemoryError from a GPU) into throw_over_plan's error. Returns body().
+template <class Body>
+auto under_memory_plan(const MemoryPlan& plan, const std::string& where, const kernels::Device& device, Body&& body)
+    -> decltype(body()) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    throw_over_plan(plan, where, device, "an allocation in host memory failed");
+  } catch (const OutOfMemoryError& e) {
+    throw_over_plan(plan, where, device, e.what());
+  }
+}
+
 // What this process can still use: MemAvailable of /proc/meminfo plus the process's own resident
-// set (VmRSS; the dataset it already mapped counts towards the plan), or -1 when unknown.
+// set (VmRSS; the dataset it already mapped counts towards the plan), at most the address space
+// an RLIMIT_AS (ulimit -v) leaves it plus that resident set; -1 when unknown.
 std::int64_t machine_available_bytes();
 
 // The process's peak resident set (VmHWM of /proc/self/status) in bytes, or -1 when unknown.

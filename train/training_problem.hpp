@@ -38,10 +38,14 @@ struct TrainingProblem {
   GraphOperators* operators = nullptr;           // built for the model's kind over these rows
   dist::Communicator* comm = nullptr;            // every rank; a LocalCommunicator on one process
   dist::HaloExchange* exchange = nullptr;        // traffic and boundary sampling; null on one process
-  // This process's memory plan for a model (checked before the first epoch).
-  std::function<MemoryPlan(const Model&)> plan_memory;
-  // The process's resident set before the arrays above were built (the plan's "process before
-  // training"); -1 = train() measures it when it starts.
+  // This process's memory plan for a model of the given shape, made before the model exists.
+  std::function<MemoryPlan(const ModelShape&)> plan_memory;
+  // When set, called once the memory plan has passed and before the model is built: builds the
+  // operators (and, on a rank, the halo exchange) and sets `operators` (and `exchange`), so that
+  // nothing the plan counts is allocated before the plan is checked.
+  std::function<void(TrainingProblem&)> build_operators;
+  // The plan's "process before training": -1 = the process's resident set when train() starts
+  // (a test pins it to make plans comparable across calls).
   std::int64_t process_bytes = -1;
 };
 

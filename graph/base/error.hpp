@@ -46,6 +46,13 @@ class CudaError : public Error {
   using Error::Error;
 };
 
+// An allocation failed: the host's (std::bad_alloc, translated where the context is known) or a
+// GPU's (cudaErrorMemoryAllocation). what() names the bytes asked for and, in training, the plan.
+class OutOfMemoryError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A communication call (MPI, NCCL bootstrap, a peer rank) failed.
 class CommError : public Error {
  public:

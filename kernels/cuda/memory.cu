@@ -88,11 +88,13 @@ void* allocate(int device, std::size_t bytes) {
     std::size_t free_bytes = 0, total_bytes = 0;
     const bool known = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
     if (!known) cudaGetLastError();
-    throw CudaError(
+    const std::string message =
         "allocating " + std::to_string(bytes) + " bytes on cuda:" + std::to_string(device) +
         " failed: " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")" +
         (known ? "; the GPU has " + std::to_string(free_bytes) + " of " + std::to_string(total_bytes) + " bytes free"
-               : std::string()));
+               : std::string());
+    if (status == cudaErrorMemoryAllocation) throw OutOfMemoryError(message);
+    throw CudaError(message);
   }
   return data;
 }

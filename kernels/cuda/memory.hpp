@@ -16,7 +16,7 @@ namespace halo::kernels::cuda {
 
 // `bytes` of device memory on GPU `device` (nullptr for 0 bytes); 256-byte aligned. When the pool
 // cannot serve it, waits for the stream, returns the pool's unused memory to the driver and
-// tries once more; then throws CudaError.
+// tries once more; then throws OutOfMemoryError (CudaError for any other failure).
 void* allocate(int device, std::size_t bytes);
 // Frees memory from allocate(); never throws (a failure while freeing cannot be acted upon).
 void release(int device, void* data) noexcept;

@@ -145,6 +145,18 @@ TEST_CASE("halo-train refuses a run over --memory-limit with the memory plan's n
   CHECK(r.err.find("activations") != std::string::npos);
 }
 
+TEST_CASE("halo-train counts an address-space limit (ulimit -v) as the memory it may use", "[tools]") {
+  // A million hidden units: gigabytes of activations, beyond a 1.5 GB address space. Refused by
+  // the plan with its numbers, not by a failed allocation halfway.
+  ScratchDir scratch;
+  const std::string data = make_dataset(scratch);
+  const Result r = halo::test::run_program("halo-train", "--dataset " + data + " --hidden 1048576 --threads 1 -q",
+                                           scratch, "ulimit -v 1500000; ");
+  check_one_line_error(r, "memory plan: training needs");
+  CHECK(r.err.find("available") != std::string::npos);
+  CHECK(r.err.find("out of memory") == std::string::npos);
+}
+
 TEST_CASE("halo-train --resume takes finished runs from --checkpoint without training them again", "[tools]") {
   ScratchDir scratch;
   const std::string data = make_dataset(scratch);

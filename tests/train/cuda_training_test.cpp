@@ -77,17 +77,8 @@ struct SbmProblem {
   GraphOperators operators = build_graph_operators(ds.graph, "gcn");
   TrainingProblem problem;
 
-  explicit SbmProblem(dist::Communicator& comm) {
-    problem.shape = {ds.meta.name, ds.graph.num_rows(), ds.graph.num_edges(), ds.target().features.cols(),
-                     ds.meta.num_classes};
-    problem.features = &ds.target().features;
-    problem.labels = &ds.target().labels;
-    problem.train = kernels::view_of(ds.split.train);
-    problem.valid = kernels::view_of(ds.split.valid);
-    problem.test = kernels::view_of(ds.split.test);
+  explicit SbmProblem(dist::Communicator& comm) : problem(test::whole_dataset_problem(ds, comm)) {
     problem.operators = &operators;
-    problem.comm = &comm;
-    problem.plan_memory = [this](const Model& m) { return plan_training_memory(ds, m, OptimizerConfig{}); };
   }
 };
 
@@ -256,10 +247,10 @@ TEST_CASE("the GPU's memory plan counts a precomputed first aggregation beside r
   TrainConfig config = test::short_training(1);
   config.device = Device::cuda();
   MemoryPlan without;
-  REQUIRE_FALSE(detail::plan_gpu_memory(p.problem, model, config, std::int64_t{1} << 40, without).streamed);
+  REQUIRE_FALSE(detail::plan_gpu_memory(p.problem, model.shape(), config, std::int64_t{1} << 40, without).streamed);
   config.precompute_first_aggregation = true;
   MemoryPlan resident;
-  REQUIRE_FALSE(detail::plan_gpu_memory(p.problem, model, config, std::int64_t{1} << 40, resident).streamed);
+  REQUIRE_FALSE(detail::plan_gpu_memory(p.problem, model.shape(), config, std::int64_t{1} << 40, resident).streamed);
   CHECK(has_item(resident, "first aggregation (precomputed)"));
   // Â·X replaces the first layer's input activation (it is the input now).
   CHECK(resident.total_bytes() ==
@@ -267,7 +258,7 @@ TEST_CASE("the GPU's memory plan counts a precomputed first aggregation beside r
   // A forced budget streams: Â·X is then computed into host memory and crosses the bus like X.
   config.feature_memory_budget = 4096;
   MemoryPlan streamed;
-  REQUIRE(detail::plan_gpu_memory(p.problem, model, config, std::int64_t{1} << 40, streamed).streamed);
+  REQUIRE(detail::plan_gpu_memory(p.problem, model.shape(), config, std::int64_t{1} << 40, streamed).streamed);
   CHECK_FALSE(has_item(streamed, "first aggregation (precomputed)"));
   CHECK(has_item(streamed, "features: staging and cache (streamed)"));
 }
@@ -278,7 +269,7 @@ TEST_CASE("the GPU's memory plan is the CPU plan less the stored CSR, checked ag
   ModelConfig config = test::small_gcn();
   config.kind = "sage";
   const Model model(config, ds.target().features.cols(), ds.meta.num_classes, 1, operators);
-  const MemoryPlan cpu = plan_training_memory(ds, model, OptimizerConfig{});
+  const MemoryPlan cpu = plan_training_memory(ds, model.shape(), OptimizerConfig{});
   const MemoryPlan gpu = detail::gpu_memory_plan(cpu);
   // Naive: the CSR's own arrays, read off the graph.
   REQUIRE(ds.graph.index_type() == graph::IndexType::i32);
@@ -292,7 +283,7 @@ TEST_CASE("the GPU's memory plan is the CPU plan less the stored CSR, checked ag
   ModelConfig wide_config = config;
   wide_config.hidden = kernels::cpu_spmm_panel_columns + 1;
   const Model wide(wide_config, ds.target().features.cols(), ds.meta.num_classes, 1, operators);
-  const MemoryPlan wide_cpu = plan_training_memory(ds, wide, OptimizerConfig{});
+  const MemoryPlan wide_cpu = plan_training_memory(ds, wide.shape(), OptimizerConfig{});
   REQUIRE(has_item(wide_cpu, cpu_spmm_panel_item));
   const MemoryPlan wide_gpu = detail::gpu_memory_plan(wide_cpu);
   CHECK_FALSE(has_item(wide_gpu, cpu_spmm_panel_item));

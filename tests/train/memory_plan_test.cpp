@@ -1,10 +1,12 @@
 // Tests of train/memory_plan.*: the byte counts against sizes computed from the arrays, the
 // refusal of plans over a limit (with the numbers), the /proc readers, the byte-size parser, and
-// the placement of the features (resident, or streamed with the spare memory) with its items.
+// the placement of the features (resident, or streamed with the spare memory) with its items, and
+// the error of an allocation that fails after the plan passed.
 #include "train/memory_plan.hpp"
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <new>
 #include <string>
 
 #include "graph/base/error.hpp"
@@ -16,7 +18,10 @@ using namespace halo::train;
 namespace datasets = halo::datasets;
 namespace kernels = halo::kernels;
 using halo::InvalidArgument;
+using halo::IoError;
+using halo::OutOfMemoryError;
 using halo::UnsupportedError;
+using halo::kernels::Device;
 namespace test = halo::test;
 
 namespace {
@@ -44,7 +49,7 @@ TEST_CASE("plan_training_memory counts graph, features, activations, parameters 
   for (const Parameter* p : model.parameters()) params += 4 * p->value.numel();
 
   OptimizerConfig adam;
-  const MemoryPlan plan = plan_training_memory(ds, model, adam);
+  const MemoryPlan plan = plan_training_memory(ds, model.shape(), adam);
   CHECK(item(plan, "graph (CSR)") == 8 * (n + 1) + 4 * e);  // int32 indices, no weights
   CHECK(item(plan, "features") == 4 * n * 12);
   CHECK(item(plan, "activations") == model.activation_bytes(n));
@@ -63,21 +68,19 @@ TEST_CASE("plan_training_memory counts graph, features, activations, parameters 
 
   OptimizerConfig sgd;
   sgd.kind = "sgd";
-  CHECK(item(plan_training_memory(ds, model, sgd), "optimizer state") == params);
+  CHECK(item(plan_training_memory(ds, model.shape(), sgd), "optimizer state") == params);
   sgd.momentum = 0.0f;
-  CHECK(item(plan_training_memory(ds, model, sgd), "optimizer state") == 0);
+  CHECK(item(plan_training_memory(ds, model.shape(), sgd), "optimizer state") == 0);
 }
 
 TEST_CASE("plan_training_memory counts the CPU SpMM's panel only when a layer is wider than it", "[train]") {
   const datasets::Dataset ds = test::small_sbm();
   const std::int64_t n = ds.graph.num_rows();
   ModelConfig config = test::small_gcn();
-  GraphOperators ops = build_graph_operators(ds.graph, config.kind);
-  const Model narrow(config, 12, 3, 1, ops);
-  for (const MemoryItem& i : plan_training_memory(ds, narrow, OptimizerConfig{}).items) CHECK(i.name != cpu_spmm_panel_item);
+  for (const MemoryItem& i : plan_training_memory(ds, ModelShape(config, 12, 3), OptimizerConfig{}).items)
+    CHECK(i.name != cpu_spmm_panel_item);
   config.hidden = kernels::cpu_spmm_panel_columns + 1;
-  const Model wide(config, 12, 3, 1, ops);
-  CHECK(item(plan_training_memory(ds, wide, OptimizerConfig{}), cpu_spmm_panel_item) ==
+  CHECK(item(plan_training_memory(ds, ModelShape(config, 12, 3), OptimizerConfig{}), cpu_spmm_panel_item) ==
         4 * n * kernels::cpu_spmm_panel_columns);
 }
 
@@ -105,24 +108,6 @@ TEST_CASE("train refuses a run over a tiny memory limit before the first epoch",
   CHECK_FALSE(trained);
 }
 
-TEST_CASE("model_memory_floor counts a weight and its gradient per layer and the outputs kept", "[train]") {
-  ModelConfig m;
-  m.kind = "gcn";
-  m.layers = 3;
-  m.hidden = 10;
-  const ModelFloor floor = model_memory_floor(m, 7, 3, 100);
-  CHECK(floor.parameter_bytes == 2 * (7 * 10 + 10 * 10 + 10 * 3) * 4);
-  CHECK(floor.activation_bytes == 100 * (10 + 10 + 3) * 4);
-  CHECK(floor.total() == 1600 + 9200);
-  CHECK_NOTHROW(check_model_floor(m, 7, 3, 100, 10800, 10800, ""));
-  CHECK_THROWS_AS(check_model_floor(m, 7, 3, 100, 10799, -1, ""), InvalidArgument);
-  CHECK_THROWS_WITH(check_model_floor(m, 7, 3, 100, 10799, -1, ""),
-                    Catch::Contains("3-layer gcn with --hidden 10 on 7 features") &&
-                        Catch::Contains("smaller --hidden"));
-  CHECK_THROWS_AS(check_model_floor(m, 7, 3, 100, 0, 10799, " on cuda:0"), UnsupportedError);
-  CHECK_THROWS_WITH(check_model_floor(m, 7, 3, 100, 0, 10799, " on cuda:0"), Catch::Contains("on cuda:0"));
-}
-
 TEST_CASE("train refuses a model far over the memory limit before allocating it", "[train]") {
   // 16.7 M hidden units on 12 features: the weights alone would take 1.5 GiB with their
   // gradients; refused, the process's peak resident set must not grow by a fraction of that.
@@ -132,8 +117,38 @@ TEST_CASE("train refuses a model far over the memory limit before allocating it"
   config.memory_limit = std::int64_t{1} << 30;
   const datasets::Dataset ds = test::small_sbm();
   const std::int64_t peak_before = process_peak_resident_bytes();
-  CHECK_THROWS_WITH(train(ds, m, config), Catch::Contains("--hidden 16777216") && Catch::Contains("memory limit"));
+  CHECK_THROWS_WITH(train(ds, m, config), Catch::Contains("memory limit is 1.0 GiB") && Catch::Contains("parameters") &&
+                                             Catch::Contains("gradients"));
   CHECK(process_peak_resident_bytes() - peak_before < (std::int64_t{128} << 20));
+}
+
+TEST_CASE("under_memory_plan turns an allocation failure into an error with the plan's numbers", "[train]") {
+  MemoryPlan plan;
+  plan.items = {{"graph (CSR)", 3000}, {"activations", 5000}};
+  CHECK(under_memory_plan(plan, "", Device::cpu(), [] { return 7; }) == 7);
+  const auto host_failure = [] {
+    throw std::bad_alloc();
+    return 0;
+  };
+  CHECK_THROWS_AS(under_memory_plan(plan, "", Device::cpu(), host_failure), OutOfMemoryError);
+  CHECK_THROWS_WITH(under_memory_plan(plan, "", Device::cpu(), host_failure),
+                    Catch::StartsWith("out of memory although the memory plan allowed the run") &&
+                        Catch::Contains("activations 4.9 KiB") && Catch::Contains("total 7.8 KiB (8000 bytes)") &&
+                        Catch::Contains("an allocation in host memory failed") &&
+                        Catch::Contains("the process's resident set") && Catch::Contains("--memory-limit"));
+  const auto device_failure = [] {
+    throw OutOfMemoryError("allocating 4096 bytes on cuda:0 failed: cudaErrorMemoryAllocation");
+    return 0;
+  };
+  CHECK_THROWS_WITH(under_memory_plan(plan, " on cuda:0", Device::cpu(), device_failure),
+                    Catch::StartsWith("out of memory on cuda:0 although") &&
+                        Catch::Contains("allocating 4096 bytes on cuda:0 failed"));
+  // Any other error passes unchanged.
+  const auto other = [] {
+    throw IoError("x.npy", "truncated");
+    return 0;
+  };
+  CHECK_THROWS_AS(under_memory_plan(plan, "", Device::cpu(), other), IoError);
 }
 
 TEST_CASE("the /proc readers report this process's memory and the machine's", "[train]") {
@@ -204,7 +219,7 @@ TEST_CASE("plan_feature_input swaps the feature tensor for the streaming budget 
   GraphOperators ops = build_graph_operators(ds.graph, "gcn");
   Model model(test::small_gcn(), 12, 3, 1, ops);
   const std::int64_t n = ds.graph.num_rows();
-  const MemoryPlan resident = plan_training_memory(ds, model, OptimizerConfig{});
+  const MemoryPlan resident = plan_training_memory(ds, model.shape(), OptimizerConfig{});
   // Input dropout 0.5 keeps a dropped copy of the features; 12 inputs <= 16 outputs aggregate first.
   const std::int64_t input_bytes = model.input_activation_bytes(n);
   CHECK(input_bytes == 4 * n * 12 + 4 * n * 12);

@@ -174,3 +174,19 @@ TEST_CASE("R-GCN training with a feature memory budget streams the tables and fo
   c.feature_memory_budget = 8;
   CHECK_THROWS_WITH(halo::train::train(ds, m, c), Catch::Contains("give at least"));
 }
+
+TEST_CASE("R-GCN training refuses a model over the memory limit before allocating any of it", "[train]") {
+  // 2^24-wide embeddings of the tiny dataset's featureless types: gigabytes of tables, counted by
+  // the plan and refused before one is allocated (the peak resident set does not grow by them).
+  const datasets::Dataset ds = tiny_hetero_with_reverse_relations();
+  ModelConfig m = small_rgcn();
+  m.embedding_dim = std::int64_t{1} << 24;
+  TrainConfig c = test::short_training(1);
+  c.memory_limit = std::int64_t{1} << 30;
+  const std::int64_t peak_before = process_peak_resident_bytes();
+  CHECK_THROWS_AS(halo::train::train(ds, m, c), InvalidArgument);
+  CHECK_THROWS_WITH(halo::train::train(ds, m, c), Catch::Contains("memory limit is 1.0 GiB") &&
+                                                     Catch::Contains("embedding tables") &&
+                                                     Catch::Contains("parameters"));
+  CHECK(process_peak_resident_bytes() - peak_before < (std::int64_t{128} << 20));
+}

@@ -1,5 +1,6 @@
-// Shared inputs of the trainer, checkpoint and memory-plan tests: a small learnable SBM dataset
-// and short training settings, so each training run takes well under a second.
+// Shared inputs of the trainer, checkpoint and memory-plan tests: a small learnable SBM dataset,
+// short training settings (each training run takes well under a second), and the TrainingProblem
+// of a whole dataset on one process.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include "datasets/synth.hpp"
 #include "train/models/model.hpp"
 #include "train/trainer.hpp"
+#include "train/training_problem.hpp"
 
 namespace halo::test {
 
@@ -33,6 +35,27 @@ inline datasets::Dataset wide_sbm(std::int64_t features, std::uint64_t seed = 7)
   o.homophily = 0.9;
   o.seed = seed;
   return datasets::generate_sbm(o);
+}
+
+// The problem train(ds, ...) builds on one process, without its operators (the caller sets
+// `operators` or `build_operators`) and with the process's own bytes left out of the plan, so
+// that its total does not depend on what earlier tests left in this process. `ds` and `comm`
+// must outlive it.
+inline train::TrainingProblem whole_dataset_problem(const datasets::Dataset& ds, train::dist::Communicator& comm) {
+  train::TrainingProblem problem;
+  problem.shape = {ds.meta.name, ds.graph.num_rows(), ds.graph.num_edges(), ds.target().features.cols(),
+                   ds.meta.num_classes};
+  problem.features = &ds.target().features;
+  problem.labels = &ds.target().labels;
+  problem.train = kernels::view_of(ds.split.train);
+  problem.valid = kernels::view_of(ds.split.valid);
+  problem.test = kernels::view_of(ds.split.test);
+  problem.comm = &comm;
+  problem.process_bytes = 0;
+  problem.plan_memory = [&ds](const train::ModelShape& m) {
+    return train::plan_training_memory(ds, m, train::OptimizerConfig{});
+  };
+  return problem;
 }
 
 // GCN, 2 layers, 16 hidden, dropout 0.5 everywhere (so the dropout masks matter), bias.

@@ -7,6 +7,9 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <new>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "graph/base/error.hpp"
@@ -344,21 +347,10 @@ TEST_CASE("train streams the features when the resident plan exceeds the memory 
   // 600 x 400 features: 960000 bytes, and as much again for the input dropout's copy.
   const datasets::Dataset ds = halo::test::wide_sbm(400);
   const ModelConfig model = small_gcn();
-  // The problem train(ds, ...) builds, with the process's own bytes left out of the plan so that
-  // its total does not depend on what earlier tests left in this process.
   GraphOperators operators = build_graph_operators(ds.graph, model.kind);
   halo::train::dist::LocalCommunicator local;
-  TrainingProblem problem;
-  problem.shape = {ds.meta.name, ds.graph.num_rows(), ds.graph.num_edges(), 400, ds.meta.num_classes};
-  problem.features = &ds.target().features;
-  problem.labels = &ds.target().labels;
-  problem.train = kernels::view_of(ds.split.train);
-  problem.valid = kernels::view_of(ds.split.valid);
-  problem.test = kernels::view_of(ds.split.test);
+  TrainingProblem problem = halo::test::whole_dataset_problem(ds, local);
   problem.operators = &operators;
-  problem.comm = &local;
-  problem.plan_memory = [&](const Model& m) { return plan_training_memory(ds, m, OptimizerConfig{}); };
-  problem.process_bytes = 0;
   TrainConfig config = short_training(3);
   const TrainSummary memory = detail::train_homogeneous_problem(problem, model, config);
   REQUIRE_FALSE(memory.feature_streaming.streamed);
@@ -373,4 +365,32 @@ TEST_CASE("train streams the features when the resident plan exceeds the memory 
   check_same_losses(limited.runs[0], memory.runs[0]);
   config.memory_limit = memory.memory_plan.total_bytes() - 2 * 960000;
   CHECK_THROWS_WITH(detail::train_homogeneous_problem(problem, model, config), Catch::Contains("memory limit"));
+}
+
+TEST_CASE("train builds the graph operators only once the memory plan has passed", "[train]") {
+  const datasets::Dataset ds = small_sbm();
+  const ModelConfig model = small_gcn();
+  halo::train::dist::LocalCommunicator local;
+  std::optional<GraphOperators> operators;
+  int builds = 0;
+  TrainingProblem problem = halo::test::whole_dataset_problem(ds, local);
+  problem.build_operators = [&](TrainingProblem& p) {
+    ++builds;
+    operators.emplace(build_graph_operators(ds.graph, model.kind));
+    p.operators = &*operators;
+  };
+  TrainConfig config = short_training(2);
+  const TrainSummary fits = detail::train_homogeneous_problem(problem, model, config);
+  CHECK(builds == 1);
+  // Far under the plan (no streaming fits either): refused before anything is built.
+  config.memory_limit = 4096;
+  CHECK_THROWS_WITH(detail::train_homogeneous_problem(problem, model, config), Catch::Contains("memory limit"));
+  CHECK(builds == 1);
+  // An allocation that fails after the plan passed is reported with the plan's numbers.
+  config.memory_limit = 0;
+  problem.build_operators = [](TrainingProblem&) { throw std::bad_alloc(); };
+  CHECK_THROWS_AS(detail::train_homogeneous_problem(problem, model, config), halo::OutOfMemoryError);
+  CHECK_THROWS_WITH(detail::train_homogeneous_problem(problem, model, config),
+                    Catch::Contains("although the memory plan allowed the run") && Catch::Contains("graph operators") &&
+                        Catch::Contains("(" + std::to_string(fits.memory_plan.total_bytes()) + " bytes)"));
 }

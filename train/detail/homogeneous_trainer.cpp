@@ -103,48 +103,15 @@ std::string training_fingerprint(const datasets::Dataset& ds, const ModelConfig&
 
 namespace halo::train::detail {
 
-TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConfig& model_config,
-                                       const TrainConfig& config, const EpochCallback& on_epoch) {
-  detail::check_train_config(config);
-  HALO_EXPECTS(problem.features != nullptr && problem.labels != nullptr && problem.operators != nullptr &&
-                   problem.comm != nullptr && problem.plan_memory,
-               "the training problem is incomplete");
-  check_gpu_problem(problem, config);
-  kernels::require_device(config.device);
-  const std::int64_t process_bytes =
-      problem.process_bytes >= 0 ? problem.process_bytes : std::max<std::int64_t>(0, process_resident_bytes());
-  dist::Communicator& communicator = *problem.comm;
-  ThreadScope threads(config.threads);
-  kernels::reset_tensor_peak_bytes(config.device);
+namespace {
+
+// The run once its plan has passed and its operators exist: the first layer's input, the model
+// of every run, and the loop.
+TrainSummary train_planned(TrainingProblem& problem, const ModelConfig& model_config, const TrainConfig& config,
+                           const FeaturePlacement& placement, TrainSummary summary, const EpochCallback& on_epoch) {
   const DatasetShape& shape = problem.shape;
   const Array<float>& host_features = *problem.features;
-  detail::check_feature_settings(model_config, config, shape);
-  // On a GPU the plan is of the GPU's memory: the features are resident there, or streamed to it.
-  const bool gpu = config.device.is_cuda();
-  const std::int64_t available = gpu ? detail::gpu_memory_bytes(config.device) : machine_available_bytes();
-  check_model_floor(model_config, shape.feature_dim, shape.num_classes, host_features.rows(), config.memory_limit,
-                    available, gpu ? " on " + config.device.to_string() : "");
-
-  std::optional<Model> first(std::in_place, model_config, shape.feature_dim, shape.num_classes, config.seed,
-                             *problem.operators, config.device);
-  TrainSummary summary;
-  FeaturePlacement placement;
-  if (gpu)
-    placement = detail::plan_gpu_memory(problem, *first, config, available, summary.memory_plan);
-  else
-    placement = detail::plan_memory(problem, *first, config, process_bytes, available, summary.memory_plan);
-  log_info(fmt::format("memory plan{}: {} needed (limit {}, {} {})", gpu ? " on " + config.device.to_string() : "",
-                       format_bytes(summary.memory_plan.total_bytes()),
-                       config.memory_limit > 0 ? format_bytes(config.memory_limit) : std::string("none"),
-                       gpu ? "GPU memory" : "available",
-                       available >= 0 ? format_bytes(available) : std::string("unknown")));
-  log_debug("memory plan:\n" + summary.memory_plan.table());
-  if (gpu)
-    detail::check_gpu_memory_plan(summary.memory_plan, config.memory_limit, config.device, available);
-  else
-    check_memory_plan(summary.memory_plan, config.memory_limit, available);
-  detail::check_feature_input(model_config, config, *first, placement, shape);
-
+  dist::Communicator& communicator = *problem.comm;
   Aggregation* first_aggregation =
       model_config.kind == "gcn" ? problem.operators->gcn.get() : problem.operators->mean.get();
   FeatureInput input(host_features, detail::feature_input_options(model_config, config, placement), first_aggregation,
@@ -171,13 +138,7 @@ TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConf
   context.fingerprint = training_fingerprint(shape, model_config, config);
   context.input = &input;
   detail::count_splits(context);
-  // The model of run 0 is the one the memory plan measured; later runs get their own seeds.
-  auto make_model = [&](int run, std::uint64_t seed) -> std::unique_ptr<Trainable> {
-    if (run == 0) {
-      auto model = std::make_unique<FeatureModel>(std::move(*first), input);
-      first.reset();
-      return model;
-    }
+  auto make_model = [&](int /*run*/, std::uint64_t seed) -> std::unique_ptr<Trainable> {
     return std::make_unique<FeatureModel>(
         Model(model_config, shape.feature_dim, shape.num_classes, seed, *problem.operators, config.device), input);
   };
@@ -187,31 +148,71 @@ TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConf
   return summary;
 }
 
+}  // namespace
+
+
+TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConfig& model_config,
+                                       const TrainConfig& config, const EpochCallback& on_epoch) {
+  detail::check_train_config(config);
+  HALO_EXPECTS(problem.features != nullptr && problem.labels != nullptr &&
+                   (problem.operators != nullptr || problem.build_operators) && problem.comm != nullptr &&
+                   problem.plan_memory,
+               "the training problem is incomplete");
+  check_gpu_problem(problem, config);
+  kernels::require_device(config.device);
+  const std::int64_t process_bytes =
+      problem.process_bytes >= 0 ? problem.process_bytes : std::max<std::int64_t>(0, process_resident_bytes());
+  ThreadScope threads(config.threads);
+  kernels::reset_tensor_peak_bytes(config.device);
+  const DatasetShape& shape = problem.shape;
+  detail::check_feature_settings(model_config, config, shape);
+  // The plan is made and checked from the model's shape before its operators, parameters or
+  // activations exist. On a GPU it is of the GPU's memory: the features are resident there, or
+  // streamed to it.
+  const ModelShape model_shape(model_config, shape.feature_dim, shape.num_classes);
+  const bool gpu = config.device.is_cuda();
+  const std::string where = gpu ? " on " + config.device.to_string() : "";
+  const std::int64_t available = detail::device_memory_available(config.device);
+  TrainSummary summary;
+  FeaturePlacement placement;
+  if (gpu)
+    placement = detail::plan_gpu_memory(problem, model_shape, config, available, summary.memory_plan);
+  else
+    placement = detail::plan_memory(problem, model_shape, config, process_bytes, available, summary.memory_plan);
+  detail::log_and_check_memory_plan(summary.memory_plan, config, available);
+  detail::check_feature_input(model_config, config, model_shape, placement, shape);
+  // From here on an allocation that fails is one the plan did not foresee: say so with its numbers.
+  const MemoryPlan checked = summary.memory_plan;  // summary moves into the run
+  return under_memory_plan(checked, where, config.device, [&] {
+    if (problem.build_operators) problem.build_operators(problem);
+    HALO_ASSERT(problem.operators != nullptr);
+    return train_planned(problem, model_config, config, placement, std::move(summary), on_epoch);
+  });
+}
+
 TrainSummary train_homogeneous(const datasets::Dataset& ds, const ModelConfig& model_config,
                                const TrainConfig& config, const EpochCallback& on_epoch) {
   detail::check_train_config(config);
-  // Before the operators, which a GPU run builds on the GPU.
-  kernels::require_device(config.device);
   check_trainable(ds);
-  // Measured before the operators exist, which the plan counts as items of their own.
-  const std::int64_t process_bytes = std::max<std::int64_t>(0, process_resident_bytes());
   const datasets::NodeType& target = ds.target();
-  const Clock::time_point start = Clock::now();
-  GraphOperators operators = build_graph_operators(ds.graph, model_config.kind, config.device);
-  log_info(fmt::format("{} graph operators of {} vertices and {} edges built on {} in {:.2f} s", model_config.kind,
-                       ds.graph.num_rows(), ds.graph.num_edges(), config.device.to_string(), seconds_since(start)));
+  std::optional<GraphOperators> operators;
   dist::LocalCommunicator local;
   TrainingProblem problem;
-  problem.process_bytes = process_bytes;
   problem.shape = dataset_shape(ds);
   problem.features = &target.features;
   problem.labels = &target.labels;
   problem.train = kernels::view_of(ds.split.train);
   problem.valid = kernels::view_of(ds.split.valid);
   problem.test = kernels::view_of(ds.split.test);
-  problem.operators = &operators;
   problem.comm = &local;
-  problem.plan_memory = [&](const Model& model) { return plan_training_memory(ds, model, config.optimizer); };
+  problem.plan_memory = [&](const ModelShape& shape) { return plan_training_memory(ds, shape, config.optimizer); };
+  problem.build_operators = [&](TrainingProblem& p) {
+    const Clock::time_point start = Clock::now();
+    operators.emplace(build_graph_operators(ds.graph, model_config.kind, config.device));
+    log_info(fmt::format("{} graph operators of {} vertices and {} edges built on {} in {:.2f} s", model_config.kind,
+                         ds.graph.num_rows(), ds.graph.num_edges(), config.device.to_string(), seconds_since(start)));
+    p.operators = &*operators;
+  };
   return train_homogeneous_problem(problem, model_config, config, on_epoch);
 }
 

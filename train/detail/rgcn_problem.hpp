@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,20 +26,25 @@ struct RgcnProblem {
   std::int64_t num_classes = 0;
 
   const RgcnGraph* graph = nullptr;
-  std::vector<const kernels::Tensor*> features;  // per type: its input rows, or null (a table)
-  std::int64_t feature_bytes = 0;
+  std::vector<std::int64_t> feature_widths;    // per type: its features' width, or 0 (a table)
+  std::vector<char> halo_types;                // per type on a rank: it has halo rows; empty on one process
   int target = 0;                              // type index of the labelled type
   const std::int64_t* labels = nullptr;        // per output row of the target type
   kernels::IndexView train, valid, test;       // output rows of the target type
   dist::Communicator* comm = nullptr;
-  const RgcnHaloRows* halo = nullptr;          // null on one process
   std::int64_t graph_entries = 0;              // this process's relation entries, for the memory plan
   std::int64_t process_bytes = 0;              // resident before training
+  // Called once the memory plan has passed, before the model is built: places the features on
+  // the training device (on a rank with their halo rows, through the exchanges it builds) and
+  // sets `features` (and `halo`), so that nothing the plan counts exists before it is checked.
+  std::function<void(RgcnProblem&)> build_inputs;
+  std::vector<const kernels::Tensor*> features;  // per type: its input rows, or null (a table)
+  const RgcnHaloRows* halo = nullptr;            // null on one process
 };
 
 // Checks the memory plan, then trains config.runs runs of an RgcnModel on `problem` with the
 // trainer loop. Collective when problem.comm has several ranks.
-TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfig& model, const TrainConfig& config,
+TrainSummary train_rgcn_problem(RgcnProblem& problem, const RgcnModelConfig& model, const TrainConfig& config,
                                 const EpochCallback& on_epoch);
 
 // train() of a heterogeneous dataset (model kind rgcn) on one process.

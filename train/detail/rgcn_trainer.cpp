@@ -69,17 +69,25 @@ std::string fingerprint(const RgcnProblem& p, const RgcnModelConfig& m, const Tr
   return j.dump();
 }
 
-// The plan of the model's device. On the CPU: the process before training, the graph with its
+// Bytes of the features of every type that has them, with their halo rows on a rank.
+std::int64_t feature_bytes(const RgcnProblem& problem) {
+  std::int64_t bytes = 0;
+  for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
+    bytes += problem.graph->num_inputs(t) * problem.feature_widths[static_cast<std::size_t>(t)] * 4;
+  return bytes;
+}
+
+// The plan of the model's device, made from its layout before anything of it exists. On the CPU: the process before training, the graph with its
 // stacked copies, the model's items and the host state (tables, dropout keys). On a GPU only
 // what lives there: the layers' matrices, the model's items and the tables; the graph, its
 // stacks and the dropout keys stay on the host.
-MemoryPlan plan(const RgcnProblem& problem, const RgcnModel& model, const OptimizerConfig& optimizer,
+MemoryPlan plan(const RgcnProblem& problem, const RgcnModelLayout& model, const OptimizerConfig& optimizer,
                 const kernels::Device& device) {
   const std::int64_t params = model.parameter_bytes();
   const bool adam = optimizer.kind == "adam" || optimizer.kind == "adamw";
   const std::int64_t target_rows = problem.graph->num_outputs(problem.target);
   const std::vector<MemoryItem> model_items{
-      {"features", problem.feature_bytes},
+      {"features", feature_bytes(problem)},
       {"activations", model.activation_bytes()},
       {"logits and their gradient", 2 * 4 * target_rows * problem.num_classes},
       {"parameters", params},
@@ -147,10 +155,10 @@ std::int64_t table_stream_budget(const RgcnProblem& problem, const RgcnModelConf
   if (!c.device.is_cuda()) return 0;
   std::int64_t tables = 0;
   for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
-    if (problem.features[static_cast<std::size_t>(t)] == nullptr)
+    if (problem.feature_widths[static_cast<std::size_t>(t)] == 0)
       tables += EmbeddingTable::bytes_for(problem.graph->num_outputs(t), m.embedding_dim);
   const std::int64_t gpu = c.memory_limit > 0 ? c.memory_limit : gpu_memory_bytes(c.device);
-  if (gpu < 0 || tables <= (gpu - problem.feature_bytes) / 2) return 0;
+  if (gpu < 0 || tables <= (gpu - feature_bytes(problem)) / 2) return 0;
   return gpu / 16;
 }
 
@@ -170,80 +178,56 @@ void check_rgcn_settings(const TrainConfig& c) {
   check_input_settings(c);
 }
 
-// Refuses, before the model is built, embedding tables whose values alone exceed the limit or any
-// memory they could live in (the host's; on a GPU, the GPU's too, unless they are streamed).
-void check_table_floor(const RgcnProblem& problem, const RgcnModelConfig& m, const TrainConfig& config) {
-  std::int64_t rows = 0;
-  for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
-    if (problem.features[static_cast<std::size_t>(t)] == nullptr) rows += problem.graph->num_inputs(t);
-  const std::int64_t bytes = rows * m.embedding_dim * static_cast<std::int64_t>(sizeof(float));
-  std::int64_t available = machine_available_bytes();
-  if (available >= 0 && config.device.is_cuda() && config.feature_memory_budget == 0)
-    available = std::max(available, gpu_memory_bytes(config.device));
-  const std::string what = fmt::format(
-      "the embedding tables of the types without features ({} rows of --embedding-dim {}) need at least {} before the "
-      "first step",
-      rows, m.embedding_dim, format_bytes(bytes));
-  refuse_over_memory(bytes, what, "use a smaller --embedding-dim", config.memory_limit, available);
-}
-
-TrainSummary train_rgcn_problem(const RgcnProblem& problem, const RgcnModelConfig& model_config,
-                                const TrainConfig& config, const EpochCallback& on_epoch) {
+TrainSummary train_rgcn_problem(RgcnProblem& problem, const RgcnModelConfig& model_config, const TrainConfig& config,
+                                const EpochCallback& on_epoch) {
   ThreadScope threads(config.threads);
   kernels::reset_tensor_peak_bytes(config.device);
   warn_unreached_types(problem, model_config.layers);
   RgcnModelConfig settings = model_config;
   settings.table_stream_budget = table_stream_budget(problem, model_config, config);
-  check_table_floor(problem, model_config, config);
-  auto make = [&](std::uint64_t seed) {
-    return RgcnModel(settings, *problem.graph, problem.features, problem.target, problem.num_classes, seed,
-                     config.device, problem.halo);
-  };
-  std::unique_ptr<RgcnTrainable> first = std::make_unique<RgcnTrainable>(make(config.seed));
-  if (first->model().streams_tables()) {
-    const RgcnModel& m = first->model();
+  // The plan is made and checked from the model's layout before its inputs, parameters, tables,
+  // activations or matrices exist.
+  const RgcnModelLayout layout(settings, *problem.graph, problem.feature_widths, problem.target, problem.num_classes,
+                               config.device, problem.halo_types);
+  if (settings.table_stream_budget > 0) {
     std::string tables;
     for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
-      if (m.table_chunk_rows(t) > 0)
+      if (layout.streams(t))
         tables += fmt::format("{}{} ({} rows a chunk)", tables.empty() ? "" : ", ", problem.graph->vertex_type_name(t),
-                              m.table_chunk_rows(t));
-    log_info(fmt::format("embedding tables streamed from host memory through {} of staging on {}: {}",
-                         format_bytes(m.table_bytes()), config.device.to_string(), tables));
+                              layout.table_chunk_rows(t));
+    if (!tables.empty())
+      log_info(fmt::format("embedding tables streamed from host memory through {} of staging on {}: {}",
+                           format_bytes(layout.table_bytes()), config.device.to_string(), tables));
   }
 
   TrainSummary summary;
-  summary.memory_plan = plan(problem, first->model(), config.optimizer, config.device);
-  const bool gpu = config.device.is_cuda();
-  const std::int64_t available = gpu ? gpu_memory_bytes(config.device) : machine_available_bytes();
-  log_info(fmt::format("memory plan{}: {} needed (limit {}, {} {})", gpu ? " on " + config.device.to_string() : "",
-                       format_bytes(summary.memory_plan.total_bytes()),
-                       config.memory_limit > 0 ? format_bytes(config.memory_limit) : std::string("none"),
-                       gpu ? "GPU memory" : "available",
-                       available >= 0 ? format_bytes(available) : std::string("unknown")));
-  if (gpu)
-    check_gpu_memory_plan(summary.memory_plan, config.memory_limit, config.device, available);
-  else
-    check_memory_plan(summary.memory_plan, config.memory_limit, available);
+  summary.memory_plan = plan(problem, layout, config.optimizer, config.device);
+  const std::string where = config.device.is_cuda() ? " on " + config.device.to_string() : "";
+  log_and_check_memory_plan(summary.memory_plan, config, device_memory_available(config.device));
   bool has_tables = false;
-  for (const kernels::Tensor* x : problem.features) has_tables = has_tables || x == nullptr;
+  for (int t = 0; t < problem.graph->num_vertex_types(); ++t) has_tables = has_tables || layout.has_table(t);
   if (!config.checkpoint_dir.empty() && has_tables && problem.comm->size() > 1)
     throw UnsupportedError("train: checkpoints of distributed R-GCN models with embedding tables are not "
                            "supported yet (each rank holds its own rows of the tables; rank 0 writes checkpoints)");
 
-  LoopContext context{config, *problem.comm};
-  context.labels = problem.labels;
-  context.train = problem.train;
-  context.valid = problem.valid;
-  context.test = problem.test;
-  context.fingerprint = fingerprint(problem, model_config, config);
-  count_splits(context);
-  auto make_model = [&](int run, std::uint64_t seed) -> std::unique_ptr<Trainable> {
-    if (run == 0) return std::move(first);
-    return std::make_unique<RgcnTrainable>(make(seed));
-  };
-  run_all(context, make_model, problem.graph->num_outputs(problem.target), on_epoch, summary);
-  summary.device = config.device;
-  return summary;
+  // From here on an allocation that fails is one the plan did not foresee: say so with its numbers.
+  return under_memory_plan(summary.memory_plan, where, config.device, [&] {
+    if (problem.build_inputs) problem.build_inputs(problem);
+    LoopContext context{config, *problem.comm};
+    context.labels = problem.labels;
+    context.train = problem.train;
+    context.valid = problem.valid;
+    context.test = problem.test;
+    context.fingerprint = fingerprint(problem, model_config, config);
+    count_splits(context);
+    auto make_model = [&](int /*run*/, std::uint64_t seed) -> std::unique_ptr<Trainable> {
+      return std::make_unique<RgcnTrainable>(RgcnModel(settings, *problem.graph, problem.features, problem.target,
+                                                       problem.num_classes, seed, config.device, problem.halo));
+    };
+    run_all(context, make_model, problem.graph->num_outputs(problem.target), on_epoch, summary);
+    summary.device = config.device;
+    return std::move(summary);
+  });
 }
 
 TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& model_config, const TrainConfig& config,
@@ -255,21 +239,26 @@ TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& mode
   const std::int64_t process_bytes = std::max<std::int64_t>(0, process_resident_bytes());
   const graph::HeteroGraph& g = ds.hetero;
   const RgcnGraph graph(g);
-  // Each vertex type's features (normalised when asked), or none: an embedding table.
-  std::vector<kernels::Tensor> features(static_cast<std::size_t>(g.num_vertex_types()));
   RgcnProblem problem;
   for (int t = 0; t < g.num_vertex_types(); ++t) {
-    const datasets::NodeType& type = ds.node_type(g.vertex_type_name(t));
-    if (type.features.empty()) {
-      problem.features.push_back(nullptr);
-      continue;
-    }
-    kernels::Tensor& x = features[static_cast<std::size_t>(t)];
-    x = kernels::Tensor::from_array(type.features, config.device);
-    if (config.normalize_features) kernels::normalize_rows(x.view());
-    problem.feature_bytes += static_cast<std::int64_t>(x.bytes());
-    problem.features.push_back(&x);
+    const Array<float>& x = ds.node_type(g.vertex_type_name(t)).features;
+    problem.feature_widths.push_back(x.empty() ? 0 : x.cols());
   }
+  // Each vertex type's features (normalised when asked) on the device, or none: an embedding table.
+  std::vector<kernels::Tensor> features(static_cast<std::size_t>(g.num_vertex_types()));
+  problem.build_inputs = [&](RgcnProblem& p) {
+    for (int t = 0; t < g.num_vertex_types(); ++t) {
+      const datasets::NodeType& type = ds.node_type(g.vertex_type_name(t));
+      if (type.features.empty()) {
+        p.features.push_back(nullptr);
+        continue;
+      }
+      kernels::Tensor& x = features[static_cast<std::size_t>(t)];
+      x = kernels::Tensor::from_array(type.features, config.device);
+      if (config.normalize_features) kernels::normalize_rows(x.view());
+      p.features.push_back(&x);
+    }
+  };
   problem.name = ds.meta.name;
   problem.num_nodes = ds.num_vertices();
   problem.num_edges = ds.num_edges();

@@ -2,6 +2,7 @@
 #include "train/dist/detail/part_trainers.hpp"
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -44,11 +45,11 @@ TrainSummary train_homogeneous_part(const std::string& partition_dir, Communicat
   const partition::PartitionDirInfo info = partition::read_partition_info(partition_dir);
   const partition::Part part = read_rank_part(partition_dir, info, comm, config.verify_checksums);
   const datasets::NodeType& target = target_rows(part, partition_dir);
-  HaloExchange exchange(part.graph, comm);
-  GraphOperators operators = build_part_operators(part.graph, model.kind, exchange, config.device);
-  log_info(fmt::format("rank {} of {}: part of {} owned and {} halo vertices, {} edges, ready in {:.2f} s", comm.rank(),
+  log_info(fmt::format("rank {} of {}: part of {} owned and {} halo vertices, {} edges, read in {:.2f} s", comm.rank(),
                        comm.size(), part.graph.num_owned, part.graph.num_halo, part.graph.graph().num_edges(),
                        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+  std::optional<HaloExchange> exchange;
+  std::optional<GraphOperators> operators;
 
   TrainingProblem problem;
   problem.shape = {part.meta.name, info.quality.num_vertices, info.quality.num_edges, target.features.cols(),
@@ -59,10 +60,14 @@ TrainSummary train_homogeneous_part(const std::string& partition_dir, Communicat
   problem.valid = kernels::view_of(part.split.valid);
   problem.test = kernels::view_of(part.split.test);
   problem.global_ids = {part.graph.local_to_global.data(), part.graph.num_owned};
-  problem.operators = &operators;
   problem.comm = &comm;
-  problem.exchange = &exchange;
-  problem.plan_memory = [&](const Model& m) { return plan_part_training_memory(part, m, config.optimizer); };
+  problem.plan_memory = [&](const ModelShape& m) { return plan_part_training_memory(part, m, config.optimizer); };
+  problem.build_operators = [&](TrainingProblem& p) {
+    exchange.emplace(part.graph, comm);
+    operators.emplace(build_part_operators(part.graph, model.kind, *exchange, config.device));
+    p.exchange = &*exchange;
+    p.operators = &*operators;
+  };
   return train::detail::train_homogeneous_problem(problem, model, config, on_epoch);
 }
 

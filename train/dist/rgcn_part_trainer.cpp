@@ -63,38 +63,44 @@ TrainSummary train_rgcn_part(const std::string& partition_dir, Communicator& com
                fmt::format("partition {}: needs one label per owned '{}' vertex ({}), has {}", partition_dir,
                            labelled.name, labelled.count, labelled.labels.size()));
 
-  // One exchange per type on every rank (the exchanges are collective, so a rank without halo
-  // rows of a type still serves its peers).
+  train::detail::RgcnProblem problem;
+  for (int t = 0; t < types; ++t) {
+    const Array<float>& x = part.node_types[static_cast<std::size_t>(t)].features;
+    problem.feature_widths.push_back(x.empty() ? 0 : x.cols());
+    problem.halo_types.push_back(1);  // every type has an exchange on every rank
+  }
+  // Built once the plan has passed: one exchange per type on every rank (the exchanges are
+  // collective, so a rank without halo rows of a type still serves its peers), and the features
+  // of every type that has them, with their halo rows filled once.
   std::vector<std::unique_ptr<HaloExchange>> exchanges;
   RgcnHaloRows halo;
-  for (int t = 0; t < types; ++t) {
-    const auto ts = static_cast<std::size_t>(t);
-    exchanges.push_back(std::make_unique<HaloExchange>(rp.exchange_graphs[ts], comm));
-    halo.exchanges.push_back(exchanges.back().get());
-    halo.global_ids.push_back(kernels::view_of(rp.global_ids[ts]));
-  }
-  halo.type_offsets = rp.type_offsets;
-
-  // The features of every type that has them, with their halo rows filled once.
-  train::detail::RgcnProblem problem;
   std::vector<kernels::Tensor> features(static_cast<std::size_t>(types));
-  for (int t = 0; t < types; ++t) {
-    const auto ts = static_cast<std::size_t>(t);
-    const datasets::NodeType& type = part.node_types[ts];
-    if (type.features.empty()) {
-      problem.features.push_back(nullptr);
-      continue;
+  problem.build_inputs = [&](train::detail::RgcnProblem& p) {
+    for (int t = 0; t < types; ++t) {
+      const auto ts = static_cast<std::size_t>(t);
+      exchanges.push_back(std::make_unique<HaloExchange>(rp.exchange_graphs[ts], comm));
+      halo.exchanges.push_back(exchanges.back().get());
+      halo.global_ids.push_back(kernels::view_of(rp.global_ids[ts]));
     }
-    kernels::Tensor& x = features[ts];
-    x = kernels::Tensor::empty(graph.num_inputs(t), type.features.cols(), config.device);
-    const kernels::Tensor owned = kernels::Tensor::from_array(type.features, config.device);
-    kernels::copy(owned.view(), x.view().slice_rows(0, graph.num_outputs(t)));
-    if (config.normalize_features) kernels::normalize_rows(x.view().slice_rows(0, graph.num_outputs(t)));
-    exchanges[ts]->forward(x.view());
-    exchanges[ts]->reset_stats();
-    problem.feature_bytes += static_cast<std::int64_t>(x.bytes());
-    problem.features.push_back(&x);
-  }
+    halo.type_offsets = rp.type_offsets;
+    p.halo = &halo;
+    for (int t = 0; t < types; ++t) {
+      const auto ts = static_cast<std::size_t>(t);
+      const datasets::NodeType& type = part.node_types[ts];
+      if (type.features.empty()) {
+        p.features.push_back(nullptr);
+        continue;
+      }
+      kernels::Tensor& x = features[ts];
+      x = kernels::Tensor::empty(graph.num_inputs(t), type.features.cols(), config.device);
+      const kernels::Tensor owned = kernels::Tensor::from_array(type.features, config.device);
+      kernels::copy(owned.view(), x.view().slice_rows(0, graph.num_outputs(t)));
+      if (config.normalize_features) kernels::normalize_rows(x.view().slice_rows(0, graph.num_outputs(t)));
+      exchanges[ts]->forward(x.view());
+      exchanges[ts]->reset_stats();
+      p.features.push_back(&x);
+    }
+  };
   const std::int64_t first = rp.owned_offsets[static_cast<std::size_t>(target)];
   const Array<std::int64_t> train = target_rows(part.split.train, first, labelled.count, partition_dir);
   const Array<std::int64_t> valid = target_rows(part.split.valid, first, labelled.count, partition_dir);
@@ -117,7 +123,6 @@ TrainSummary train_rgcn_part(const std::string& partition_dir, Communicator& com
   problem.valid = kernels::view_of(valid);
   problem.test = kernels::view_of(test);
   problem.comm = &comm;
-  problem.halo = &halo;
   problem.graph_entries = entries;
   problem.process_bytes = process_bytes;
   return train::detail::train_rgcn_problem(problem, model, config, on_epoch);

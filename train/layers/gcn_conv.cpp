@@ -90,7 +90,7 @@ std::vector<Parameter*> GcnConv::parameters() {
 }
 
 std::int64_t GcnConv::saved_bytes(std::int64_t vertices) const {
-  return aggregates_first() ? vertices * weight_.value.rows() * static_cast<std::int64_t>(sizeof(float)) : 0;
+  return conv_saved_bytes(weight_.value.rows(), weight_.value.cols(), vertices);
 }
 
 }  // namespace halo::train

@@ -38,7 +38,7 @@ class GcnConv : public GraphConv {
   std::int64_t saved_bytes(std::int64_t vertices) const override;
 
   // True when forward computes (Â · x) · W.
-  bool aggregates_first() const override { return weight_.value.cols() >= weight_.value.rows(); }
+  bool aggregates_first() const override { return conv_aggregates_first(weight_.value.rows(), weight_.value.cols()); }
   Parameter& weight() { return weight_; }
   Parameter* bias() { return has_bias_ ? &bias_ : nullptr; }
 

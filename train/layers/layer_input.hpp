@@ -86,6 +86,16 @@ struct LayerInput {
   std::int64_t cols() const { return x.empty() ? aggregated.cols() : x.cols(); }
 };
 
+// Whether a graph convolution of in_dim -> out_dim aggregates first, (Â·x)·W, rather than
+// Â·(x·W): when in_dim <= out_dim, so the SpMM (and a halo exchange) carries the narrower side.
+// GcnConv and SageConv follow this rule, and the memory plan (ModelShape) reads it.
+inline bool conv_aggregates_first(std::int64_t in_dim, std::int64_t out_dim) { return out_dim >= in_dim; }
+// Bytes such a convolution keeps from forward to backward for `vertices` rows: Â·x (vertices x
+// in_dim floats) when it aggregates first, else nothing (views of its input are the caller's).
+inline std::int64_t conv_saved_bytes(std::int64_t in_dim, std::int64_t out_dim, std::int64_t vertices) {
+  return conv_aggregates_first(in_dim, out_dim) ? vertices * in_dim * static_cast<std::int64_t>(sizeof(float)) : 0;
+}
+
 // A graph convolution (GcnConv, SageConv): a Layer whose forward also takes a LayerInput.
 class GraphConv : public Layer {
  public:

@@ -41,67 +41,28 @@ double RgcnConv::order_cost(const RgcnGraph& graph, const std::vector<std::int64
 
 RgcnConv::RgcnConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, std::int64_t out_dim, int num_bases,
                    bool bias, const std::string& name, kernels::Device device, const RgcnConvOptions& options)
-    : graph_(&graph),
-      name_(name),
-      in_dims_(std::move(in_dims)),
-      out_dim_(out_dim),
-      num_bases_(num_bases),
-      has_bias_(bias),
-      device_(device) {
+    : RgcnConv(graph, RgcnConvLayout(graph, std::move(in_dims), out_dim, num_bases, bias, options, name), name,
+               device) {}
+
+RgcnConv::RgcnConv(const RgcnGraph& graph, RgcnConvLayout layout, const std::string& name, kernels::Device device)
+    : graph_(&graph), name_(name), device_(device), layout_(std::move(layout)) {
+  const RgcnConvLayout& l = layout_;
+  const std::int64_t out_dim = l.out_dim;
   const int types = graph.num_vertex_types();
   const int relations = graph.num_relations();
-  HALO_EXPECTS(static_cast<int>(in_dims_.size()) == types, "RgcnConv " + name + ": expected one input width per " +
-                                                               "vertex type (" + std::to_string(types) + "), got " +
-                                                               std::to_string(in_dims_.size()));
-  for (std::int64_t d : in_dims_)
-    HALO_EXPECTS(d > 0, "RgcnConv " + name + ": input widths must be positive, got " + std::to_string(d));
-  HALO_EXPECTS(out_dim > 0, "RgcnConv " + name + ": out_dim must be positive, got " + std::to_string(out_dim));
-  HALO_EXPECTS(num_bases >= 0, "RgcnConv " + name + ": num_bases must be >= 0, got " + std::to_string(num_bases));
-
-  computes_.assign(static_cast<std::size_t>(types), options.outputs.empty() ? 1 : 0);
-  for (int t : options.outputs) {
-    HALO_EXPECTS(t >= 0 && t < types, "RgcnConv " + name + ": output type " + std::to_string(t) + " is not one of the " +
-                                          std::to_string(types) + " vertex types");
-    computes_[static_cast<std::size_t>(t)] = 1;
-  }
-  reads_ = computes_;  // the root terms
-  streamed_.assign(static_cast<std::size_t>(types), 0);
-  for (int t : options.streamed) {
-    HALO_EXPECTS(t >= 0 && t < types, "RgcnConv " + name + ": streamed type " + std::to_string(t) +
-                                          " is not one of the " + std::to_string(types) + " vertex types");
-    streamed_[static_cast<std::size_t>(t)] = 1;
-  }
-  slot_.assign(static_cast<std::size_t>(relations), -1);
-  for (int r = 0; r < relations; ++r) {
-    if (!computes(graph.relation_dst(r))) continue;
-    slot_[static_cast<std::size_t>(r)] = static_cast<int>(computed_.size());
-    computed_.push_back(r);
-    reads_[static_cast<std::size_t>(graph.relation_src(r))] = 1;
-  }
-  HALO_EXPECTS(num_bases == 0 || !computed_.empty(), "RgcnConv " + name + ": bases need at least one relation");
-
-  if (num_bases_ == 0) {
-    for (int r : computed_)
+  if (l.num_bases == 0) {
+    for (int r : l.computed)
       weights_.push_back(make_parameter(name + ".weight." + graph.relation_type(r).key(),
-                                        in_dims_[static_cast<std::size_t>(graph.relation_src(r))], out_dim, device));
+                                        l.in_dims[static_cast<std::size_t>(graph.relation_src(r))], out_dim, device));
   } else {
-    const int first = computed_.front();
-    const std::int64_t in = in_dims_[static_cast<std::size_t>(graph.relation_src(first))];
-    for (int r : computed_) {
-      const std::int64_t w = in_dims_[static_cast<std::size_t>(graph.relation_src(r))];
-      HALO_EXPECTS(w == in, "RgcnConv " + name + ": bases need one input width for all relations; relation " +
-                                graph.relation_type(first).key() + " reads " + std::to_string(in) +
-                                " columns, relation " + graph.relation_type(r).key() + " reads " + std::to_string(w));
-    }
-    const auto count = static_cast<std::int64_t>(computed_.size());
-    bases_ = make_parameter(name + ".bases", num_bases * in, out_dim, device);
-    comp_ = make_parameter(name + ".comp", count, num_bases, device);
+    const std::int64_t in = l.basis_input(graph);
+    const auto count = static_cast<std::int64_t>(l.computed.size());
+    bases_ = make_parameter(name + ".bases", l.num_bases * in, out_dim, device);
+    comp_ = make_parameter(name + ".comp", count, l.num_bases, device);
     composed_ = Tensor::zeros(count * in, out_dim, device);
   }
   roots_.resize(static_cast<std::size_t>(types));
   biases_.resize(static_cast<std::size_t>(types));
-  aggregate_.assign(static_cast<std::size_t>(types), 0);
-  bands_.resize(static_cast<std::size_t>(types));
   blocks_.resize(static_cast<std::size_t>(relations));
   block_transposes_.resize(static_cast<std::size_t>(relations));
   selected_blocks_.resize(static_cast<std::size_t>(relations));
@@ -110,34 +71,19 @@ RgcnConv::RgcnConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, st
   for (int t = 0; t < types; ++t) {
     if (!computes(t)) continue;
     const auto ts = static_cast<std::size_t>(t);
-    roots_[ts] = make_parameter(name + ".root." + graph.vertex_type_name(t), in_dims_[ts], out_dim, device);
-    if (has_bias_) biases_[ts] = make_parameter(name + ".bias." + graph.vertex_type_name(t), 1, out_dim, device);
+    roots_[ts] = make_parameter(name + ".root." + graph.vertex_type_name(t), l.in_dims[ts], out_dim, device);
+    if (l.bias) biases_[ts] = make_parameter(name + ".bias." + graph.vertex_type_name(t), 1, out_dim, device);
+    if (!aggregate(t)) continue;
+    // The aggregate-first type's blocks, copied out of its stack, with their transposes.
     const graph::RelationStack& s = graph.stack(t);
-    // A streamed input enters row-wise products only: its readers transform first.
-    bool reads_streamed = streamed(t);
-    for (int r : s.relations) reads_streamed = reads_streamed || streamed(graph.relation_src(r));
-    RgcnOrder order = reads_streamed ? RgcnOrder::transform_first : options.order;
-    if (order == RgcnOrder::automatic)
-      order = order_cost(graph, in_dims_, out_dim, t, RgcnOrder::aggregate_first) <
-                      order_cost(graph, in_dims_, out_dim, t, RgcnOrder::transform_first)
-                  ? RgcnOrder::aggregate_first
-                  : RgcnOrder::transform_first;
-    if (order != RgcnOrder::aggregate_first || s.num_blocks() == 0) continue;
-    aggregate_[ts] = 1;
-    std::vector<std::int64_t>& bands = bands_[ts];
-    bands.push_back(0);
     for (int k = 0; k < s.num_blocks(); ++k) {
       const auto r = static_cast<std::size_t>(s.relations[static_cast<std::size_t>(k)]);
       graph::CsrGraph block = graph::stack_block(s, k);
       block_transposes_[r] = CsrOperator(graph::transpose(block), device);
       blocks_[r] = CsrOperator(std::move(block), device);
-      bands.push_back(bands.back() + in_dims_[static_cast<std::size_t>(graph.relation_src(static_cast<int>(r)))]);
     }
-    bands.push_back(bands.back() + in_dims_[ts]);
   }
-  std::vector<char> transform(static_cast<std::size_t>(types), 0);
-  for (int t = 0; t < types; ++t) transform[static_cast<std::size_t>(t)] = computes(t) && !aggregate(t) ? 1 : 0;
-  panels_ = detail::RgcnPanels(graph, transform, computed_, device);
+  panels_ = detail::RgcnPanels(graph, l.transform, l.panels, device);
   input_grad_.assign(static_cast<std::size_t>(types), 1);
 }
 
@@ -190,9 +136,9 @@ std::int64_t RgcnConv::training_rows(int type) const {
 }
 
 ConstTensorView RgcnConv::weight_view(int r) const {
-  const int slot = slot_[static_cast<std::size_t>(r)];
-  if (num_bases_ == 0) return weights_[static_cast<std::size_t>(slot)].value.view();
-  const std::int64_t in = bases_.value.rows() / num_bases_;
+  const int slot = layout_.slot[static_cast<std::size_t>(r)];
+  if (layout_.num_bases == 0) return weights_[static_cast<std::size_t>(slot)].value.view();
+  const std::int64_t in = bases_.value.rows() / layout_.num_bases;
   return composed_.view().slice_rows(slot * in, (slot + 1) * in);
 }
 
@@ -206,7 +152,7 @@ void RgcnConv::check_inputs(const std::vector<ConstTensorView>& x, const std::ve
   for (int t = 0; t < graph_->num_vertex_types(); ++t) {
     if (!reads(t)) continue;
     const std::int64_t rows = graph_->num_inputs(t);
-    const std::int64_t cols = in_dims_[static_cast<std::size_t>(t)];
+    const std::int64_t cols = layout_.in_dims[static_cast<std::size_t>(t)];
     if (streamed(t)) {
       const InputMatrix* m = streamed_x.empty() ? nullptr : &streamed_x[static_cast<std::size_t>(t)];
       HALO_EXPECTS(m != nullptr && m->streamed() && m->rows() == rows && m->cols() == cols,
@@ -228,9 +174,9 @@ void RgcnConv::check_inputs(const std::vector<ConstTensorView>& x, const std::ve
 // W (computed x in·out) = a (computed x B) · V (B x in·out): the stacked weights and bases are
 // row-major, so each W_r and V_b is one row of these flat views.
 void RgcnConv::compose_weights() {
-  const std::int64_t flat = bases_.value.numel() / num_bases_;
-  const ConstTensorView v{bases_.value.data(), num_bases_, flat, flat, device_};
-  const TensorView w{composed_.data(), static_cast<std::int64_t>(computed_.size()), flat, flat, device_};
+  const std::int64_t flat = bases_.value.numel() / layout_.num_bases;
+  const ConstTensorView v{bases_.value.data(), layout_.num_bases, flat, flat, device_};
+  const TensorView w{composed_.data(), static_cast<std::int64_t>(layout_.computed.size()), flat, flat, device_};
   kernels::gemm(comp_.value.view(), Transpose::no, v, Transpose::no, w);
 }
 
@@ -248,8 +194,8 @@ ConstTensorView RgcnConv::band_weight(const detail::RgcnPanels::Band& band) cons
 }
 
 TensorView RgcnConv::panel(Tensor& h, int s) const {
-  const auto width = static_cast<std::int64_t>(panels_.bands(s).size()) * out_dim_;
-  return {h.data() + panels_.base(s) * out_dim_, graph_->num_inputs(s), width, width, device_};
+  const auto width = static_cast<std::int64_t>(panels_.bands(s).size()) * layout_.out_dim;
+  return {h.data() + panels_.base(s) * layout_.out_dim, graph_->num_inputs(s), width, width, device_};
 }
 
 std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, const Step& step,
@@ -261,7 +207,7 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
   stacked_inputs_.clear();
   stacked_weights_.clear();
   panel_weights_.clear();
-  if (num_bases_ > 0) compose_weights();
+  if (layout_.num_bases > 0) compose_weights();
   const RgcnGraph& g = *graph_;
   const int types = g.num_vertex_types();
   const auto at = [](auto& v, int i) -> decltype(auto) { return v[static_cast<std::size_t>(i)]; };
@@ -272,14 +218,14 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
   std::vector<GemmSegment> products;
 
   // Transform-first: every source type's panel x_s · [W_a | W_b | ...] into H.
-  Tensor h = panels_.empty() ? Tensor() : Tensor::empty(panels_.rows(), out_dim_, device_);
+  Tensor h = panels_.empty() ? Tensor() : Tensor::empty(panels_.rows(), layout_.out_dim, device_);
   for (int s = 0; s < types; ++s) {
     const std::vector<detail::RgcnPanels::Band>& bands = panels_.bands(s);
     if (bands.empty()) continue;
-    at(pw, s) = Tensor::empty(at(in_dims_, s), static_cast<std::int64_t>(bands.size()) * out_dim_, device_);
+    at(pw, s) = Tensor::empty(at(layout_.in_dims, s), static_cast<std::int64_t>(bands.size()) * layout_.out_dim, device_);
     for (std::size_t j = 0; j < bands.size(); ++j)
-      kernels::copy(band_weight(bands[j]), columns(at(pw, s), static_cast<std::int64_t>(j) * out_dim_,
-                                                   static_cast<std::int64_t>(j + 1) * out_dim_));
+      kernels::copy(band_weight(bands[j]), columns(at(pw, s), static_cast<std::int64_t>(j) * layout_.out_dim,
+                                                   static_cast<std::int64_t>(j + 1) * layout_.out_dim));
     if (streamed(s))
       at(streamed_x, s).multiply(at(pw, s).view(), panel(h, s));  // one streaming pass
     else
@@ -292,13 +238,13 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
   for (int t = 0; t < types; ++t) {
     if (!computes(t)) continue;
     const std::int64_t rows = selected(t) ? at(selection_, t).size() : g.num_outputs(t);
-    at(y, t) = Tensor::empty(rows, out_dim_, device_);
+    at(y, t) = Tensor::empty(rows, layout_.out_dim, device_);
     if (!aggregate(t)) continue;
     const graph::RelationStack& st = g.stack(t);
-    const std::vector<std::int64_t>& bands = at(bands_, t);
+    const std::vector<std::int64_t>& bands = at(layout_.bands, t);
     at(a, t) = Tensor::empty(rows, bands.back(), device_);
     Tensor& stacked = at(w, t);
-    stacked = Tensor::empty(bands.back(), out_dim_, device_);
+    stacked = Tensor::empty(bands.back(), layout_.out_dim, device_);
     for (int k = 0; k <= st.num_blocks(); ++k) {
       const TensorView band = columns(at(a, t), at(bands, k), at(bands, k + 1));
       const TensorView weights = stacked.view().slice_rows(at(bands, k), at(bands, k + 1));
@@ -321,13 +267,13 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
   for (int t = 0; t < types; ++t) {
     if (!computes(t)) continue;
     if (!aggregate(t) && selected(t)) {
-      Tensor all = Tensor::empty(g.num_outputs(t), out_dim_, device_);
+      Tensor all = Tensor::empty(g.num_outputs(t), layout_.out_dim, device_);
       panels_.stack(t).multiply(h.view(), all.view());
       kernels::gather_rows(all.view(), kernels::view_of(at(selection_, t)), at(y, t).view());
     } else if (!aggregate(t)) {
       panels_.stack(t).multiply(h.view(), at(y, t).view());
     }
-    if (has_bias_) kernels::add_bias(at(y, t).view(), at(biases_, t).value.view());
+    if (layout_.bias) kernels::add_bias(at(y, t).view(), at(biases_, t).value.view());
   }
   if (step.training) {
     inputs_ = x;
@@ -351,10 +297,10 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   for (int t = 0; t < types; ++t) {
     if (!computes(t)) continue;
     const Tensor& gy = at(grad_y, t);
-    HALO_EXPECTS(gy.rows() == training_rows(t) && gy.cols() == out_dim_ && gy.device() == device_,
+    HALO_EXPECTS(gy.rows() == training_rows(t) && gy.cols() == layout_.out_dim && gy.device() == device_,
                  "RgcnConv " + name_ + ": gradient of type " + g.vertex_type_name(t) + " is " +
                      std::to_string(gy.rows()) + " x " + std::to_string(gy.cols()) + " on " + gy.device().to_string() +
-                     ", the output " + std::to_string(training_rows(t)) + " x " + std::to_string(out_dim_) + " on " +
+                     ", the output " + std::to_string(training_rows(t)) + " x " + std::to_string(layout_.out_dim) + " on " +
                      device_.to_string());
   }
   const auto selected = [&](int t) { return at(selected_, t) != 0; };
@@ -371,11 +317,11 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   panel_weights_.clear();
 
   for (int t = 0; t < types; ++t)
-    if (computes(t) && has_bias_) kernels::column_sums(at(grad_y, t).view(), at(biases_, t).grad.view(), true);
+    if (computes(t) && layout_.bias) kernels::column_sums(at(grad_y, t).view(), at(biases_, t).grad.view(), true);
   // Transform-first: H's gradient, from the output gradients stacked in type order.
   Tensor grad_h;
   if (!panels_.empty()) {
-    Tensor stacked = Tensor::empty(panels_.output_rows(), out_dim_, device_);
+    Tensor stacked = Tensor::empty(panels_.output_rows(), layout_.out_dim, device_);
     for (int t = 0; t < types; ++t) {
       if (!computes(t) || aggregate(t)) continue;
       const TensorView rows =
@@ -387,16 +333,16 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
         kernels::copy(at(grad_y, t).view(), rows);
       }
     }
-    grad_h = Tensor::empty(panels_.rows(), out_dim_, device_);
+    grad_h = Tensor::empty(panels_.rows(), layout_.out_dim, device_);
     panels_.transpose().multiply(stacked.view(), grad_h.view());
   }
 
   // Weight gradients. With bases, the W_r's gradients are gathered in one zeroed stack first.
   Tensor grad_composed;
-  if (num_bases_ > 0) grad_composed = Tensor::zeros(composed_.rows(), composed_.cols(), device_);
+  if (layout_.num_bases > 0) grad_composed = Tensor::zeros(composed_.rows(), composed_.cols(), device_);
   const auto grad_weight = [&](int r) -> TensorView {
-    const int slot = at(slot_, r);
-    if (num_bases_ == 0) return at(weights_, slot).grad.view();
+    const int slot = at(layout_.slot, r);
+    if (layout_.num_bases == 0) return at(weights_, slot).grad.view();
     const std::int64_t in = weight_view(r).rows;
     return grad_composed.view().slice_rows(slot * in, (slot + 1) * in);
   };
@@ -421,14 +367,14 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   segments.clear();
   for (int t = 0; t < types; ++t) {
     if (!computes(t) || !aggregate(t)) continue;
-    at(grad_stacks, t) = Tensor::empty(at(w, t).rows(), out_dim_, device_);
+    at(grad_stacks, t) = Tensor::empty(at(w, t).rows(), layout_.out_dim, device_);
     segments.push_back({at(a, t).view(), at(grad_y, t).view(), at(grad_stacks, t).view()});
   }
   kernels::segmented_gemm(segments, Transpose::yes, Transpose::no);
   for (int t = 0; t < types; ++t) {
     if (!computes(t) || !aggregate(t)) continue;
     const graph::RelationStack& st = g.stack(t);
-    const std::vector<std::int64_t>& bands = at(bands_, t);
+    const std::vector<std::int64_t>& bands = at(layout_.bands, t);
     for (int k = 0; k <= st.num_blocks(); ++k) {
       const TensorView target = k == st.num_blocks() ? at(roots_, t).grad.view() : grad_weight(at(st.relations, k));
       kernels::axpby(1.0f, at(grad_stacks, t).view().slice_rows(at(bands, k), at(bands, k + 1)), 1.0f, target);
@@ -440,16 +386,16 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
       const TensorView target =
           bands[j].relation >= 0 ? grad_weight(bands[j].relation) : at(roots_, bands[j].root).grad.view();
       kernels::axpby(1.0f,
-                     columns(at(grad_panel_weights, s), static_cast<std::int64_t>(j) * out_dim_,
-                             static_cast<std::int64_t>(j + 1) * out_dim_),
+                     columns(at(grad_panel_weights, s), static_cast<std::int64_t>(j) * layout_.out_dim,
+                             static_cast<std::int64_t>(j + 1) * layout_.out_dim),
                      1.0f, target);
     }
   }
-  if (num_bases_ > 0) {
-    const std::int64_t flat = bases_.value.numel() / num_bases_;
-    const auto count = static_cast<std::int64_t>(computed_.size());
-    const ConstTensorView v{bases_.value.data(), num_bases_, flat, flat, device_};
-    const TensorView grad_v{bases_.grad.data(), num_bases_, flat, flat, device_};
+  if (layout_.num_bases > 0) {
+    const std::int64_t flat = bases_.value.numel() / layout_.num_bases;
+    const auto count = static_cast<std::int64_t>(layout_.computed.size());
+    const ConstTensorView v{bases_.value.data(), layout_.num_bases, flat, flat, device_};
+    const TensorView grad_v{bases_.grad.data(), layout_.num_bases, flat, flat, device_};
     const ConstTensorView grad_w{grad_composed.data(), count, flat, flat, device_};
     kernels::gemm(comp_.value.view(), Transpose::yes, grad_w, Transpose::no, grad_v, 1.0f, 1.0f);
     kernels::gemm(grad_w, Transpose::no, v, Transpose::yes, comp_.grad.view(), 1.0f, 1.0f);
@@ -469,10 +415,10 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
     }
     Tensor& gx = at(grad_x, s);
     if (panels_.bands(s).empty()) {
-      gx = Tensor::zeros(g.num_inputs(s), at(in_dims_, s), device_);
+      gx = Tensor::zeros(g.num_inputs(s), at(layout_.in_dims, s), device_);
       continue;
     }
-    gx = Tensor::empty(g.num_inputs(s), at(in_dims_, s), device_);
+    gx = Tensor::empty(g.num_inputs(s), at(layout_.in_dims, s), device_);
     segments.push_back({panel(grad_h, s), at(pw, s).view(), gx.view()});
   }
   kernels::segmented_gemm(segments, Transpose::no, Transpose::yes);
@@ -491,7 +437,7 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   kernels::segmented_gemm(segments, Transpose::no, Transpose::yes);
   for (int t : banded) {
     const graph::RelationStack& st = g.stack(t);
-    const std::vector<std::int64_t>& bands = at(bands_, t);
+    const std::vector<std::int64_t>& bands = at(layout_.bands, t);
     const TensorView root_band = columns(at(a, t), bands[bands.size() - 2], bands.back());
     if (wants(t) && selected(t))
       kernels::scatter_add_rows(root_band, kernels::view_of(at(selection_, t)), at(grad_x, t).view());
@@ -514,7 +460,7 @@ void RgcnConv::stream_input_gradient(int s, ConstTensorView grad_panel, ConstTen
                                             graph_->vertex_type_name(s) + " needs a sink for its row chunks");
   const std::int64_t rows = grad_panel.rows;
   const std::int64_t chunk = std::max<std::int64_t>(1, std::min(chunk_rows, rows));
-  Tensor buffer = Tensor::empty(chunk, in_dims_[static_cast<std::size_t>(s)], device_);
+  Tensor buffer = Tensor::empty(chunk, layout_.in_dims[static_cast<std::size_t>(s)], device_);
   for (std::int64_t first = 0; first < rows; first += chunk) {
     const std::int64_t n = std::min(chunk, rows - first);
     const TensorView out = buffer.view().slice_rows(0, n);
@@ -525,7 +471,7 @@ void RgcnConv::stream_input_gradient(int s, ConstTensorView grad_panel, ConstTen
 
 std::vector<Parameter*> RgcnConv::parameters() {
   std::vector<Parameter*> out;
-  if (num_bases_ == 0) {
+  if (layout_.num_bases == 0) {
     for (Parameter& p : weights_) out.push_back(&p);
   } else {
     out.push_back(&bases_);
@@ -533,7 +479,7 @@ std::vector<Parameter*> RgcnConv::parameters() {
   }
   for (int t = 0; t < graph_->num_vertex_types(); ++t)
     if (computes(t)) out.push_back(&roots_[static_cast<std::size_t>(t)]);
-  if (has_bias_)
+  if (layout_.bias)
     for (int t = 0; t < graph_->num_vertex_types(); ++t)
       if (computes(t)) out.push_back(&biases_[static_cast<std::size_t>(t)]);
   return out;
@@ -548,8 +494,8 @@ void RgcnConv::set_input_grad(int type, bool needed) {
 
 Parameter* RgcnConv::relation_weight(int r) {
   HALO_EXPECTS(r >= 0 && r < graph_->num_relations(), "RgcnConv " + name_ + ": no relation " + std::to_string(r));
-  const int slot = slot_[static_cast<std::size_t>(r)];
-  return num_bases_ == 0 && slot >= 0 ? &weights_[static_cast<std::size_t>(slot)] : nullptr;
+  const int slot = layout_.slot[static_cast<std::size_t>(r)];
+  return layout_.num_bases == 0 && slot >= 0 ? &weights_[static_cast<std::size_t>(slot)] : nullptr;
 }
 
 Parameter& RgcnConv::root(int t) {
@@ -559,33 +505,24 @@ Parameter& RgcnConv::root(int t) {
 
 Parameter* RgcnConv::bias(int t) {
   check_output(t);
-  return has_bias_ ? &biases_[static_cast<std::size_t>(t)] : nullptr;
+  return layout_.bias ? &biases_[static_cast<std::size_t>(t)] : nullptr;
 }
 
-std::int64_t RgcnConv::saved_bytes() const {
-  std::int64_t floats = composed_.numel();
-  for (int t = 0; t < graph_->num_vertex_types(); ++t) {
-    const auto ts = static_cast<std::size_t>(t);
-    if (computes(t) && aggregate(t)) floats += (graph_->num_outputs(t) + out_dim_) * bands_[ts].back();
-    floats += in_dims_[ts] * static_cast<std::int64_t>(panels_.bands(t).size()) * out_dim_;  // a panel's weights
-  }
-  return floats * static_cast<std::int64_t>(sizeof(float));
-}
+std::int64_t RgcnConv::saved_bytes() const { return layout_.saved_bytes(*graph_); }
 
 std::int64_t RgcnConv::graph_bytes() const {
   std::int64_t bytes = panels_.bytes();
-  for (std::size_t r = 0; r < blocks_.size(); ++r)
-    bytes += blocks_[r].bytes() + block_transposes_[r].bytes() + selected_blocks_[r].bytes();
+  // The blocks of the relations into aggregate-first types, the only ones built.
+  for (int r = 0; r < graph_->num_relations(); ++r) {
+    const int t = graph_->relation_dst(r);
+    if (!computes(t) || !aggregate(t)) continue;
+    const auto rs = static_cast<std::size_t>(r);
+    bytes += blocks_[rs].bytes() + block_transposes_[rs].bytes();
+    if (selected_[static_cast<std::size_t>(t)] != 0) bytes += selected_blocks_[rs].bytes();
+  }
   return bytes;
 }
 
-std::int64_t RgcnConv::workspace_bytes() const {
-  // The composed weights' gradient, H's gradient and the stacked output gradients it comes from,
-  // and the panels' weight gradients.
-  std::int64_t floats = composed_.numel() + (panels_.rows() + panels_.output_rows()) * out_dim_;
-  for (int t = 0; t < graph_->num_vertex_types(); ++t)
-    floats += in_dims_[static_cast<std::size_t>(t)] * static_cast<std::int64_t>(panels_.bands(t).size()) * out_dim_;
-  return floats * static_cast<std::int64_t>(sizeof(float));
-}
+std::int64_t RgcnConv::workspace_bytes() const { return layout_.workspace_bytes(*graph_); }
 
 }  // namespace halo::train

@@ -57,6 +57,43 @@ struct RgcnConvOptions {
   std::vector<int> streamed;
 };
 
+// What an RgcnConv computes and keeps, decided from the graph's counts and the widths alone:
+// the output and read types, the computed relations, each output type's order, the bands of the
+// aggregate-first stacks and the panels' layout. RgcnConv builds exactly this; the memory plan
+// reads its byte counts before any parameter or matrix exists. O(types + relations).
+struct RgcnConvLayout {
+  RgcnConvLayout() = default;
+  // Checks the arguments as RgcnConv's constructor documents (InvalidArgument naming `name`).
+  RgcnConvLayout(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, std::int64_t out_dim, int num_bases,
+                 bool bias, const RgcnConvOptions& options, const std::string& name);
+
+  std::vector<std::int64_t> in_dims;  // per type
+  std::int64_t out_dim = 0;
+  int num_bases = 0;
+  bool bias = false;
+  std::vector<char> computes;                   // per type
+  std::vector<char> reads;                      // per type
+  std::vector<char> streamed;                   // per type: options.streamed
+  std::vector<char> aggregate;                  // per output type: aggregate-first
+  std::vector<int> computed;                    // the computed relations, in relation order
+  std::vector<int> slot;                        // per relation: its position in `computed`, or -1
+  // Per aggregate-first type: the column offsets of its bands in [A_r ... | x_t], one per
+  // relation of its stack, then the root's, then the total width.
+  std::vector<std::vector<std::int64_t>> bands;
+  std::vector<char> transform;                  // per type: an output computed transform first
+  detail::RgcnPanelLayout panels;
+
+  // The parameters' values (their gradients take as much again).
+  std::int64_t parameter_bytes(const RgcnGraph& graph) const;
+  // RgcnConv::saved_bytes, workspace_bytes and graph_bytes (before set_training_rows; in host
+  // memory's sizes) of a layer with this layout.
+  std::int64_t saved_bytes(const RgcnGraph& graph) const;
+  std::int64_t workspace_bytes(const RgcnGraph& graph) const;
+  std::int64_t graph_bytes(const RgcnGraph& graph) const;
+  // The width of the bases' shared input, read by every computed relation (num_bases > 0).
+  std::int64_t basis_input(const RgcnGraph& graph) const;
+};
+
 class RgcnConv {
  public:
   // in_dims: the input width of every vertex type (in the graph's type order), out_dim the
@@ -78,6 +115,9 @@ class RgcnConv {
   RgcnConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, std::int64_t out_dim, int num_bases, bool bias,
            const std::string& name, kernels::Device device = kernels::Device::cpu(),
            const RgcnConvOptions& options = {});
+  // The layer of `layout`, as the constructor above builds it from the layout's arguments.
+  RgcnConv(const RgcnGraph& graph, RgcnConvLayout layout, const std::string& name,
+           kernels::Device device = kernels::Device::cpu());
 
   // y[t] (outputs of t x out_dim) for inputs x[t] (inputs of t x in_dims[t]), one per type,
   // all on the parameters' device; y[t] is an empty tensor for a type that is not an output, and
@@ -137,10 +177,10 @@ class RgcnConv {
   void set_input_grad(int type, bool needed);
   bool input_grad(int type) const { return input_grad_.at(static_cast<std::size_t>(type)) != 0; }
   // Whether type t's input is streamed (options.streamed).
-  bool streamed(int type) const { return streamed_.at(static_cast<std::size_t>(type)) != 0; }
+  bool streamed(int type) const { return layout_.streamed.at(static_cast<std::size_t>(type)) != 0; }
   // Whether the layer computes y[t]; whether some computed term reads x[t].
-  bool computes(int type) const { return computes_.at(static_cast<std::size_t>(type)) != 0; }
-  bool reads(int type) const { return reads_.at(static_cast<std::size_t>(type)) != 0; }
+  bool computes(int type) const { return layout_.computes.at(static_cast<std::size_t>(type)) != 0; }
+  bool reads(int type) const { return layout_.reads.at(static_cast<std::size_t>(type)) != 0; }
   // The order fixed for an output type.
   RgcnOrder order(int type) const;
 
@@ -153,12 +193,14 @@ class RgcnConv {
   static double order_cost(const RgcnGraph& graph, const std::vector<std::int64_t>& in_dims, std::int64_t out_dim,
                            int type, RgcnOrder order);
 
-  int num_bases() const { return num_bases_; }
+  // What the layer computes and keeps (its constructor's decisions).
+  const RgcnConvLayout& layout() const { return layout_; }
+  int num_bases() const { return layout_.num_bases; }
   // Relation r's own weight (nullptr with bases or when r is not computed), the bases and comp
   // (nullptr without).
   Parameter* relation_weight(int r);
-  Parameter* bases() { return num_bases_ > 0 ? &bases_ : nullptr; }
-  Parameter* comp() { return num_bases_ > 0 ? &comp_ : nullptr; }
+  Parameter* bases() { return layout_.num_bases > 0 ? &bases_ : nullptr; }
+  Parameter* comp() { return layout_.num_bases > 0 ? &comp_ : nullptr; }
   // The root and bias of an output type (InvalidArgument for another type; bias nullptr without).
   Parameter& root(int t);
   Parameter* bias(int t);
@@ -179,7 +221,7 @@ class RgcnConv {
   kernels::ConstTensorView band_weight(const detail::RgcnPanels::Band& band) const;
   // Source type s's panel of H (or of its gradient): its input rows x (bands · out_dim).
   kernels::TensorView panel(kernels::Tensor& h, int s) const;
-  bool aggregate(int t) const { return aggregate_[static_cast<std::size_t>(t)] != 0; }
+  bool aggregate(int t) const { return layout_.aggregate[static_cast<std::size_t>(t)] != 0; }
   void check_output(int type) const;
   void check_inputs(const std::vector<kernels::ConstTensorView>& x, const std::vector<InputMatrix>& streamed_x) const;
   void compose_weights();
@@ -189,25 +231,14 @@ class RgcnConv {
 
   const RgcnGraph* graph_;
   std::string name_;
-  std::vector<std::int64_t> in_dims_;
-  std::int64_t out_dim_;
-  int num_bases_;
-  bool has_bias_;
   kernels::Device device_;
-  std::vector<char> computes_;          // per type
-  std::vector<char> reads_;             // per type
-  std::vector<char> aggregate_;         // per output type: aggregate-first
-  std::vector<int> computed_;           // the computed relations, in relation order
-  std::vector<int> slot_;               // per relation: its position in computed_, or -1
+  RgcnConvLayout layout_;
   std::vector<Parameter> weights_;      // per computed relation, without bases
   Parameter bases_;
   Parameter comp_;
   kernels::Tensor composed_;            // with bases: the computed W_r stacked, (computed · in) x out_dim
   std::vector<Parameter> roots_;        // per type; empty for a type that is not an output
   std::vector<Parameter> biases_;       // per type; empty without bias or for a type that is not an output
-  // Per aggregate-first type: the column offsets of its bands in [A_r ... | x_t], one per
-  // relation of its stack, then the root's, then the total width.
-  std::vector<std::vector<std::int64_t>> bands_;
   detail::RgcnPanels panels_;                       // the transform-first layout
   std::vector<CsrOperator> blocks_;             // per relation into an aggregate-first type: M_r
   std::vector<CsrOperator> block_transposes_;   // and M_rᵀ (of the training rows' M_r when a type has them)
@@ -215,7 +246,6 @@ class RgcnConv {
   std::vector<Array<std::int64_t>> selection_;  // and the rows it gave
   std::vector<CsrOperator> selected_blocks_;    // per relation into an aggregate-first selected type: its rows of M_r
   std::vector<char> input_grad_;
-  std::vector<char> streamed_;                     // per type: options.streamed
   std::vector<kernels::ConstTensorView> inputs_;   // x, kept by a training forward
   std::vector<InputMatrix> streamed_inputs_;       // and the streamed inputs
   std::vector<kernels::Tensor> stacked_inputs_;    // per aggregate-first type: [A_r ... | x_t]

@@ -15,6 +15,7 @@
 #include "train/layers/gcn_conv.hpp"
 #include "train/layers/init.hpp"
 #include "train/layers/sage_conv.hpp"
+#include "train/models/model_shape.hpp"
 
 namespace halo::train {
 
@@ -35,15 +36,6 @@ struct Stage {
 
   explicit Stage(Dropout d) : dropout(d) {}
 };
-
-void check_config(const ModelConfig& c, std::int64_t in_dim, std::int64_t num_classes) {
-  HALO_EXPECTS(c.kind == "gcn" || c.kind == "sage", "Model: kind must be gcn or sage, got '" + c.kind + "'");
-  HALO_EXPECTS(c.layers >= 1, "Model: needs at least one layer, got " + std::to_string(c.layers));
-  HALO_EXPECTS(c.layers == 1 || c.hidden > 0, "Model: hidden width must be positive, got " + std::to_string(c.hidden));
-  HALO_EXPECTS(in_dim > 0 && num_classes > 0, "Model: input width and classes must be positive, got " +
-                                                  std::to_string(in_dim) + " and " + std::to_string(num_classes));
-  HALO_EXPECTS(c.weight_decay >= 0, "Model: weight decay must be non-negative, got " + std::to_string(c.weight_decay));
-}
 
 // The first stage's input: the features after the input dropout. Resident features are dropped
 // into a new tensor (kept for backward like every stage's dropout output); streamed ones get the
@@ -73,17 +65,14 @@ bool is_weight(const Parameter& p) {
 }  // namespace
 
 struct Model::Impl {
-  ModelConfig config;
+  ModelShape shape;
   std::int64_t in_dim = 0;
   std::int64_t num_classes = 0;
   std::vector<Stage> stages;
   std::vector<Parameter*> parameters;
   bool backward_pending = false;  // a training forward has kept its tensors for backward
 
-  std::int64_t layer_in(std::size_t i) const { return i == 0 ? in_dim : config.hidden; }
-  std::int64_t layer_out(std::size_t i) const {
-    return i + 1 == static_cast<std::size_t>(config.layers) ? num_classes : config.hidden;
-  }
+  explicit Impl(ModelShape s) : shape(std::move(s)), in_dim(shape.in_dim()), num_classes(shape.num_classes()) {}
   void release_tape() {
     for (Stage& s : stages) {
       s.dropped = Tensor();
@@ -99,37 +88,30 @@ struct Model::Impl {
 // GCN example puts all of conv1's parameters in its decayed group, so it decays conv1's bias too.)
 Model::Model(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes, std::uint64_t seed,
              GraphOperators& operators, kernels::Device device)
-    : impl_(std::make_unique<Impl>()) {
-  check_config(config, in_dim, num_classes);
+    : impl_(std::make_unique<Impl>(ModelShape(config, in_dim, num_classes))) {
   Aggregation* aggregation = config.kind == "gcn" ? operators.gcn.get() : operators.mean.get();
   HALO_EXPECTS(aggregation != nullptr, "Model: the graph operators lack the " +
                                            std::string(config.kind == "gcn" ? "GCN" : "mean") +
                                            " aggregation a " + config.kind + " model needs");
   Impl& m = *impl_;
-  m.config = config;
-  m.in_dim = in_dim;
-  m.num_classes = num_classes;
-  const auto layers = static_cast<std::size_t>(config.layers);
-  for (std::size_t i = 0; i < layers; ++i) {
+  const ModelShape& shape = m.shape;
+  for (int i = 0; i < shape.layers(); ++i) {
     m.stages.emplace_back(Dropout(i == 0 ? config.input_dropout : config.dropout, static_cast<std::uint32_t>(i)));
     Stage& s = m.stages.back();
     const std::string name = "conv" + std::to_string(i);
-    const bool normalized = config.batch_norm && i + 1 < layers;
-    // Batch norm subtracts the column means, so a bias before it cancels out: its gradient is
-    // rounding noise, which Adam would turn into full-size steps whose signs depend on the
-    // summation order (thread count, partitioning). Batch norm's beta is the shift instead.
-    const bool bias = config.bias && !normalized;
     if (config.kind == "gcn")
-      s.conv = std::make_unique<GcnConv>(*aggregation, m.layer_in(i), m.layer_out(i), bias, name, device);
+      s.conv = std::make_unique<GcnConv>(*aggregation, shape.layer_in(i), shape.layer_out(i), shape.has_bias(i), name,
+                                         device);
     else
-      s.conv = std::make_unique<SageConv>(*aggregation, m.layer_in(i), m.layer_out(i), bias, name, device);
+      s.conv = std::make_unique<SageConv>(*aggregation, shape.layer_in(i), shape.layer_out(i), shape.has_bias(i), name,
+                                          device);
     // The first layer's input is the features: nobody needs their gradient.
     s.conv->set_input_grad(i > 0);
-    if (config.batch_norm && i + 1 < layers)
+    if (shape.normalized(i))
       s.norm = std::make_unique<BatchNorm>(config.hidden, "bn" + std::to_string(i), device, operators.communicator);
   }
   std::uint64_t index = 0;  // the parameter's position in parameters(): its initialisation stream
-  for (std::size_t i = 0; i < layers; ++i) {
+  for (std::size_t i = 0; i < m.stages.size(); ++i) {
     Stage& s = m.stages[i];
     for (Parameter* p : s.conv->parameters()) {
       if (is_weight(*p)) {
@@ -232,42 +214,18 @@ void Model::zero_grad() {
   for (Parameter* p : impl_->parameters) p->grad.fill(0.0f);
 }
 
-const ModelConfig& Model::config() const { return impl_->config; }
+const ModelConfig& Model::config() const { return impl_->shape.config(); }
 
-std::int64_t Model::activation_bytes(std::int64_t vertices) const {
-  const Impl& m = *impl_;
-  const auto row_bytes = [&](std::int64_t width) {
-    return vertices * width * static_cast<std::int64_t>(sizeof(float));
-  };
-  std::int64_t kept = 0;
-  std::int64_t widest_gradient = m.num_classes;
-  for (std::size_t i = 0; i < m.stages.size(); ++i) {
-    const Stage& s = m.stages[i];
-    if (s.dropout.p() > 0.0f) kept += row_bytes(m.layer_in(i));
-    kept += s.conv->saved_bytes(vertices);
-    if (i + 1 < m.stages.size()) {
-      kept += row_bytes(m.layer_out(i));  // the ReLU's output
-      widest_gradient = std::max(widest_gradient, m.layer_out(i));
-    }
-    if (s.norm) kept += row_bytes(m.layer_out(i)) + s.norm->saved_bytes(vertices);
-  }
-  // Backward holds at most the incoming gradient, one temporary and the outgoing gradient at once.
-  return kept + 3 * row_bytes(widest_gradient);
-}
+const ModelShape& Model::shape() const { return impl_->shape; }
+
+std::int64_t Model::activation_bytes(std::int64_t vertices) const { return impl_->shape.activation_bytes(vertices); }
 
 std::int64_t Model::input_activation_bytes(std::int64_t vertices) const {
-  const Stage& s = impl_->stages.front();
-  const std::int64_t row_bytes = impl_->in_dim * static_cast<std::int64_t>(sizeof(float));
-  const std::int64_t dropped = s.dropout.p() > 0.0f ? vertices * row_bytes : 0;
-  return dropped + s.conv->saved_bytes(vertices);
+  return impl_->shape.input_activation_bytes(vertices);
 }
 
 bool Model::first_layer_aggregates_first() const { return impl_->stages.front().conv->aggregates_first(); }
 
-std::int64_t Model::parameter_bytes() const {
-  std::int64_t bytes = 0;
-  for (const Parameter* p : impl_->parameters) bytes += static_cast<std::int64_t>(p->value.bytes());
-  return bytes;
-}
+std::int64_t Model::parameter_bytes() const { return impl_->shape.parameter_bytes(); }
 
 }  // namespace halo::train

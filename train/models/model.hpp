@@ -16,6 +16,7 @@
 #include "train/layers/parameter.hpp"
 #include "train/layers/step.hpp"
 #include "train/models/model_config.hpp"
+#include "train/models/model_shape.hpp"
 
 namespace halo::train {
 
@@ -68,17 +69,10 @@ class Model {
   std::vector<std::pair<std::string, kernels::Tensor*>> buffers();
   void zero_grad();
   const ModelConfig& config() const;
-  // Bytes of activations kept between forward and backward for `vertices` rows (for the memory
-  // plan), and of parameters.
-  // activation_bytes: the peak of a training step apart from the features, the logits and their
-  // gradient: every tensor forward keeps (dropout outputs, Â·x of aggregate-first layers, conv
-  // outputs kept for batch norm, ReLU outputs) plus the gradients and temporaries alive at once
-  // during backward (at most three of vertices x the widest hidden or class width).
-  // parameter_bytes: the values only (the gradients take as much again).
+  // The model's widths and byte counts (the memory plan's numbers, ModelShape says what each
+  // counts), and the three counts of it.
+  const ModelShape& shape() const;
   std::int64_t activation_bytes(std::int64_t vertices) const;
-  // The part of activation_bytes that holds the first layer's input: the input dropout's output
-  // and, when the first layer aggregates first, Â·x. Neither exists when the features are
-  // streamed (dropout acts on the staged chunks) or their aggregation precomputed.
   std::int64_t input_activation_bytes(std::int64_t vertices) const;
   std::int64_t parameter_bytes() const;
   // True when the first layer computes (Â·x)·W (in_dim <= out_dim), so it needs the features

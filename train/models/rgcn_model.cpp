@@ -3,6 +3,7 @@
 #include "train/models/rgcn_model.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -40,21 +41,11 @@ struct Stage {
   explicit Stage(Dropout d) : dropout(d) {}
 };
 
-void check_config(const RgcnModelConfig& c, std::int64_t num_classes) {
-  HALO_EXPECTS(c.layers >= 1, "RgcnModel: needs at least one layer, got " + std::to_string(c.layers));
-  HALO_EXPECTS(c.layers == 1 || c.hidden > 0,
-               "RgcnModel: hidden width must be positive, got " + std::to_string(c.hidden));
-  HALO_EXPECTS(num_classes > 0, "RgcnModel: num_classes must be positive, got " + std::to_string(num_classes));
-  HALO_EXPECTS(c.num_bases >= 0, "RgcnModel: num_bases must be >= 0, got " + std::to_string(c.num_bases));
-  HALO_EXPECTS(c.weight_decay >= 0 && c.embedding_weight_decay >= 0,
-               "RgcnModel: weight decays must be non-negative, got " + std::to_string(c.weight_decay) + " and " +
-                   std::to_string(c.embedding_weight_decay));
-}
-
 }  // namespace
 
 struct RgcnModel::Impl {
   RgcnModelConfig config;
+  std::optional<RgcnModelLayout> layout;
   const RgcnGraph* graph = nullptr;
   std::vector<const Tensor*> features;                  // per type; null where a table stands in
   std::vector<std::unique_ptr<EmbeddingTable>> tables;  // per type; null where features exist
@@ -76,24 +67,14 @@ struct RgcnModel::Impl {
   bool backward_pending = false;
 
   int types() const { return graph->num_vertex_types(); }
-  bool streamed(int t) const {
-    return !table_pipelines.empty() && table_pipelines[static_cast<std::size_t>(t)] != nullptr;
-  }
-  void stream_tables(std::int64_t budget);
+  bool streamed(int t) const { return layout->streams(t); }
+  void stream_tables();
   // Adds a streamed table's gradient rows [first_row, first_row + rows.rows) (on the model's
   // device), after the input dropout's backward when it was active.
   void add_table_gradient(int t, kernels::TensorView rows, std::int64_t first_row, const Step& step);
   std::int64_t outputs(int t) const { return graph->num_outputs(t); }
   std::int64_t inputs(int t) const { return graph->num_inputs(t); }
   dist::HaloExchange* exchange(int t) const { return exchanges.empty() ? nullptr : exchanges[static_cast<std::size_t>(t)]; }
-  std::int64_t input_width(int t) const {
-    const auto ts = static_cast<std::size_t>(t);
-    return features[ts] != nullptr ? features[ts]->cols() : tables[ts]->dim();
-  }
-  std::int64_t layer_out(std::size_t i) const {
-    return i + 1 == static_cast<std::size_t>(config.layers) ? num_classes : config.hidden;
-  }
-  std::int64_t layer_in(std::size_t i, int t) const { return i == 0 ? input_width(t) : config.hidden; }
   // The step of one type's input rows: the same key, the rows' global ids.
   Step type_step(const Step& step, int t) const {
     Step s = step;
@@ -125,26 +106,14 @@ struct RgcnModel::Impl {
   }
 };
 
-void RgcnModel::Impl::stream_tables(std::int64_t budget) {
-  std::vector<int> streamed_types;
-  for (int t = 0; t < types(); ++t)
-    if (tables[static_cast<std::size_t>(t)]) streamed_types.push_back(t);
-  if (streamed_types.empty()) return;
-  const auto count = static_cast<std::int64_t>(streamed_types.size());
-  const std::int64_t share = budget / count;
+void RgcnModel::Impl::stream_tables() {
   table_sources.resize(static_cast<std::size_t>(types()));
   table_pipelines.resize(static_cast<std::size_t>(types()));
-  for (int t : streamed_types) {
+  for (int t = 0; t < types(); ++t) {
+    if (!layout->streams(t)) continue;
     const auto ts = static_cast<std::size_t>(t);
     EmbeddingTable& table = *tables[ts];
-    const std::int64_t row_bytes = table.dim() * float_bytes;
-    // Two staging chunks and the chunk the gradient comes back in: three chunks of at least a row.
-    const std::int64_t chunk = table.rows() == 0 ? 1 : std::min(table.rows(), share / (3 * row_bytes));
-    HALO_EXPECTS(chunk >= 1, "RgcnModel: a table stream budget of " + std::to_string(budget) + " bytes leaves " +
-                                 std::to_string(share) + " to table " + table.parameter().name +
-                                 ", below the 3 rows of " + std::to_string(row_bytes) +
-                                 " bytes it needs; give at least " + std::to_string(count * 3 * row_bytes) +
-                                 " bytes");
+    const std::int64_t chunk = layout->table_chunk_rows(t);
     const Tensor& values = table.parameter().value;  // in host memory, updated by every sparse_step
     table_sources[ts] = std::make_unique<FeatureSource>(FeatureSource::from_reader(
         table.rows(), table.dim(), [&values](const FeatureBlock& block, kernels::TensorView out) {
@@ -153,7 +122,7 @@ void RgcnModel::Impl::stream_tables(std::int64_t budget) {
                         out.data + (r - block.row_begin) * out.stride);
         }));
     FeaturePipelineOptions options;
-    options.budget_bytes = 2 * chunk * row_bytes;
+    options.budget_bytes = 2 * chunk * table.dim() * float_bytes;
     options.staging_buffers = 2;
     options.chunk_rows = chunk;
     options.device = device;
@@ -208,7 +177,6 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
                      int target_type, std::int64_t num_classes, std::uint64_t seed, kernels::Device device,
                      const RgcnHaloRows* halo)
     : impl_(std::make_unique<Impl>()) {
-  check_config(config, num_classes);
   Impl& m = *impl_;
   m.config = config;
   m.graph = &graph;
@@ -220,18 +188,38 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
   HALO_EXPECTS(static_cast<int>(m.features.size()) == types,
                "RgcnModel: expected one feature tensor (or nullptr) per vertex type (" + std::to_string(types) +
                    "), got " + std::to_string(m.features.size()));
-  HALO_EXPECTS(target_type >= 0 && target_type < types, "RgcnModel: target type " + std::to_string(target_type) +
-                                                            " is not one of the " + std::to_string(types) +
-                                                            " vertex types");
   const auto all_types = static_cast<std::size_t>(types);
-  std::vector<std::int64_t> type_offsets{0};  // the global id of each type's vertex 0
   if (halo != nullptr && device.is_cuda())
     throw UnsupportedError("RgcnModel: a rank's part of a distributed R-GCN (halo rows) trains on the cpu only, "
                            "not on " + device.to_string() + "; one GPU trains the whole graph");
+  std::vector<std::int64_t> feature_widths;
+  for (int t = 0; t < types; ++t) {
+    const Tensor* x = m.features[static_cast<std::size_t>(t)];
+    feature_widths.push_back(x != nullptr ? x->cols() : 0);
+    if (x == nullptr) continue;
+    const std::string& name = graph.vertex_type_name(t);
+    HALO_EXPECTS(x->rows() == graph.num_inputs(t) && x->cols() > 0,
+                 "RgcnModel: features of type " + name + " are " + std::to_string(x->rows()) + " x " +
+                     std::to_string(x->cols()) + ", expected " + std::to_string(graph.num_inputs(t)) +
+                     " rows and at least one column");
+    HALO_EXPECTS(x->device() == device, "RgcnModel: features of type " + name + " are on " +
+                                            x->device().to_string() + ", the model on " + device.to_string());
+  }
+  if (halo != nullptr && config.table_stream_budget > 0)
+    throw UnsupportedError("RgcnModel: streamed embedding tables are not available on a rank of a distributed "
+                           "run (its tables' halo rows are exchanged whole)");
+  std::vector<char> halo_types;
   if (halo != nullptr) {
     HALO_EXPECTS(halo->exchanges.size() == all_types && halo->global_ids.size() == all_types &&
                      halo->type_offsets.size() == all_types + 1,
                  "RgcnModel: the halo rows need an exchange and global ids per vertex type and types + 1 offsets");
+    for (dist::HaloExchange* e : halo->exchanges) halo_types.push_back(e != nullptr ? 1 : 0);
+  }
+  m.layout.emplace(config, graph, std::move(feature_widths), target_type, num_classes, device, std::move(halo_types));
+  const RgcnModelLayout& layout = *m.layout;
+
+  std::vector<std::int64_t> type_offsets{0};  // the global id of each type's vertex 0
+  if (halo != nullptr) {
     for (int t = 0; t < types; ++t)
       HALO_EXPECTS(halo->global_ids[static_cast<std::size_t>(t)].size == graph.num_inputs(t),
                    "RgcnModel: " + std::to_string(halo->global_ids[static_cast<std::size_t>(t)].size) +
@@ -255,68 +243,23 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
   m.tables.resize(all_types);
   m.table_inputs.resize(all_types);
   for (int t = 0; t < types; ++t) {
-    const Tensor* x = m.features[static_cast<std::size_t>(t)];
-    const std::string& name = graph.vertex_type_name(t);
-    if (x != nullptr) {
-      HALO_EXPECTS(x->rows() == graph.num_inputs(t) && x->cols() > 0,
-                   "RgcnModel: features of type " + name + " are " + std::to_string(x->rows()) + " x " +
-                       std::to_string(x->cols()) + ", expected " + std::to_string(graph.num_inputs(t)) +
-                       " rows and at least one column");
-      HALO_EXPECTS(x->device() == device, "RgcnModel: features of type " + name + " are on " +
-                                              x->device().to_string() + ", the model on " + device.to_string());
-      continue;
-    }
-    HALO_EXPECTS(config.embedding_dim > 0, "RgcnModel: type " + name + " has no features and embedding_dim is " +
-                                               std::to_string(config.embedding_dim) + " (must be positive)");
-    m.tables[static_cast<std::size_t>(t)] =
-        std::make_unique<EmbeddingTable>("embedding." + name, graph.num_outputs(t), config.embedding_dim,
-                                         config.embedding_weight_decay,
-                                         config.table_stream_budget > 0 ? kernels::Device::cpu() : device);
+    if (!layout.has_table(t)) continue;
+    m.tables[static_cast<std::size_t>(t)] = std::make_unique<EmbeddingTable>(
+        "embedding." + graph.vertex_type_name(t), graph.num_outputs(t), config.embedding_dim,
+        config.embedding_weight_decay, layout.streams(t) ? kernels::Device::cpu() : device);
   }
-  if (config.table_stream_budget > 0) {
-    if (halo != nullptr)
-      throw UnsupportedError("RgcnModel: streamed embedding tables are not available on a rank of a distributed "
-                             "run (its tables' halo rows are exchanged whole)");
-    m.stream_tables(config.table_stream_budget);
-  }
+  m.stream_tables();
 
-  // The types each layer must output: the last layer the target's logits; each layer before
-  // what the next one reads (its outputs' roots and the sources of the relations into them).
-  const auto layers = static_cast<std::size_t>(config.layers);
-  std::vector<std::vector<char>> needed(layers, std::vector<char>(static_cast<std::size_t>(types), 0));
-  needed[layers - 1][static_cast<std::size_t>(target_type)] = 1;
-  for (std::size_t i = layers - 1; i > 0; --i) {
-    needed[i - 1] = needed[i];
-    for (int r = 0; r < graph.num_relations(); ++r)
-      if (needed[i][static_cast<std::size_t>(graph.relation_dst(r))] != 0)
-        needed[i - 1][static_cast<std::size_t>(graph.relation_src(r))] = 1;
-  }
-  for (std::size_t i = 0; i < layers; ++i) {
+  for (int i = 0; i < layout.layers(); ++i) {
     m.stages.emplace_back(Dropout(i == 0 ? config.input_dropout : config.dropout, static_cast<std::uint32_t>(i)));
     Stage& s = m.stages.back();
-    RgcnConvOptions options;
-    for (int t = 0; t < types; ++t) {
-      if (needed[i][static_cast<std::size_t>(t)] != 0) options.outputs.push_back(t);
-      if (i == 0 && m.streamed(t)) options.streamed.push_back(t);
-    }
-    std::vector<std::int64_t> in_dims;
-    for (int t = 0; t < types; ++t) in_dims.push_back(m.layer_in(i, t));
-    // Bases need one input width over all computed relations; a layer where the widths differ
-    // keeps one weight per relation.
-    std::vector<std::int64_t> widths;
-    for (int r = 0; r < graph.num_relations(); ++r)
-      if (needed[i][static_cast<std::size_t>(graph.relation_dst(r))] != 0)
-        widths.push_back(in_dims[static_cast<std::size_t>(graph.relation_src(r))]);
-    const bool same_width =
-        !widths.empty() && std::all_of(widths.begin(), widths.end(), [&](std::int64_t w) { return w == widths[0]; });
-    s.bases = config.num_bases > 0 && same_width;
-    s.conv = std::make_unique<RgcnConv>(graph, in_dims, m.layer_out(i), s.bases ? config.num_bases : 0, config.bias,
-                                        "conv" + std::to_string(i), device, options);
+    s.bases = layout.uses_bases(i);
+    s.conv = std::make_unique<RgcnConv>(graph, layout.conv(i), "conv" + std::to_string(i), device);
     // The first layer's inputs need a gradient only where they are a table.
     if (i == 0)
-      for (int t = 0; t < types; ++t) s.conv->set_input_grad(t, m.tables[static_cast<std::size_t>(t)] != nullptr);
-    s.dropped.resize(static_cast<std::size_t>(types));
-    s.out.resize(static_cast<std::size_t>(types));
+      for (int t = 0; t < types; ++t) s.conv->set_input_grad(t, layout.has_table(t));
+    s.dropped.resize(all_types);
+    s.out.resize(all_types);
   }
 
   std::uint64_t index = 0;  // the tensor's position in parameters(): its initialisation stream
@@ -508,72 +451,17 @@ EmbeddingTable* RgcnModel::embedding(int type) {
 
 bool RgcnModel::uses_bases(int layer) const { return impl_->stages.at(static_cast<std::size_t>(layer)).bases; }
 
-bool RgcnModel::streams_tables() const { return !impl_->table_pipelines.empty(); }
+bool RgcnModel::streams_tables() const {
+  for (int t = 0; t < impl_->types(); ++t)
+    if (impl_->layout->streams(t)) return true;
+  return false;
+}
 
 std::int64_t RgcnModel::table_chunk_rows(int type) const {
   HALO_EXPECTS(type >= 0 && type < impl_->types(), "RgcnModel: no vertex type " + std::to_string(type));
-  return impl_->streamed(type) ? impl_->table_pipelines[static_cast<std::size_t>(type)]->chunk_rows() : 0;
+  return impl_->layout->table_chunk_rows(type);
 }
 
-std::int64_t RgcnModel::activation_bytes() const {
-  const Impl& m = *impl_;
-  const int types = m.types();
-  std::int64_t kept = 0;
-  std::int64_t busiest = 0;  // the most one layer holds at once besides what is kept
-  for (std::size_t i = 0; i < m.stages.size(); ++i) {
-    const Stage& s = m.stages[i];
-    std::int64_t inputs = 0, input_grads = 0, outputs = 0;
-    for (int t = 0; t < types; ++t) {
-      if (i == 0 && m.streamed(t)) continue;  // chunks only: table_bytes counts them
-      const std::int64_t in = m.inputs(t) * m.layer_in(i, t) * float_bytes;
-      if (s.conv->reads(t)) inputs += in;
-      if (s.conv->reads(t) && s.conv->input_grad(t)) input_grads += in;
-      if (s.conv->computes(t)) outputs += m.inputs(t) * m.layer_out(i) * float_bytes;
-    }
-    if (s.dropout.p() > 0.0f) kept += inputs;
-    kept += s.conv->saved_bytes();
-    if (i + 1 < m.stages.size()) kept += outputs;  // the ReLU outputs
-    // Backward holds the outputs' gradients, H's gradient, the input gradients and, with bases,
-    // the composed weights' gradient; forward holds less (H and the outputs).
-    busiest = std::max(busiest, outputs + s.conv->workspace_bytes() + input_grads);
-  }
-  return kept + busiest;
-}
-
-std::int64_t RgcnModel::parameter_bytes() const {
-  std::int64_t bytes = 0;
-  for (const Parameter* p : impl_->parameters) bytes += static_cast<std::int64_t>(p->value.bytes());
-  return bytes;
-}
-
-std::int64_t RgcnModel::table_bytes() const {
-  const Impl& m = *impl_;
-  std::int64_t bytes = 0;
-  for (int t = 0; t < m.types(); ++t) {
-    const EmbeddingTable* table = m.tables[static_cast<std::size_t>(t)].get();
-    if (table == nullptr) continue;
-    if (m.streamed(t)) {  // two staging chunks and the gradient's
-      bytes += 3 * table_chunk_rows(t) * table->dim() * float_bytes;
-      continue;
-    }
-    bytes += table->bytes();
-    if (m.exchange(t) != nullptr) bytes += m.inputs(t) * m.input_width(t) * float_bytes;  // with its halo rows
-  }
-  return bytes;
-}
-
-std::int64_t RgcnModel::host_bytes() const {
-  const Impl& m = *impl_;
-  std::int64_t bytes = static_cast<std::int64_t>(m.own_ids.bytes()) + (m.device.is_cuda() ? 0 : table_bytes());
-  for (int t = 0; t < m.types(); ++t)
-    if (m.streamed(t)) bytes += m.tables[static_cast<std::size_t>(t)]->bytes();
-  return bytes;
-}
-
-std::int64_t RgcnModel::graph_bytes() const {
-  std::int64_t bytes = 0;
-  for (const Stage& s : impl_->stages) bytes += s.conv->graph_bytes();
-  return bytes;
-}
+const RgcnModelLayout& RgcnModel::layout() const { return *impl_->layout; }
 
 }  // namespace halo::train

@@ -17,6 +17,7 @@
 #include "train/layers/rgcn_conv.hpp"
 #include "train/layers/step.hpp"
 #include "train/models/model_config.hpp"
+#include "train/models/rgcn_model_layout.hpp"
 #include "train/optimizer.hpp"
 
 namespace halo::train {
@@ -146,23 +147,8 @@ class RgcnModel {
   bool streams_tables() const;
   std::int64_t table_chunk_rows(int type) const;
 
-  // For the memory plan, in bytes. activation_bytes: the peak of a training step on the model's
-  // device apart from the inputs (features and tables), the logits and their gradient: every
-  // tensor forward keeps (dropout outputs, ReLU outputs, RgcnConv::saved_bytes) plus the most
-  // that one layer's forward or backward holds at once (RgcnConv::workspace_bytes, its outputs
-  // or their gradients, its input gradients). parameter_bytes: the dense
-  // parameters' values (their gradients take as much again). table_bytes: the tables (values,
-  // gradients, two Adam moments, per-row step counts and touched flags, and on a rank the
-  // tables' rows with their halo rows), on the model's device; streamed tables count only their
-  // staging there (table_stream_budget). host_bytes: host memory beyond the dense parameters: the
-  // dropout keys (8 bytes per vertex), and the tables when they are in host memory (a model on
-  // the CPU, or streamed tables). graph_bytes: the sparse matrices the layers keep on the model's device
-  // (RgcnConv::graph_bytes). O(layers · types).
-  std::int64_t activation_bytes() const;
-  std::int64_t parameter_bytes() const;
-  std::int64_t table_bytes() const;
-  std::int64_t host_bytes() const;
-  std::int64_t graph_bytes() const;
+  // What the model holds (its layers' layouts, its tables) and the memory plan's byte counts.
+  const RgcnModelLayout& layout() const;
 
  private:
   struct Impl;

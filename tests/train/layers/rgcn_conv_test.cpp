@@ -508,6 +508,34 @@ TEST_CASE("RgcnConv picks per type the order with less work", "[train]") {
                     Catch::Contains("output type 2 is not one of the 2 vertex types"));
 }
 
+TEST_CASE("RgcnConvLayout counts the parameters and matrices the RgcnConv built from it holds", "[train]") {
+  const std::uint64_t seed = GENERATE(1, 2, 3);
+  const RgcnOrder order = GENERATE(RgcnOrder::automatic, RgcnOrder::aggregate_first, RgcnOrder::transform_first);
+  const int bases = GENERATE(0, 2);
+  const bool bias = GENERATE(false, true);
+  CAPTURE(seed, static_cast<int>(order), bases, bias);
+  const graph::HeteroGraph g = random_mag(test::case_seed(seed));
+  const RgcnGraph rg(g);
+  const std::vector<std::int64_t> in_dims = bases > 0 ? std::vector<std::int64_t>{4, 4, 4, 4}
+                                                      : std::vector<std::int64_t>{5, 3, 4, 2};
+  for (const std::vector<int>& outputs : {std::vector<int>{}, std::vector<int>{0}, std::vector<int>{0, 2}}) {
+    CAPTURE(outputs.size());
+    const RgcnConvOptions options{outputs, order, {}};
+    const RgcnConvLayout layout(rg, in_dims, 6, bases, bias, options, "conv0");
+    RgcnConv conv(rg, in_dims, 6, bases, bias, "conv0", kernels::Device::cpu(), options);
+    std::int64_t values = 0;
+    for (const Parameter* p : conv.parameters()) values += p->value.numel();
+    CHECK(layout.parameter_bytes(rg) == values * 4);
+    // The sparse matrices as built: blocks, their transposes, the renumbered stacks and theirs.
+    CHECK(layout.graph_bytes(rg) == conv.graph_bytes());
+    for (int t = 0; t < 4; ++t) {
+      CHECK((layout.computes[static_cast<std::size_t>(t)] != 0) == conv.computes(t));
+      if (conv.computes(t))
+        CHECK((layout.aggregate[static_cast<std::size_t>(t)] != 0) == (conv.order(t) == RgcnOrder::aggregate_first));
+    }
+  }
+}
+
 TEST_CASE("RgcnConv on a part computes the first input rows of each type from all of them", "[train]") {
   // Two types with halo rows (inputs beyond the outputs): paper 4 of 7 rows, author 3 of 5.
   // Relations: author -writes-> paper (4 x 5), paper -cites-> paper (4 x 7), paper -rev_writes->

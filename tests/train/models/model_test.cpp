@@ -315,6 +315,24 @@ TEST_CASE("Model::activation_bytes counts the kept tensors and three gradients",
   CHECK(bn.activation_bytes(1000) == 1000 * 4 * (8 + 16 + 16 + 3 * 16) + 2 * 16 * 4);
 }
 
+TEST_CASE("ModelShape gives the parameters and layer order of the Model built from it, without building it",
+          "[train]") {
+  const std::string kind = GENERATE(as<std::string>{}, "gcn", "sage");
+  const int layers = GENERATE(1, 2, 3);
+  const bool batch_norm = GENERATE(false, true);
+  const bool bias = GENERATE(false, true);
+  const std::int64_t in_dim = GENERATE(5, 40);
+  CAPTURE(kind, layers, batch_norm, bias, in_dim);
+  GraphOperators ops = build_graph_operators(test::random_graph(5, 10, 20, true), kind);
+  const ModelConfig c = config_of(kind, layers, 16, 0.5f, 0.0f, batch_norm, bias);
+  const ModelShape shape(c, in_dim, 3);
+  Model model(c, in_dim, 3, 1, ops);
+  std::int64_t values = 0;
+  for (const Parameter* p : model.parameters()) values += p->value.numel();
+  CHECK(shape.parameter_bytes() == values * 4);
+  CHECK(shape.aggregates_first(0) == model.first_layer_aggregates_first());
+}
+
 TEST_CASE("Model refuses bad configurations and missing operators", "[train]") {
   GraphOperators gcn_ops = build_graph_operators(test::random_graph(4, 10, 20, true), "gcn");
   CHECK_THROWS_WITH(Model(config_of("sage", 2, 8, 0.5f, 0.5f, false, true), 4, 3, 1, gcn_ops),

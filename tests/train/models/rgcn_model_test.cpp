@@ -253,7 +253,7 @@ TEST_CASE("RgcnModel names its parameters and tables, and decays only conv weigh
     CHECK(p->weight_decay == (p->name.find(".bias.") == std::string::npos ? 5e-4f : 0.0f));
     values += p->value.numel();
   }
-  CHECK(model.parameter_bytes() == values * 4);
+  CHECK(model.layout().parameter_bytes() == values * 4);
   REQUIRE(model.embedding(author) != nullptr);
   CHECK(model.embedding(paper) == nullptr);
   CHECK(model.embedding(subject)->parameter().name == "embedding.subject");
@@ -265,7 +265,7 @@ TEST_CASE("RgcnModel names its parameters and tables, and decays only conv weigh
   CHECK(buffers == std::vector<std::string>{"embedding.author", "embedding.author.exp_avg",
                                             "embedding.author.exp_avg_sq", "embedding.subject",
                                             "embedding.subject.exp_avg", "embedding.subject.exp_avg_sq"});
-  CHECK(model.host_bytes() == 8 * 8 + (3 + 2) * (4 * 3 * 4 + 8 + 1));
+  CHECK(model.layout().host_bytes() == 8 * 8 + (3 + 2) * (4 * 3 * 4 + 8 + 1));
   CHECK(model.target_type() == paper);
   CHECK(model.num_classes() == 3);
   CHECK(model.num_layers() == 2);
@@ -629,9 +629,9 @@ TEST_CASE("RgcnModel with streamed tables trains as with the tables resident", "
   }
   const std::int64_t chunk_rows =
       streamed.table_chunk_rows(1) + streamed.table_chunk_rows(2) + streamed.table_chunk_rows(3);
-  CHECK(streamed.table_bytes() == 3 * chunk_rows * 16 * 4);
-  CHECK(streamed.table_bytes() <= streamed_config.table_stream_budget);
-  CHECK(streamed.host_bytes() > resident.host_bytes());
+  CHECK(streamed.layout().table_bytes() == 3 * chunk_rows * 16 * 4);
+  CHECK(streamed.layout().table_bytes() <= streamed_config.table_stream_budget);
+  CHECK(streamed.layout().host_bytes() > resident.layout().host_bytes());
 
   // The same losses to 1e-5; the first step's gradients to 1e-5 as well (later ones come from
   // parameters Adam has moved apart by rounding: a near-zero gradient's step is sign(g) · lr).
@@ -685,7 +685,7 @@ TEST_CASE("RgcnModel with streamed tables trains as with the tables resident", "
                     Catch::Contains("give at least 576 bytes"));
 }
 
-TEST_CASE("RgcnModel::activation_bytes bounds what a training step allocates", "[train]") {
+TEST_CASE("RgcnModelLayout::activation_bytes bounds what a training step allocates", "[train]") {
   const RgcnModelConfig c = GENERATE(config_of(2, 32, 0.5f, 0.5f, 0, true, 16),
                                      config_of(3, 16, 0.5f, 0.0f, 2, true, 24),
                                      config_of(2, 64, 0.0f, 0.0f, 0, false, 8));
@@ -709,7 +709,7 @@ TEST_CASE("RgcnModel::activation_bytes bounds what a training step allocates", "
   model.backward(std::move(grad), step);
   const std::int64_t used = kernels::tensor_peak_bytes(cpu) - before;
   const std::int64_t logits_and_grad = 2 * 300 * 7 * 4;
-  const std::int64_t estimate = model.activation_bytes();
+  const std::int64_t estimate = model.layout().activation_bytes();
   CAPTURE(used, estimate);
   CHECK(used <= estimate + logits_and_grad);
   CHECK(2 * used >= estimate);

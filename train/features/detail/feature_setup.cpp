@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "graph/base/error.hpp"
+#include "graph/base/log.hpp"
 #include "kernels/cuda/gpu_info.hpp"
 
 namespace halo::train::detail {
@@ -31,7 +32,7 @@ FeaturePassStats passes_since(const FeaturePassStats& before, const FeaturePassS
   return d;
 }
 
-FeaturePlacement plan_memory(TrainingProblem& problem, const Model& model, const TrainConfig& config,
+FeaturePlacement plan_memory(TrainingProblem& problem, const ModelShape& model, const TrainConfig& config,
                              std::int64_t process_bytes, std::int64_t available, MemoryPlan& plan) {
   const Array<float>& x = *problem.features;
   MemoryPlan resident = problem.plan_memory(model);
@@ -46,7 +47,7 @@ FeaturePlacement plan_memory(TrainingProblem& problem, const Model& model, const
   return placement;
 }
 
-FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const Model& model, const TrainConfig& config,
+FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const ModelShape& model, const TrainConfig& config,
                                  std::int64_t gpu_bytes, MemoryPlan& plan) {
   const Array<float>& x = *problem.features;
   MemoryPlan resident = problem.plan_memory(model);
@@ -85,6 +86,24 @@ void check_gpu_memory_plan(const MemoryPlan& plan, std::int64_t limit_bytes, con
                                        gpu_bytes, plan.one_line()));
 }
 
+std::int64_t device_memory_available(const kernels::Device& device) {
+  return device.is_cuda() ? gpu_memory_bytes(device) : machine_available_bytes();
+}
+
+void log_and_check_memory_plan(const MemoryPlan& plan, const TrainConfig& config, std::int64_t available) {
+  const bool gpu = config.device.is_cuda();
+  log_info(fmt::format("memory plan{}: {} needed (limit {}, {} {})", gpu ? " on " + config.device.to_string() : "",
+                       format_bytes(plan.total_bytes()),
+                       config.memory_limit > 0 ? format_bytes(config.memory_limit) : std::string("none"),
+                       gpu ? "GPU memory" : "available",
+                       available >= 0 ? format_bytes(available) : std::string("unknown")));
+  log_debug("memory plan:\n" + plan.table());
+  if (gpu)
+    check_gpu_memory_plan(plan, config.memory_limit, config.device, available);
+  else
+    check_memory_plan(plan, config.memory_limit, available);
+}
+
 void check_feature_settings(const ModelConfig& m, const TrainConfig& config, const DatasetShape& shape) {
   const std::int64_t minimum = 2 * 4 * shape.feature_dim;
   if (config.feature_memory_budget > 0 && config.feature_memory_budget < minimum)
@@ -97,9 +116,9 @@ void check_feature_settings(const ModelConfig& m, const TrainConfig& config, con
                                       m.input_dropout));
 }
 
-void check_feature_input(const ModelConfig& m, const TrainConfig& config, const Model& model,
+void check_feature_input(const ModelConfig& m, const TrainConfig& config, const ModelShape& model,
                          const FeaturePlacement& placement, const DatasetShape& shape) {
-  if (placement.streamed && !config.precompute_first_aggregation && model.first_layer_aggregates_first()) {
+  if (placement.streamed && !config.precompute_first_aggregation && model.aggregates_first(0)) {
     const std::int64_t out = m.layers == 1 ? shape.num_classes : m.hidden;
     throw UnsupportedError(fmt::format(
         "train: the features are streamed (a budget of {}), but the first {} layer aggregates them first "

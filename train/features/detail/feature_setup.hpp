@@ -14,7 +14,7 @@
 #include "train/features/feature_pipeline.hpp"
 #include "train/layers/aggregation.hpp"
 #include "train/memory_plan.hpp"
-#include "train/models/model.hpp"
+#include "train/models/model_shape.hpp"
 #include "train/trainer.hpp"
 #include "train/training_problem.hpp"
 
@@ -26,7 +26,7 @@ FeaturePassStats passes_since(const FeaturePassStats& before, const FeaturePassS
 // Sets `plan` to the problem's plan for `model` with "process before training" (process_bytes)
 // first and the features as place_features places them (resident, or streamed with the forced
 // budget or the spare memory), and returns that placement. O(items).
-FeaturePlacement plan_memory(TrainingProblem& problem, const Model& model, const TrainConfig& config,
+FeaturePlacement plan_memory(TrainingProblem& problem, const ModelShape& model, const TrainConfig& config,
                              std::int64_t process_bytes, std::int64_t available, MemoryPlan& plan);
 
 // Sets `plan` to the plan of what a run on a GPU keeps there (gpu_memory_plan of the problem's
@@ -35,7 +35,7 @@ FeaturePlacement plan_memory(TrainingProblem& problem, const Model& model, const
 // forced budget or the spare GPU memory as the budget of the device staging buffers and cache.
 // A precomputed first aggregation counts on the GPU only beside resident features. Returns that
 // placement. O(items).
-FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const Model& model, const TrainConfig& config,
+FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const ModelShape& model, const TrainConfig& config,
                                  std::int64_t gpu_bytes, MemoryPlan& plan);
 
 // The plan of what a run on a GPU keeps there, from the problem's plan for the model (features
@@ -53,13 +53,21 @@ std::int64_t gpu_memory_bytes(const kernels::Device& device);
 void check_gpu_memory_plan(const MemoryPlan& plan, std::int64_t limit_bytes, const kernels::Device& device,
                            std::int64_t gpu_bytes);
 
+// What a run on `device` may use: the GPU's memory (gpu_memory_bytes), or what this process can
+// still use of the host's (machine_available_bytes).
+std::int64_t device_memory_available(const kernels::Device& device);
+
+// Logs `plan` (its total, the limit and `available`, and at debug level its table) and refuses it
+// when it does not fit: check_gpu_memory_plan on a GPU, check_memory_plan on the CPU.
+void log_and_check_memory_plan(const MemoryPlan& plan, const TrainConfig& config, std::int64_t available);
+
 // Refuses (InvalidArgument) feature settings that cannot work whatever the plan decides: a
 // forced budget below two staging rows (naming the minimum), a precomputation with input dropout.
 void check_feature_settings(const ModelConfig& m, const TrainConfig& config, const DatasetShape& shape);
 
 // Refuses (UnsupportedError) streamed features for a first layer that aggregates first without
 // its aggregation precomputed, before any work.
-void check_feature_input(const ModelConfig& m, const TrainConfig& config, const Model& model,
+void check_feature_input(const ModelConfig& m, const TrainConfig& config, const ModelShape& model,
                          const FeaturePlacement& placement, const DatasetShape& shape);
 
 // The FeatureInput of a run as placed: budget, normalisation, precomputation, and whether the

@@ -70,54 +70,83 @@ graph::CsrGraph concatenate(const std::vector<const graph::CsrGraph*>& parts, st
 
 }  // namespace
 
-RgcnPanels::RgcnPanels(const RgcnGraph& graph, const std::vector<char>& transform, const std::vector<int>& relations,
-                       kernels::Device device) {
+RgcnPanelLayout::RgcnPanelLayout(const RgcnGraph& graph, const std::vector<char>& transform,
+                                 const std::vector<int>& relations) {
   const int types = graph.num_vertex_types();
   const auto all = static_cast<std::size_t>(types);
-  bands_.resize(all);
-  std::vector<int> band_of(static_cast<std::size_t>(graph.num_relations()), -1);
-  std::vector<int> root_band(all, -1);
+  bands.resize(all);
+  band_of.assign(static_cast<std::size_t>(graph.num_relations()), -1);
+  root_band.assign(all, -1);
   for (int r : relations) {
     if (transform[static_cast<std::size_t>(graph.relation_dst(r))] == 0) continue;
-    auto& bands = bands_[static_cast<std::size_t>(graph.relation_src(r))];
-    band_of[static_cast<std::size_t>(r)] = static_cast<int>(bands.size());
-    bands.push_back({r, -1});
+    auto& source_bands = bands[static_cast<std::size_t>(graph.relation_src(r))];
+    band_of[static_cast<std::size_t>(r)] = static_cast<int>(source_bands.size());
+    source_bands.push_back({r, -1});
   }
   for (int t = 0; t < types; ++t) {
     if (transform[static_cast<std::size_t>(t)] == 0) continue;
-    root_band[static_cast<std::size_t>(t)] = static_cast<int>(bands_[static_cast<std::size_t>(t)].size());
-    bands_[static_cast<std::size_t>(t)].push_back({-1, t});
+    root_band[static_cast<std::size_t>(t)] = static_cast<int>(bands[static_cast<std::size_t>(t)].size());
+    bands[static_cast<std::size_t>(t)].push_back({-1, t});
   }
   for (int s = 0; s < types; ++s) {
-    bases_.push_back(rows_);
-    rows_ += graph.num_inputs(s) * static_cast<std::int64_t>(bands_[static_cast<std::size_t>(s)].size());
+    bases.push_back(rows);
+    rows += graph.num_inputs(s) * static_cast<std::int64_t>(bands[static_cast<std::size_t>(s)].size());
   }
-  const bool wide = graph::index_type_for(rows_) == graph::IndexType::i64;
+  wide = graph::index_type_for(rows) == graph::IndexType::i64;
+  for (int t = 0; t < types; ++t) {
+    output_rows.push_back(total_output_rows);
+    if (transform[static_cast<std::size_t>(t)] == 0) continue;
+    // A root entry per row besides the stack's own.
+    entries += graph.stack(t).csr.num_edges() + graph.num_outputs(t);
+    total_output_rows += graph.num_outputs(t);
+  }
+}
+
+std::int64_t RgcnPanelLayout::bytes(const RgcnGraph& graph, const std::vector<char>& transform) const {
+  // Per CSR: 64-bit row offsets, a float weight and a column id per entry.
+  const std::int64_t id = wide ? 8 : 4;
+  std::int64_t total = 0;
+  bool any = false;
+  for (int t = 0; t < graph.num_vertex_types(); ++t) {
+    if (transform[static_cast<std::size_t>(t)] == 0) continue;
+    total += 8 * (graph.num_outputs(t) + 1);
+    any = true;
+  }
+  if (!any) return 0;
+  // The transpose's column ids are rows of the stacked outputs (graph::transpose keeps 32 bits
+  // only when those fit).
+  const std::int64_t transpose_id = wide || graph::index_type_for(total_output_rows) == graph::IndexType::i64 ? 8 : 4;
+  return total + entries * (id + 4) + 8 * (rows + 1) + entries * (transpose_id + 4);
+}
+
+RgcnPanels::RgcnPanels(const RgcnGraph& graph, const std::vector<char>& transform, RgcnPanelLayout layout,
+                       kernels::Device device)
+    : layout_(std::move(layout)) {
+  const int types = graph.num_vertex_types();
+  const auto all = static_cast<std::size_t>(types);
+  const RgcnPanelLayout& l = layout_;
   std::vector<graph::CsrGraph> stacks(all);  // on the host, until they go to `device` below
   std::vector<const graph::CsrGraph*> transformed;
-  std::int64_t output_rows = 0;
   for (int t = 0; t < types; ++t) {
-    output_rows_.push_back(output_rows);
     if (transform[static_cast<std::size_t>(t)] == 0) continue;
     const graph::RelationStack& s = graph.stack(t);
     std::vector<std::int64_t> column_base, stride;
     for (int r : s.relations) {
       const int src = graph.relation_src(r);
       const auto width = static_cast<std::int64_t>(bands(src).size());
-      column_base.push_back(base(src) + band_of[static_cast<std::size_t>(r)]);
+      column_base.push_back(base(src) + l.band_of[static_cast<std::size_t>(r)]);
       stride.push_back(width);
     }
     const auto own = static_cast<std::int64_t>(bands(t).size());
-    const std::int64_t root_column = base(t) + root_band[static_cast<std::size_t>(t)];
+    const std::int64_t root_column = base(t) + l.root_band[static_cast<std::size_t>(t)];
     graph::CsrGraph& stack = stacks[static_cast<std::size_t>(t)];
-    stack = wide ? renumber<std::int64_t>(s, root_column, own, column_base, stride, rows_)
-                 : renumber<std::int32_t>(s, root_column, own, column_base, stride, rows_);
+    stack = l.wide ? renumber<std::int64_t>(s, root_column, own, column_base, stride, l.rows)
+                   : renumber<std::int32_t>(s, root_column, own, column_base, stride, l.rows);
     transformed.push_back(&stack);
-    output_rows += stack.num_rows();
   }
   if (!transformed.empty())
-    transpose_ = CsrOperator(graph::transpose(wide ? concatenate<std::int64_t>(transformed, rows_)
-                                                  : concatenate<std::int32_t>(transformed, rows_)),
+    transpose_ = CsrOperator(graph::transpose(l.wide ? concatenate<std::int64_t>(transformed, l.rows)
+                                                     : concatenate<std::int32_t>(transformed, l.rows)),
                             device);
   stacks_.resize(all);
   for (int t = 0; t < types; ++t)
@@ -126,9 +155,16 @@ RgcnPanels::RgcnPanels(const RgcnGraph& graph, const std::vector<char>& transfor
 }
 
 std::int64_t RgcnPanels::bytes() const {
-  std::int64_t total = transpose_.bytes();
-  for (const CsrOperator& s : stacks_) total += s.bytes();
-  return total;
+  // The stacks of the transform-first types (those with a root band) and, when there is one,
+  // their transpose: the only matrices built.
+  std::int64_t total = 0;
+  bool any = false;
+  for (std::size_t t = 0; t < stacks_.size(); ++t) {
+    if (layout_.root_band[t] < 0) continue;
+    total += stacks_[t].bytes();
+    any = true;
+  }
+  return any ? total + transpose_.bytes() : 0;
 }
 
 }  // namespace halo::train::detail

@@ -1,0 +1,152 @@
+// RgcnConvLayout: an RgcnConv's decisions (outputs, reads, orders, bands, panels) and the bytes
+// its parameters, saved tensors, workspace and sparse matrices take, from counts alone.
+#include <algorithm>
+#include <utility>
+
+#include "graph/base/error.hpp"
+#include "train/layers/rgcn_conv.hpp"
+
+namespace halo::train {
+namespace {
+
+constexpr std::int64_t float_bytes = sizeof(float);
+
+// Host bytes of a CSR with `rows` rows and `entries` weighted entries of `id_bytes`-wide column ids.
+std::int64_t csr_bytes(std::int64_t rows, std::int64_t entries, std::int64_t id_bytes) {
+  return 8 * (rows + 1) + entries * (id_bytes + 4);
+}
+
+}  // namespace
+
+RgcnConvLayout::RgcnConvLayout(const RgcnGraph& graph, std::vector<std::int64_t> in_dims_, std::int64_t out_dim_,
+                               int num_bases_, bool bias_, const RgcnConvOptions& options, const std::string& name)
+    : in_dims(std::move(in_dims_)), out_dim(out_dim_), num_bases(num_bases_), bias(bias_) {
+  const int types = graph.num_vertex_types();
+  const int relations = graph.num_relations();
+  HALO_EXPECTS(static_cast<int>(in_dims.size()) == types, "RgcnConv " + name + ": expected one input width per " +
+                                                              "vertex type (" + std::to_string(types) + "), got " +
+                                                              std::to_string(in_dims.size()));
+  for (std::int64_t d : in_dims)
+    HALO_EXPECTS(d > 0, "RgcnConv " + name + ": input widths must be positive, got " + std::to_string(d));
+  HALO_EXPECTS(out_dim > 0, "RgcnConv " + name + ": out_dim must be positive, got " + std::to_string(out_dim));
+  HALO_EXPECTS(num_bases >= 0, "RgcnConv " + name + ": num_bases must be >= 0, got " + std::to_string(num_bases));
+
+  computes.assign(static_cast<std::size_t>(types), options.outputs.empty() ? 1 : 0);
+  for (int t : options.outputs) {
+    HALO_EXPECTS(t >= 0 && t < types, "RgcnConv " + name + ": output type " + std::to_string(t) + " is not one of the " +
+                                          std::to_string(types) + " vertex types");
+    computes[static_cast<std::size_t>(t)] = 1;
+  }
+  reads = computes;  // the root terms
+  streamed.assign(static_cast<std::size_t>(types), 0);
+  for (int t : options.streamed) {
+    HALO_EXPECTS(t >= 0 && t < types, "RgcnConv " + name + ": streamed type " + std::to_string(t) +
+                                          " is not one of the " + std::to_string(types) + " vertex types");
+    streamed[static_cast<std::size_t>(t)] = 1;
+  }
+  slot.assign(static_cast<std::size_t>(relations), -1);
+  for (int r = 0; r < relations; ++r) {
+    if (computes[static_cast<std::size_t>(graph.relation_dst(r))] == 0) continue;
+    slot[static_cast<std::size_t>(r)] = static_cast<int>(computed.size());
+    computed.push_back(r);
+    reads[static_cast<std::size_t>(graph.relation_src(r))] = 1;
+  }
+  HALO_EXPECTS(num_bases == 0 || !computed.empty(), "RgcnConv " + name + ": bases need at least one relation");
+  if (num_bases > 0) {
+    const int first = computed.front();
+    const std::int64_t in = in_dims[static_cast<std::size_t>(graph.relation_src(first))];
+    for (int r : computed) {
+      const std::int64_t w = in_dims[static_cast<std::size_t>(graph.relation_src(r))];
+      HALO_EXPECTS(w == in, "RgcnConv " + name + ": bases need one input width for all relations; relation " +
+                                graph.relation_type(first).key() + " reads " + std::to_string(in) +
+                                " columns, relation " + graph.relation_type(r).key() + " reads " + std::to_string(w));
+    }
+  }
+
+  aggregate.assign(static_cast<std::size_t>(types), 0);
+  bands.resize(static_cast<std::size_t>(types));
+  for (int t = 0; t < types; ++t) {
+    if (computes[static_cast<std::size_t>(t)] == 0) continue;
+    const graph::RelationStack& s = graph.stack(t);
+    // A streamed input enters row-wise products only: its readers transform first.
+    bool reads_streamed = streamed[static_cast<std::size_t>(t)] != 0;
+    for (int r : s.relations) reads_streamed = reads_streamed || streamed[static_cast<std::size_t>(graph.relation_src(r))] != 0;
+    RgcnOrder order = reads_streamed ? RgcnOrder::transform_first : options.order;
+    if (order == RgcnOrder::automatic)
+      order = RgcnConv::order_cost(graph, in_dims, out_dim, t, RgcnOrder::aggregate_first) <
+                      RgcnConv::order_cost(graph, in_dims, out_dim, t, RgcnOrder::transform_first)
+                  ? RgcnOrder::aggregate_first
+                  : RgcnOrder::transform_first;
+    if (order != RgcnOrder::aggregate_first || s.num_blocks() == 0) continue;
+    aggregate[static_cast<std::size_t>(t)] = 1;
+    std::vector<std::int64_t>& b = bands[static_cast<std::size_t>(t)];
+    b.push_back(0);
+    for (int r : s.relations) b.push_back(b.back() + in_dims[static_cast<std::size_t>(graph.relation_src(r))]);
+    b.push_back(b.back() + in_dims[static_cast<std::size_t>(t)]);
+  }
+  transform.assign(static_cast<std::size_t>(types), 0);
+  for (int t = 0; t < types; ++t)
+    transform[static_cast<std::size_t>(t)] =
+        computes[static_cast<std::size_t>(t)] != 0 && aggregate[static_cast<std::size_t>(t)] == 0 ? 1 : 0;
+  panels = detail::RgcnPanelLayout(graph, transform, computed);
+}
+
+std::int64_t RgcnConvLayout::basis_input(const RgcnGraph& graph) const {
+  return in_dims[static_cast<std::size_t>(graph.relation_src(computed.front()))];
+}
+
+std::int64_t RgcnConvLayout::parameter_bytes(const RgcnGraph& graph) const {
+  std::int64_t floats = 0;
+  if (num_bases == 0) {
+    for (int r : computed) floats += in_dims[static_cast<std::size_t>(graph.relation_src(r))] * out_dim;
+  } else {
+    floats += num_bases * basis_input(graph) * out_dim + static_cast<std::int64_t>(computed.size()) * num_bases;
+  }
+  for (std::size_t t = 0; t < computes.size(); ++t)
+    if (computes[t] != 0) floats += in_dims[t] * out_dim + (bias ? out_dim : 0);  // root and bias
+  return floats * float_bytes;
+}
+
+std::int64_t RgcnConvLayout::saved_bytes(const RgcnGraph& graph) const {
+  // The composed W_r with bases, the aggregate-first stacks [A_r ... | x_t] with their stacked
+  // weights, and each panel's weights.
+  std::int64_t floats = num_bases > 0 ? static_cast<std::int64_t>(computed.size()) * basis_input(graph) * out_dim : 0;
+  for (int t = 0; t < graph.num_vertex_types(); ++t) {
+    const auto ts = static_cast<std::size_t>(t);
+    if (computes[ts] != 0 && aggregate[ts] != 0) floats += (graph.num_outputs(t) + out_dim) * bands[ts].back();
+    floats += in_dims[ts] * static_cast<std::int64_t>(panels.bands[ts].size()) * out_dim;
+  }
+  return floats * float_bytes;
+}
+
+std::int64_t RgcnConvLayout::workspace_bytes(const RgcnGraph& graph) const {
+  // The composed weights' gradient, H's gradient and the stacked output gradients it comes from,
+  // and the panels' weight gradients.
+  std::int64_t floats = num_bases > 0 ? static_cast<std::int64_t>(computed.size()) * basis_input(graph) * out_dim : 0;
+  floats += (panels.rows + panels.total_output_rows) * out_dim;
+  for (int t = 0; t < graph.num_vertex_types(); ++t)
+    floats += in_dims[static_cast<std::size_t>(t)] * static_cast<std::int64_t>(panels.bands[static_cast<std::size_t>(t)].size()) *
+              out_dim;
+  return floats * float_bytes;
+}
+
+std::int64_t RgcnConvLayout::graph_bytes(const RgcnGraph& graph) const {
+  std::int64_t bytes = panels.bytes(graph, transform);
+  for (int t = 0; t < graph.num_vertex_types(); ++t) {
+    if (aggregate[static_cast<std::size_t>(t)] == 0) continue;
+    const graph::RelationStack& s = graph.stack(t);
+    const std::int64_t id = s.csr.index_type() == graph::IndexType::i32 ? 4 : 8;
+    for (int k = 0; k < s.num_blocks(); ++k) {
+      const int r = s.relations[static_cast<std::size_t>(k)];
+      const std::int64_t columns =
+          s.block_offsets[static_cast<std::size_t>(k) + 1] - s.block_offsets[static_cast<std::size_t>(k)];
+      const std::int64_t entries = graph.relation_edges(r);
+      // The block M_r and its transpose (32-bit ids only when the block's rows fit them).
+      const std::int64_t transpose_id = id == 4 && graph::index_type_for(graph.num_outputs(t)) == graph::IndexType::i32 ? 4 : 8;
+      bytes += csr_bytes(graph.num_outputs(t), entries, id) + csr_bytes(columns, entries, transpose_id);
+    }
+  }
+  return bytes;
+}
+
+}  // namespace halo::train

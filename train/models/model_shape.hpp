@@ -1,0 +1,56 @@
+// ModelShape: the layer widths of a GCN / GraphSAGE model and the bytes it holds, from its
+// settings alone. The memory plan reads it before any parameter, operator or activation exists,
+// and Model reports its numbers from the same object, so the plan and the model cannot disagree.
+#pragma once
+
+#include <cstdint>
+
+#include "train/models/model_config.hpp"
+
+namespace halo::train {
+
+class ModelShape {
+ public:
+  // Throws InvalidArgument for settings Model refuses: a kind other than gcn or sage, no layer,
+  // a hidden width below 1 with more than one layer, a non-positive input width or class count,
+  // a negative weight decay. O(1).
+  ModelShape(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes);
+
+  const ModelConfig& config() const { return config_; }
+  std::int64_t in_dim() const { return in_dim_; }
+  std::int64_t num_classes() const { return num_classes_; }
+  int layers() const { return config_.layers; }
+  // Layer i's input and output widths: in_dim, hidden, ..., hidden, num_classes.
+  std::int64_t layer_in(int i) const { return i == 0 ? in_dim_ : config_.hidden; }
+  std::int64_t layer_out(int i) const { return i + 1 == config_.layers ? num_classes_ : config_.hidden; }
+  // Batch norm follows layer i's convolution (every layer but the last, with batch_norm).
+  bool normalized(int i) const { return config_.batch_norm && i + 1 < config_.layers; }
+  // Layer i's convolution has a bias: config.bias, unless batch norm follows. Batch norm
+  // subtracts the column means, so a bias before it cancels out: its gradient is rounding noise,
+  // which Adam would turn into full-size steps whose signs depend on the summation order (thread
+  // count, partitioning). Batch norm's beta is the shift instead.
+  bool has_bias(int i) const { return config_.bias && !normalized(i); }
+  // Layer i computes (Â·x)·W, aggregating its narrower side (conv_aggregates_first).
+  bool aggregates_first(int i) const;
+
+  // The peak of a training step apart from the features, the logits and their gradient, for
+  // `vertices` rows: every tensor forward keeps (dropout outputs, Â·x of aggregate-first layers,
+  // conv outputs kept for batch norm with its statistics, ReLU outputs) plus the gradients and
+  // temporaries alive at once in backward (at most three of vertices x the widest hidden or
+  // class width). O(layers).
+  std::int64_t activation_bytes(std::int64_t vertices) const;
+  // The part of activation_bytes that holds the first layer's input: the input dropout's output
+  // and, when the first layer aggregates first, Â·x. Neither exists when the features are
+  // streamed (dropout acts on the staged chunks) or their aggregation precomputed. O(1).
+  std::int64_t input_activation_bytes(std::int64_t vertices) const;
+  // The parameters' values (their gradients take as much again): the conv weights (GraphSAGE two
+  // per layer), the biases and the batch norms' gamma and beta. O(layers).
+  std::int64_t parameter_bytes() const;
+
+ private:
+  ModelConfig config_;
+  std::int64_t in_dim_;
+  std::int64_t num_classes_;
+};
+
+}  // namespace halo::train

@@ -1,0 +1,183 @@
+// RgcnModelLayout: the layers, tables and byte counts of an R-GCN, before it is built.
+#include "train/models/rgcn_model_layout.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "graph/base/error.hpp"
+#include "train/layers/embedding_table.hpp"
+#include "train/models/rgcn_model.hpp"
+
+namespace halo::train {
+namespace {
+
+constexpr std::int64_t float_bytes = sizeof(float);
+
+void check_config(const RgcnModelConfig& c, std::int64_t num_classes) {
+  HALO_EXPECTS(c.layers >= 1, "RgcnModel: needs at least one layer, got " + std::to_string(c.layers));
+  HALO_EXPECTS(c.layers == 1 || c.hidden > 0,
+               "RgcnModel: hidden width must be positive, got " + std::to_string(c.hidden));
+  HALO_EXPECTS(num_classes > 0, "RgcnModel: num_classes must be positive, got " + std::to_string(num_classes));
+  HALO_EXPECTS(c.num_bases >= 0, "RgcnModel: num_bases must be >= 0, got " + std::to_string(c.num_bases));
+  HALO_EXPECTS(c.weight_decay >= 0 && c.embedding_weight_decay >= 0,
+               "RgcnModel: weight decays must be non-negative, got " + std::to_string(c.weight_decay) + " and " +
+                   std::to_string(c.embedding_weight_decay));
+}
+
+}  // namespace
+
+RgcnModelLayout::RgcnModelLayout(const RgcnModelConfig& config, const RgcnGraph& graph,
+                                 std::vector<std::int64_t> feature_widths, int target_type, std::int64_t num_classes,
+                                 kernels::Device device, std::vector<char> halo_types)
+    : graph_(&graph),
+      feature_widths_(std::move(feature_widths)),
+      embedding_dim_(config.embedding_dim),
+      halo_types_(std::move(halo_types)),
+      device_(device) {
+  check_config(config, num_classes);
+  const int types = graph.num_vertex_types();
+  const auto all_types = static_cast<std::size_t>(types);
+  HALO_EXPECTS(feature_widths_.size() == all_types, "RgcnModel: expected one feature tensor (or nullptr) per vertex "
+                                                    "type (" + std::to_string(types) + "), got " +
+                                                        std::to_string(feature_widths_.size()));
+  HALO_EXPECTS(target_type >= 0 && target_type < types, "RgcnModel: target type " + std::to_string(target_type) +
+                                                            " is not one of the " + std::to_string(types) +
+                                                            " vertex types");
+  HALO_EXPECTS(halo_types_.empty() || halo_types_.size() == all_types,
+               "RgcnModel: the halo rows need an exchange per vertex type");
+
+  // The tables, and with a stream budget their chunks: the budget split evenly over the tables,
+  // each share holding two staging chunks and the chunk its gradient comes back in.
+  std::vector<int> table_types;
+  for (int t = 0; t < types; ++t) {
+    if (!has_table(t)) continue;
+    HALO_EXPECTS(config.embedding_dim > 0, "RgcnModel: type " + graph.vertex_type_name(t) +
+                                               " has no features and embedding_dim is " +
+                                               std::to_string(config.embedding_dim) + " (must be positive)");
+    table_types.push_back(t);
+  }
+  chunk_rows_.assign(all_types, 0);
+  if (config.table_stream_budget > 0 && !table_types.empty()) {
+    const auto count = static_cast<std::int64_t>(table_types.size());
+    const std::int64_t share = config.table_stream_budget / count;
+    const std::int64_t row_bytes = config.embedding_dim * float_bytes;
+    for (int t : table_types) {
+      const std::int64_t rows = graph.num_outputs(t);
+      const std::int64_t chunk = rows == 0 ? 1 : std::min(rows, share / (3 * row_bytes));
+      HALO_EXPECTS(chunk >= 1, "RgcnModel: a table stream budget of " + std::to_string(config.table_stream_budget) +
+                                   " bytes leaves " + std::to_string(share) + " to table embedding." +
+                                   graph.vertex_type_name(t) + ", below the 3 rows of " + std::to_string(row_bytes) +
+                                   " bytes it needs; give at least " + std::to_string(count * 3 * row_bytes) +
+                                   " bytes");
+      chunk_rows_[static_cast<std::size_t>(t)] = chunk;
+    }
+  }
+
+  // The types each layer must output: the last layer the target's logits; each layer before
+  // what the next one reads (its outputs' roots and the sources of the relations into them).
+  const auto layers = static_cast<std::size_t>(config.layers);
+  std::vector<std::vector<char>> needed(layers, std::vector<char>(all_types, 0));
+  needed[layers - 1][static_cast<std::size_t>(target_type)] = 1;
+  for (std::size_t i = layers - 1; i > 0; --i) {
+    needed[i - 1] = needed[i];
+    for (int r = 0; r < graph.num_relations(); ++r)
+      if (needed[i][static_cast<std::size_t>(graph.relation_dst(r))] != 0)
+        needed[i - 1][static_cast<std::size_t>(graph.relation_src(r))] = 1;
+  }
+  for (std::size_t i = 0; i < layers; ++i) {
+    dropout_.push_back(i == 0 ? config.input_dropout : config.dropout);
+    RgcnConvOptions options;
+    std::vector<std::int64_t> in_dims;
+    for (int t = 0; t < types; ++t) {
+      if (needed[i][static_cast<std::size_t>(t)] != 0) options.outputs.push_back(t);
+      if (i == 0 && streams(t)) options.streamed.push_back(t);
+      in_dims.push_back(i == 0 ? input_width(t) : config.hidden);
+    }
+    // Bases need one input width over all computed relations; a layer where the widths differ
+    // keeps one weight per relation.
+    std::vector<std::int64_t> widths;
+    for (int r = 0; r < graph.num_relations(); ++r)
+      if (needed[i][static_cast<std::size_t>(graph.relation_dst(r))] != 0)
+        widths.push_back(in_dims[static_cast<std::size_t>(graph.relation_src(r))]);
+    const bool same_width =
+        !widths.empty() && std::all_of(widths.begin(), widths.end(), [&](std::int64_t w) { return w == widths[0]; });
+    const bool bases = config.num_bases > 0 && same_width;
+    bases_.push_back(bases ? 1 : 0);
+    const std::int64_t out = i + 1 == layers ? num_classes : config.hidden;
+    convs_.emplace_back(graph, std::move(in_dims), out, bases ? config.num_bases : 0, config.bias, options,
+                        "conv" + std::to_string(i));
+  }
+}
+
+std::int64_t RgcnModelLayout::input_width(int t) const {
+  return has_table(t) ? embedding_dim_ : feature_widths_.at(static_cast<std::size_t>(t));
+}
+
+std::int64_t RgcnModelLayout::activation_bytes() const {
+  const RgcnGraph& g = *graph_;
+  std::int64_t kept = 0;
+  std::int64_t busiest = 0;  // the most one layer holds at once besides what is kept
+  for (int i = 0; i < layers(); ++i) {
+    const RgcnConvLayout& c = conv(i);
+    std::int64_t inputs = 0, input_grads = 0, outputs = 0;
+    for (int t = 0; t < g.num_vertex_types(); ++t) {
+      const auto ts = static_cast<std::size_t>(t);
+      if (i == 0 && streams(t)) continue;  // chunks only: table_bytes counts them
+      const std::int64_t in = g.num_inputs(t) * c.in_dims[ts] * float_bytes;
+      // The first layer's inputs need a gradient only where they are a table.
+      const bool input_grad = i > 0 || has_table(t);
+      if (c.reads[ts] != 0) inputs += in;
+      if (c.reads[ts] != 0 && input_grad) input_grads += in;
+      if (c.computes[ts] != 0) outputs += g.num_inputs(t) * c.out_dim * float_bytes;
+    }
+    if (dropout_[static_cast<std::size_t>(i)] > 0.0f) kept += inputs;
+    kept += c.saved_bytes(g);
+    if (i + 1 < layers()) kept += outputs;  // the ReLU outputs
+    // Backward holds the outputs' gradients, H's gradient, the input gradients and, with bases,
+    // the composed weights' gradient; forward holds less (H and the outputs).
+    busiest = std::max(busiest, outputs + c.workspace_bytes(g) + input_grads);
+  }
+  return kept + busiest;
+}
+
+std::int64_t RgcnModelLayout::parameter_bytes() const {
+  std::int64_t bytes = 0;
+  for (const RgcnConvLayout& c : convs_) bytes += c.parameter_bytes(*graph_);
+  return bytes;
+}
+
+std::int64_t RgcnModelLayout::table_bytes() const {
+  const RgcnGraph& g = *graph_;
+  std::int64_t bytes = 0;
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    if (!has_table(t)) continue;
+    if (streams(t)) {  // two staging chunks and the gradient's
+      bytes += 3 * table_chunk_rows(t) * embedding_dim_ * float_bytes;
+      continue;
+    }
+    bytes += EmbeddingTable::bytes_for(g.num_outputs(t), embedding_dim_);
+    if (halo(t)) bytes += g.num_inputs(t) * embedding_dim_ * float_bytes;  // with its halo rows
+  }
+  return bytes;
+}
+
+std::int64_t RgcnModelLayout::host_bytes() const {
+  const RgcnGraph& g = *graph_;
+  // One process numbers every vertex itself (8 bytes each); a rank reads its ids from its part.
+  std::int64_t bytes = 0;
+  if (halo_types_.empty())
+    for (int t = 0; t < g.num_vertex_types(); ++t) bytes += 8 * g.num_outputs(t);
+  if (!device_.is_cuda()) bytes += table_bytes();
+  for (int t = 0; t < g.num_vertex_types(); ++t)
+    if (streams(t)) bytes += EmbeddingTable::bytes_for(g.num_outputs(t), embedding_dim_);
+  return bytes;
+}
+
+std::int64_t RgcnModelLayout::graph_bytes() const {
+  std::int64_t bytes = 0;
+  for (const RgcnConvLayout& c : convs_) bytes += c.graph_bytes(*graph_);
+  return bytes;
+}
+
+}  // namespace halo::train

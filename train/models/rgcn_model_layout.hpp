@@ -1,0 +1,75 @@
+// RgcnModelLayout: what an RgcnModel holds, decided from the graph's counts, the input widths and
+// the settings alone: the types each layer computes, its RgcnConvLayout, which layers use bases,
+// the embedding tables and whether they stream. The memory plan reads its byte counts before any
+// parameter, table, activation or matrix exists; RgcnModel is built from the same layout, so the
+// plan and the model cannot disagree.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/device.hpp"
+#include "train/layers/rgcn_conv.hpp"
+#include "train/layers/rgcn_graph.hpp"
+
+namespace halo::train {
+
+struct RgcnModelConfig;
+
+class RgcnModelLayout {
+ public:
+  // feature_widths: per vertex type of `graph` (its type order), the width of its features, or 0
+  // for a type without, which gets an embedding table of config.embedding_dim columns. `halo_types`:
+  // per type, whether it has halo rows filled by an exchange (a rank of a distributed run; empty
+  // on one process). Throws InvalidArgument for the settings RgcnModel refuses (layers, widths,
+  // bases, decays, a target outside the types, a table without a positive embedding_dim, a table
+  // stream budget below three rows per table). O(layers · (types + relations)).
+  RgcnModelLayout(const RgcnModelConfig& config, const RgcnGraph& graph, std::vector<std::int64_t> feature_widths,
+                  int target_type, std::int64_t num_classes, kernels::Device device,
+                  std::vector<char> halo_types = {});
+
+  int layers() const { return static_cast<int>(convs_.size()); }
+  const RgcnConvLayout& conv(int layer) const { return convs_.at(static_cast<std::size_t>(layer)); }
+  // Whether layer i composes its relation weights from bases.
+  bool uses_bases(int layer) const { return bases_.at(static_cast<std::size_t>(layer)) != 0; }
+  // Whether type t's input is an embedding table, and whether that table is streamed; the rows per
+  // chunk of a streamed table (0 otherwise).
+  bool has_table(int t) const { return feature_widths_.at(static_cast<std::size_t>(t)) == 0; }
+  bool streams(int t) const { return table_chunk_rows(t) > 0; }
+  std::int64_t table_chunk_rows(int t) const { return chunk_rows_.at(static_cast<std::size_t>(t)); }
+  // Type t's input width: its features', or the embedding dimension.
+  std::int64_t input_width(int t) const;
+
+  // For the memory plan, in bytes. activation_bytes: the peak of a training step on the model's
+  // device apart from the inputs (features and tables), the logits and their gradient: every
+  // tensor forward keeps (dropout outputs, ReLU outputs, RgcnConv::saved_bytes) plus the most
+  // that one layer's forward or backward holds at once (RgcnConv::workspace_bytes, its outputs
+  // or their gradients, its input gradients). parameter_bytes: the dense parameters' values
+  // (their gradients take as much again). table_bytes: the tables (values, gradients, two Adam
+  // moments, per-row step counts and touched flags, and on a rank the tables' rows with their
+  // halo rows), on the model's device; streamed tables count only their staging there
+  // (table_stream_budget). host_bytes: host memory beyond the dense parameters: the dropout keys
+  // (8 bytes per vertex on one process), and the tables when they are in host memory (a model on
+  // the CPU, or streamed tables). graph_bytes: the sparse matrices the layers keep
+  // (RgcnConvLayout::graph_bytes: their host sizes, before set_training_rows). O(layers · types).
+  std::int64_t activation_bytes() const;
+  std::int64_t parameter_bytes() const;
+  std::int64_t table_bytes() const;
+  std::int64_t host_bytes() const;
+  std::int64_t graph_bytes() const;
+
+ private:
+  bool halo(int t) const { return !halo_types_.empty() && halo_types_[static_cast<std::size_t>(t)] != 0; }
+
+  const RgcnGraph* graph_;
+  std::vector<std::int64_t> feature_widths_;
+  std::int64_t embedding_dim_;
+  std::vector<float> dropout_;         // per layer
+  std::vector<RgcnConvLayout> convs_;  // per layer
+  std::vector<char> bases_;            // per layer
+  std::vector<std::int64_t> chunk_rows_;
+  std::vector<char> halo_types_;
+  kernels::Device device_;
+};
+
+}  // namespace halo::train
