@@ -98,6 +98,25 @@ std::uint32_t crc32_of(const void* data, std::size_t bytes) {
   return crc;
 }
 
+std::uint32_t crc32_update(std::uint32_t crc, const void* data, std::size_t bytes) {
+  return bytes == 0 ? crc : ::crc32_gzip_refl(crc, static_cast<const unsigned char*>(data), static_cast<std::uint64_t>(bytes));
+}
+
+std::uint32_t crc32_of_file_prefix(const std::string& path, std::uint64_t bytes) {
+  const ReadOnlyFile file(path);
+  if (file.size() < bytes)
+    throw IoError(path, "is " + std::to_string(file.size()) + " bytes, shorter than the " + std::to_string(bytes) +
+                            " of its header");
+  const std::unique_ptr<unsigned char[]> piece(new unsigned char[piece_bytes]);
+  std::uint32_t crc = 0;
+  for (std::uint64_t at = 0; at < bytes; at += piece_bytes) {
+    const std::size_t length = static_cast<std::size_t>(std::min<std::uint64_t>(piece_bytes, bytes - at));
+    file.read_exactly(piece.get(), length, at);
+    crc = crc32_update(crc, piece.get(), length);
+  }
+  return crc;
+}
+
 std::uint32_t crc32_concat(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t bytes_b) {
   return static_cast<std::uint32_t>(::crc32_combine(crc_a, crc_b, static_cast<z_off_t>(bytes_b)));
 }

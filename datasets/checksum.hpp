@@ -13,6 +13,15 @@ namespace halo::datasets {
 // depend on the thread count); O(bytes).
 std::uint32_t crc32_of(const void* data, std::size_t bytes);
 
+// The CRC-32 continued over `bytes` more bytes at `data` (crc32_update(0, ...) starts one),
+// sequential, for a caller that runs its own parallel loop; O(bytes).
+std::uint32_t crc32_update(std::uint32_t crc, const void* data, std::size_t bytes);
+
+// The CRC-32 of a file's first `bytes` bytes (the header before an array whose bytes a caller
+// checksums from memory), read with pread. IoError naming the file when it cannot be read or is
+// shorter. O(bytes).
+std::uint32_t crc32_of_file_prefix(const std::string& path, std::uint64_t bytes);
+
 // The CRC-32 of the concatenation A + B from crc(A), crc(B) and B's length. O(log bytes_b).
 std::uint32_t crc32_concat(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t bytes_b);
 

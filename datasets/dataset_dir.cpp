@@ -116,8 +116,8 @@ std::string read_text_file(const std::string& path) {
   return text.str();
 }
 
-// The cheap check on open (existence and size of every file), and optionally the CRC check.
-void check_files(const std::string& dir, const DatasetDirInfo& info, bool verify_checksums) {
+// The cheap check on open: every listed file exists with its listed size.
+void check_file_sizes(const std::string& dir, const DatasetDirInfo& info) {
   for (const DatasetFileEntry& f : info.files) {
     const std::string path = dir + "/" + f.path;
     struct stat st {};
@@ -126,20 +126,20 @@ void check_files(const std::string& dir, const DatasetDirInfo& info, bool verify
       throw IoError(path, "is " + std::to_string(st.st_size) + " bytes, dataset.json says " + std::to_string(f.bytes) +
                               " (truncated or replaced)");
   }
-  if (!verify_checksums) return;
-  Progress progress("verifying " + dir, static_cast<std::int64_t>(info.total_bytes()));
-  for (const DatasetFileEntry& f : info.files) {
-    const std::string path = dir + "/" + f.path;
-    const std::string crc = file_checksum(path);
-    if (crc != f.crc32) throw IoError(path, "CRC-32 is " + crc + ", dataset.json says " + f.crc32 + ": the file is corrupted");
-    progress.advance(static_cast<std::int64_t>(f.bytes));
-  }
+}
+
+// Throws the IoError of a file whose CRC-32 is not the one dataset.json lists.
+void check_crc(const std::string& path, std::uint32_t crc, const DatasetFileEntry& f) {
+  if (crc32_hex(crc) != f.crc32)
+    throw IoError(path, "CRC-32 is " + crc32_hex(crc) + ", dataset.json says " + f.crc32 + ": the file is corrupted");
 }
 
 // Opens the arrays of one directory, checking each against its dataset.json entry.
 class DirectoryReader {
  public:
-  DirectoryReader(std::string dir, const DatasetDirInfo& info) : dir_(std::move(dir)), info_(info) {}
+  // verify: every array's CRC-32 is compared, computed in its check's pass (crc_of).
+  DirectoryReader(std::string dir, const DatasetDirInfo& info, bool verify)
+      : dir_(std::move(dir)), info_(info), verify_(verify) {}
 
   bool has(const std::string& relative) const { return info_.find_file(relative) != nullptr; }
 
@@ -166,16 +166,43 @@ class DirectoryReader {
   }
 
   graph::CsrGraph open_graph(const std::string& folder, std::int64_t rows, std::int64_t cols, std::int64_t edges,
-                             graph::CsrProperties properties) const {
+                             graph::CsrProperties properties) {
     Array<std::int64_t> indptr = open<std::int64_t>(folder + "/indptr.npy", 1, rows + 1, 1);
     Array<float> weights = open_optional<float>(folder + "/weights.npy", 1, edges, 1);
     const std::string indices = folder + "/indices.npy";
     const std::string where = dir_ + "/" + folder;
-    if (listed(indices).dtype == DType::int32)
-      return checked_csr_graph(where, rows, cols, std::move(indptr), open<std::int32_t>(indices, 1, edges, 1),
-                               std::move(weights), properties);
-    return checked_csr_graph(where, rows, cols, std::move(indptr), open<std::int64_t>(indices, 1, edges, 1),
-                             std::move(weights), properties);
+    CsrCrcChecks crcs{crc_of(folder + "/indptr.npy", indptr), {}, weights.empty() ? CrcCheck() : crc_of(folder + "/weights.npy", weights)};
+    if (listed(indices).dtype == DType::int32) {
+      Array<std::int32_t> ids = open<std::int32_t>(indices, 1, edges, 1);
+      crcs.indices = crc_of(indices, ids);
+      return checked_csr_graph(where, rows, cols, std::move(indptr), std::move(ids), std::move(weights), properties, crcs);
+    }
+    Array<std::int64_t> ids = open<std::int64_t>(indices, 1, edges, 1);
+    crcs.indices = crc_of(indices, ids);
+    return checked_csr_graph(where, rows, cols, std::move(indptr), std::move(ids), std::move(weights), properties, crcs);
+  }
+
+  // The CrcCheck of a listed file holding `a` (its bytes at the end of the file, after the .npy
+  // header): the header's CRC, read from the file, joined to the array's; empty without
+  // verification. Marks the file verified once it matched.
+  template <class T>
+  CrcCheck crc_of(const std::string& relative, const Array<T>& a) {
+    if (!verify_) return {};
+    const DatasetFileEntry& entry = listed(relative);
+    const auto data_bytes = static_cast<std::uint64_t>(a.bytes());
+    return [this, relative, data_bytes, &entry](std::uint32_t data_crc) {
+      const std::string path = dir_ + "/" + relative;
+      const std::uint32_t header = crc32_of_file_prefix(path, entry.bytes - data_bytes);
+      check_crc(path, crc32_concat(header, data_crc, data_bytes), entry);
+      verified_.insert(relative);
+    };
+  }
+
+  // Compares the CRC-32 of every listed file no check has verified (read from the file).
+  void verify_the_rest() const {
+    if (!verify_) return;
+    for (const DatasetFileEntry& f : info_.files)
+      if (verified_.count(f.path) == 0) check_crc(dir_ + "/" + f.path, crc32_of_file(dir_ + "/" + f.path), f);
   }
 
  private:
@@ -187,6 +214,8 @@ class DirectoryReader {
 
   std::string dir_;
   const DatasetDirInfo& info_;
+  bool verify_;
+  std::set<std::string> verified_;
 };
 
 std::int64_t count_of(const DatasetDirInfo& info, const std::string& type, const std::string& dir) {
@@ -239,8 +268,8 @@ DatasetDirInfo read_dataset_dir_info(const std::string& dir) {
 
 Dataset read_dataset_dir(const std::string& dir, const DatasetDirOptions& options) {
   const DatasetDirInfo info = read_dataset_dir_info(dir);
-  check_files(dir, info, options.verify_checksums);
-  const DirectoryReader reader(dir, info);
+  check_file_sizes(dir, info);
+  DirectoryReader reader(dir, info, options.verify_checksums);
   Dataset ds;
   ds.meta = info.meta;
   if (info.node_types.empty()) throw IoError(dir + "/dataset.json", "lists no vertex types");
@@ -266,10 +295,12 @@ Dataset read_dataset_dir(const std::string& dir, const DatasetDirOptions& option
     const std::string folder = node_folder(info.meta, t.name);
     if (t.feature_dim > 0) {
       nt.features = reader.open<float>(folder + "node_feat.npy", 2, t.count, t.feature_dim);
-      check_finite(dir + "/" + folder + "node_feat.npy", nt.features);
+      check_finite(dir + "/" + folder + "node_feat.npy", nt.features, reader.crc_of(folder + "node_feat.npy", nt.features));
     }
     nt.labels = reader.open_optional<std::int64_t>(folder + "node_label.npy", 0, t.count, -1);
-    if (!nt.labels.empty()) check_labels(dir + "/" + folder + "node_label.npy", nt.labels, info.meta.num_classes);
+    if (!nt.labels.empty())
+      check_labels(dir + "/" + folder + "node_label.npy", nt.labels, info.meta.num_classes,
+                   reader.crc_of(folder + "node_label.npy", nt.labels));
     ds.node_types.push_back(std::move(nt));
   }
   const std::int64_t targets = count_of(info, info.meta.is_hetero ? info.meta.target_type : info.node_types[0].name, dir);
@@ -277,8 +308,10 @@ Dataset read_dataset_dir(const std::string& dir, const DatasetDirOptions& option
     const std::int64_t size = i == 0 ? info.splits.train : i == 1 ? info.splits.valid : info.splits.test;
     const std::string relative = std::string("split/") + split_names[i] + ".npy";
     split_part(ds.split, i) = reader.open<std::int64_t>(relative, 1, size, 1);
-    check_ids_in_range(dir + "/" + relative, split_part(ds.split, i), targets, "vertex ids of the labelled type");
+    check_ids_in_range(dir + "/" + relative, split_part(ds.split, i), targets, "vertex ids of the labelled type",
+                       reader.crc_of(relative, split_part(ds.split, i)));
   }
+  reader.verify_the_rest();
   return ds;
 }
 

@@ -11,6 +11,7 @@
 
 #include "datasets/dataset_dir.hpp"
 #include "datasets/npy.hpp"
+#include "datasets/synth.hpp"
 #include "graph/base/error.hpp"
 #include "tests/datasets/tiny_datasets.hpp"
 #include "tests/support/corrupt_files.hpp"
@@ -141,4 +142,38 @@ TEST_CASE("a label file replaced by a link to another file of the same size is c
   fs::remove(ds + "/node_label.npy");
   fs::create_symlink(dir / "other.npy", ds + "/node_label.npy");
   CHECK_THROWS_WITH(read_dataset_dir(ds), Catch::StartsWith(ds + "/node_label.npy: CRC-32 is "));
+}
+
+TEST_CASE("the checks' own pass verifies the CRC-32 of arrays of many blocks and windows", "[dataset_dir][faults]") {
+  // 41000 x 128 features (5.2 M floats: six of check_finite's 4 MiB windows, each of many 256 KiB
+  // blocks) and a few hundred thousand column ids: the CRC the checks compute block by block,
+  // joined to the header's, must be the file's.
+  test::ScratchDir dir;
+  SbmOptions o;
+  o.nodes = 41000;
+  o.features = 128;
+  o.avg_degree = 8;
+  write_dataset_dir(generate_sbm(o), dir / "ds", false);
+  const std::string ds = dir / "ds";
+  const std::string feat = ds + "/node_feat.npy";
+  const std::uint64_t data = read_npy_header(feat).data_offset;
+  CHECK_NOTHROW(read_dataset_dir(ds));
+  SECTION("a flipped byte in the fifth window") {
+    test::flip_byte(feat, data + 4 * 4 * (std::uint64_t{1} << 20) + 12345);
+    CHECK_THROWS_WITH(read_dataset_dir(ds), Catch::StartsWith(feat + ": CRC-32 is "));
+  }
+  SECTION("a flipped byte in the header: refused by its parser or by the header's CRC, naming the file") {
+    const std::uint64_t at = GENERATE_COPY(std::uint64_t{20}, data - 2);
+    test::flip_byte(feat, at);
+    CHECK_THROWS_WITH(read_dataset_dir(ds), Catch::StartsWith(feat + ": "));
+  }
+  SECTION("a flipped byte deep in the column ids, which the CRC reports before the column it breaks") {
+    const std::string indices = ds + "/graph/indices.npy";
+    test::flip_byte(indices, read_npy_header(indices).data_offset + 4 * 200001 + 3);
+    CHECK_THROWS_WITH(read_dataset_dir(ds), Catch::StartsWith(indices + ": CRC-32 is "));
+  }
+  SECTION("a NaN in the last window with its checksum recomputed: the value, named by row and column") {
+    poke<float>(ds, "node_feat.npy", 40999 * 128 + 7, std::numeric_limits<float>::quiet_NaN());
+    CHECK_THROWS_WITH(read_dataset_dir(ds), feat + ": value at row 40999, column 7 is nan, not a finite number");
+  }
 }

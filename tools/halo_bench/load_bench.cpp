@@ -2,6 +2,8 @@
 // the page cache before each (bench/load_checks.py):
 //   read    every file dataset.json lists, read once in 4 MiB pieces and thrown away: the floor
 //           of any load that looks at every byte;
+//   crc     every file mapped and its CRC-32 computed over the map in parallel (nothing else):
+//           the floor of any load that verifies the checksums;
 //   open    read_dataset_dir without the CRC-32 check: mapping, and the structural checks (CSR
 //           offsets and ids, labels, split ids, finite features) that touch every array;
 //   verify  read_dataset_dir as halo-train opens a dataset: the structural checks and the CRCs.
@@ -19,7 +21,9 @@
 
 #include <fmt/format.h>
 
+#include "datasets/checksum.hpp"
 #include "datasets/dataset_dir.hpp"
+#include "graph/base/buffer.hpp"
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
 #include "graph/base/parallel.hpp"
@@ -59,6 +63,14 @@ int run_load_bench(const LoadBench& o) {
     constexpr std::size_t piece_bytes = std::size_t{4} << 20;
     const std::unique_ptr<char[]> piece(new char[piece_bytes]);
     for (const datasets::DatasetFileEntry& f : info.files) bytes += read_through(o.dataset + "/" + f.path, piece.get(), piece_bytes);
+  } else if (o.mode == "crc") {
+    for (const datasets::DatasetFileEntry& f : info.files) {
+      const std::string path = o.dataset + "/" + f.path;
+      const Buffer map = Buffer::map_file(path, 0, static_cast<std::size_t>(f.bytes));
+      if (datasets::crc32_hex(datasets::crc32_of(map.data(), map.size())) != f.crc32)
+        throw IoError(path, "CRC-32 differs from dataset.json's");
+      bytes += f.bytes;
+    }
   } else {
     datasets::DatasetDirOptions options;
     options.verify_checksums = o.mode == "verify";

@@ -7,7 +7,7 @@ namespace halo::tools {
 
 struct LoadBench {
   std::string dataset;
-  std::string mode = "verify";  // read | open | verify
+  std::string mode = "verify";  // read | crc | open | verify
   std::string json;
 };
 

@@ -71,9 +71,11 @@ int main(int argc, char** argv) {
   LoadBench load;
   CLI::App* lsub = app.add_subcommand("load", "Open a dataset directory one way (read its files, open, open and verify)");
   lsub->add_option("--dataset", load.dataset, "halo dataset directory")->required()->check(CLI::ExistingDirectory);
-  lsub->add_option("--mode", load.mode, "read (every file once), open (structural checks) or verify (and CRC-32s)")
+  lsub->add_option("--mode", load.mode,
+                   "read (every file once), crc (every file's CRC-32 over a map of it), open (structural checks) or "
+                   "verify (and CRC-32s)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"read", "open", "verify"}));
+      ->check(CLI::IsMember({"read", "crc", "open", "verify"}));
   lsub->add_option("--json", load.json, "Write the result as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 
   if (const int code = parse_command_line(app, "halo-bench", argc, argv); code >= 0) return code;
