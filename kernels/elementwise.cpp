@@ -51,6 +51,37 @@ void relu_forward(ConstTensorView x, TensorView y) {
   cpu::relu_forward(x, y);
 }
 
+void elu_forward(ConstTensorView x, TensorView y) {
+  detail::check_view("elu_forward", "x", x);
+  detail::check_shape("elu_forward", "y", y, x.rows, x.cols);
+  detail::check_device("elu_forward", "y", y, x.device);
+  HALO_EXPECTS(detail::same_or_disjoint(x, y), "y must alias x exactly or not overlap it");
+  ScopedKernelTimer timer(KernelFamily::other, x.device);
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    cuda::elu_forward(x, y);
+    return;
+  }
+  cpu::elu_forward(x, y);
+}
+
+void elu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x) {
+  detail::check_view("elu_backward", "y", y);
+  detail::check_shape("elu_backward", "grad_y", grad_y, y.rows, y.cols);
+  detail::check_shape("elu_backward", "grad_x", grad_x, y.rows, y.cols);
+  detail::check_device("elu_backward", "grad_y", grad_y, y.device);
+  detail::check_device("elu_backward", "grad_x", grad_x, y.device);
+  HALO_EXPECTS(detail::same_or_disjoint(grad_y, grad_x) && !detail::overlaps(grad_x, y),
+               "grad_x must alias grad_y exactly or not overlap it, and not overlap y");
+  ScopedKernelTimer timer(KernelFamily::other, y.device);
+  if (y.device.is_cuda()) {
+    require_device(y.device);
+    cuda::elu_backward(y, grad_y, grad_x);
+    return;
+  }
+  cpu::elu_backward(y, grad_y, grad_x);
+}
+
 void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale) {
   detail::check_view("relu_backward", "y", y);
   detail::check_shape("relu_backward", "grad_y", grad_y, y.rows, y.cols);

@@ -20,6 +20,12 @@ void relu_forward(ConstTensorView x, TensorView y);
 // it, so grad_y · dropout_scale(p) there and 0 elsewhere is dropout's then ReLU's backward.
 void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale = 1.0f);
 
+// ELU (alpha 1): y = x where x > 0, else exp(x) - 1. y may alias x.
+void elu_forward(ConstTensorView x, TensorView y);
+// grad_x = grad_y where y > 0, else grad_y · (y + 1) (y is the forward output, exp(x) - 1 there,
+// whose derivative exp(x) is y + 1). grad_x may alias grad_y.
+void elu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x);
+
 // y = alpha · x + beta · y (beta = 0 ignores y's old values).
 void axpby(float alpha, ConstTensorView x, float beta, TensorView y);
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/csr.hpp"
+#include "kernels/attention.hpp"
 #include "kernels/batch_norm.hpp"
 #include "kernels/cpu/host_block_cache.hpp"
 #include "kernels/dropout.hpp"
@@ -48,6 +49,27 @@ void gemm(ConstTensorView a, Transpose transpose_a, ConstTensorView b, Transpose
 void segmented_gemm(const std::vector<GemmSegment>& segments, Transpose transpose_a, Transpose transpose_b,
                     float alpha, float beta);
 
+// attention.cpp (kernels/attention.hpp)
+void attention_forward(const graph::CsrView<std::int32_t>& a, ConstTensorView h, ConstTensorView src_score,
+                       ConstTensorView dst_score, const AttentionSpec& spec, AttentionIds ids, TensorView out,
+                       TensorView row_max, TensorView row_sum);
+void attention_forward(const graph::CsrView<std::int64_t>& a, ConstTensorView h, ConstTensorView src_score,
+                       ConstTensorView dst_score, const AttentionSpec& spec, AttentionIds ids, TensorView out,
+                       TensorView row_max, TensorView row_sum);
+void attention_backward(const graph::CsrView<std::int32_t>& a, const graph::CsrView<std::int32_t>& at,
+                        ConstTensorView h, ConstTensorView src_score, ConstTensorView dst_score,
+                        const AttentionSpec& spec, AttentionIds ids, ConstTensorView row_max, ConstTensorView row_sum,
+                        ConstTensorView grad_out, TensorView grad_h, TensorView grad_src_score,
+                        TensorView grad_dst_score);
+void attention_backward(const graph::CsrView<std::int64_t>& a, const graph::CsrView<std::int64_t>& at,
+                        ConstTensorView h, ConstTensorView src_score, ConstTensorView dst_score,
+                        const AttentionSpec& spec, AttentionIds ids, ConstTensorView row_max, ConstTensorView row_sum,
+                        ConstTensorView grad_out, TensorView grad_h, TensorView grad_src_score,
+                        TensorView grad_dst_score);
+void head_scores(ConstTensorView h, ConstTensorView a, TensorView score);
+void head_scores_backward(ConstTensorView h, ConstTensorView a, ConstTensorView grad_score, TensorView grad_h,
+                          TensorView grad_a);
+
 // rows.cpp
 void gather_rows(ConstTensorView src, IndexView index, TensorView out);
 void scatter_add_rows(ConstTensorView src, IndexView index, TensorView out);
@@ -56,6 +78,8 @@ void scatter_add_rows(ConstTensorView src, IndexView index, TensorView out);
 void add_bias(TensorView x, ConstTensorView bias);
 void column_sums(ConstTensorView x, TensorView out, bool accumulate);
 void relu_forward(ConstTensorView x, TensorView y);
+void elu_forward(ConstTensorView x, TensorView y);
+void elu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x);
 void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale);
 void axpby(float alpha, ConstTensorView x, float beta, TensorView y);
 void normalize_rows(TensorView x);

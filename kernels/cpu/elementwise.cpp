@@ -36,6 +36,23 @@ void relu_forward(ConstTensorView x, TensorView y) {
   });
 }
 
+void elu_forward(ConstTensorView x, TensorView y) {
+  for_rows(x.rows, x.cols, [&](std::int64_t i) {
+    const float* in = x.row(i);
+    float* o = y.row(i);
+    for (std::int64_t j = 0; j < x.cols; ++j) o[j] = in[j] > 0.0f ? in[j] : std::expm1(in[j]);
+  });
+}
+
+void elu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x) {
+  for_rows(y.rows, y.cols, [&](std::int64_t i) {
+    const float* out = y.row(i);
+    const float* g = grad_y.row(i);
+    float* gx = grad_x.row(i);
+    for (std::int64_t j = 0; j < y.cols; ++j) gx[j] = out[j] > 0.0f ? g[j] : g[j] * (out[j] + 1.0f);
+  });
+}
+
 void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale) {
   for_rows(y.rows, y.cols, [&](std::int64_t i) {
     const float* out = y.row(i);

@@ -9,13 +9,11 @@
 
 #include "graph/base/parallel.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/row_ranges.hpp"
 
 namespace halo::kernels::cpu {
 namespace {
 
-// Ranges per thread: enough slack for dynamic scheduling to even out rows whose cost the
-// nonzero count mispredicts (cache misses), few enough that scheduling costs nothing.
-constexpr std::int64_t ranges_per_thread = 4;
 // Neighbours whose rows are requested ahead of use: a gathered row is a cache miss the hardware
 // prefetcher cannot predict. Only the first line of the row is requested: the prefetcher follows
 // the rest of a wide row once it is being read. Rows of one cache line (the width-16 loop) are
@@ -160,30 +158,6 @@ void spmm_row_range(const graph::CsrView<std::int64_t>& a, ConstTensorView x, Te
     rows_i64_weighted(a, x, out, accumulate, begin, end);
   else
     rows_i64(a, x, out, accumulate, begin, end);
-}
-
-// Boundaries of `ranges` row ranges of about equal cost, cost(row) = degree + 1 (the + 1 stands
-// for writing the output row, which matters for empty rows).
-template <class I>
-std::vector<std::int64_t> balanced_row_ranges(const graph::CsrView<I>& a, std::int64_t ranges) {
-  std::vector<std::int64_t> bounds(static_cast<std::size_t>(ranges) + 1, a.num_rows);
-  bounds[0] = 0;
-  const std::int64_t total = a.num_edges + a.num_rows;
-  for (std::int64_t k = 1; k < ranges; ++k) {
-    // total · k / ranges, rounded down, without forming total · k.
-    const std::int64_t target = total / ranges * k + total % ranges * k / ranges;
-    // The first row whose cumulative cost indptr[row] + row reaches the target.
-    std::int64_t lo = 0, hi = a.num_rows;
-    while (lo < hi) {
-      const std::int64_t mid = lo + (hi - lo) / 2;
-      if (a.indptr[mid] + mid < target)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    bounds[static_cast<std::size_t>(k)] = std::max(lo, bounds[static_cast<std::size_t>(k) - 1]);
-  }
-  return bounds;
 }
 
 template <class I>

@@ -41,6 +41,31 @@ struct ReluBackward {
   }
 };
 
+struct EluForward {
+  const float* x;
+  std::int64_t x_stride;
+  float* y;
+  std::int64_t y_stride;
+  __device__ void operator()(std::int64_t r, std::int64_t c) const {
+    const float v = x[r * x_stride + c];
+    y[r * y_stride + c] = v > 0.0f ? v : expm1f(v);
+  }
+};
+
+struct EluBackward {
+  const float* y;
+  std::int64_t y_stride;
+  const float* g;
+  std::int64_t g_stride;
+  float* gx;
+  std::int64_t gx_stride;
+  __device__ void operator()(std::int64_t r, std::int64_t c) const {
+    const float out = y[r * y_stride + c];
+    const float grad = g[r * g_stride + c];
+    gx[r * gx_stride + c] = out > 0.0f ? grad : grad * (out + 1.0f);
+  }
+};
+
 struct Axpby {
   float alpha, beta;
   const float* x;
@@ -123,6 +148,21 @@ void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x,
   ScopedDevice scoped(d);
   launch_elementwise(d, y.rows, y.cols,
                      ReluBackward{y.data, y.stride, grad_y.data, grad_y.stride, grad_x.data, grad_x.stride, scale},
+                     packed(y.cols, {y.stride, grad_y.stride, grad_x.stride}));
+}
+
+void elu_forward(ConstTensorView x, TensorView y) {
+  const int d = x.device.index;
+  ScopedDevice scoped(d);
+  launch_elementwise(d, x.rows, x.cols, EluForward{x.data, x.stride, y.data, y.stride},
+                     packed(x.cols, {x.stride, y.stride}));
+}
+
+void elu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x) {
+  const int d = y.device.index;
+  ScopedDevice scoped(d);
+  launch_elementwise(d, y.rows, y.cols,
+                     EluBackward{y.data, y.stride, grad_y.data, grad_y.stride, grad_x.data, grad_x.stride},
                      packed(y.cols, {y.stride, grad_y.stride, grad_x.stride}));
 }
 

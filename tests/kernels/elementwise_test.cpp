@@ -149,3 +149,27 @@ TEST_CASE("sum_of_squares matches a double sum on any thread count", "[kernels]"
   const test::Strided s = test::strided_copy(x, 2, nan_value);
   CHECK(sum_of_squares(s.view) == one);
 }
+
+TEST_CASE("elu_forward is x above 0 and exp(x) - 1 below, and elu_backward its derivative from the output",
+          "[kernels]") {
+  RandomStream rng(31, 0);
+  const Tensor x = test::random_tensor(rng, 300, 17, -4.0, 4.0);
+  const Tensor g = test::random_tensor(rng, 300, 17);
+  Tensor y = test::poisoned(300, 17);
+  elu_forward(x.view(), y.view());
+  test::Dense expected_y(300, 17), expected_g(300, 17);
+  for (std::int64_t i = 0; i < 300; ++i)
+    for (std::int64_t j = 0; j < 17; ++j) {
+      const double v = x.view().row(i)[j];
+      expected_y(i, j) = v > 0 ? v : std::expm1(v);
+      expected_g(i, j) = g.view().row(i)[j] * (v > 0 ? 1.0 : std::exp(v));
+    }
+  CHECK(test::difference(y.view(), expected_y, 1e-6, 1e-7) == "");
+  Tensor gx = test::poisoned(300, 17);
+  elu_backward(y.view(), g.view(), gx.view());
+  CHECK(test::difference(gx.view(), expected_g, 1e-5, 1e-6) == "");
+  // In place.
+  Tensor in_place = x.clone();
+  elu_forward(in_place.view(), in_place.view());
+  CHECK(test::identical(in_place.view(), y.view()));
+}

@@ -1,0 +1,132 @@
+// GPU tests of kernels/cuda/attention.cu and the ELU kernels against their CPU twins: attention
+// forward and backward (with and without dropout, both index widths, a hub row, empty rows),
+// the per-head scores and their backward, ELU forward and backward; the same bits on every run.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "graph/base/random.hpp"
+#include "graph/build.hpp"
+#include "kernels/attention.hpp"
+#include "kernels/cuda/device_csr.hpp"
+#include "kernels/elementwise.hpp"
+#include "tests/kernels/kernel_test_util.hpp"
+#include "tests/support/gpu.hpp"
+
+using namespace halo;
+using namespace halo::kernels;
+using kernels::cuda::DeviceCsr;
+
+namespace {
+
+graph::CsrGraph random_graph(std::uint64_t seed, std::int64_t n, bool wide) {
+  RandomStream rng(seed, 1);
+  std::vector<std::int64_t> indptr{0}, indices;
+  for (std::int64_t r = 0; r < n; ++r) {
+    std::int64_t degree = rng.below(5) == 0 ? 0 : 1 + static_cast<std::int64_t>(rng.below(9));
+    if (r == 3) degree = 700;
+    for (std::int64_t e = 0; e < degree; ++e) indices.push_back(static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n))));
+    indptr.push_back(static_cast<std::int64_t>(indices.size()));
+  }
+  if (wide)
+    return graph::CsrGraph(n, n, Array<std::int64_t>::from_vector(indptr), Array<std::int64_t>::from_vector(indices));
+  std::vector<std::int32_t> narrow(indices.begin(), indices.end());
+  return graph::CsrGraph(n, n, Array<std::int64_t>::from_vector(indptr), Array<std::int32_t>::from_vector(narrow));
+}
+
+// The five outputs of a forward and backward, on the device of the operands.
+struct Outputs {
+  Tensor out, row_max, row_sum, grad_h, grad_src, grad_dst;
+};
+
+Outputs run(const graph::CsrGraph& host_a, const graph::CsrGraph& host_at, const Tensor& h, const Tensor& src,
+            const Tensor& dst, const Tensor& g, const AttentionSpec& spec, Device device) {
+  const std::int64_t n = host_a.num_rows(), c = h.cols(), heads = spec.heads;
+  Outputs o{Tensor::empty(n, c, device), Tensor::empty(n, heads, device), Tensor::empty(n, heads, device),
+            Tensor::empty(n, c, device), Tensor::empty(n, heads, device), Tensor::empty(n, heads, device)};
+  const auto go = [&](const auto& a, const auto& at) {
+    attention_forward(a, h.view(), src.view(), dst.view(), spec, {}, o.out.view(), o.row_max.view(), o.row_sum.view());
+    attention_backward(a, at, h.view(), src.view(), dst.view(), spec, {}, o.row_max.view(), o.row_sum.view(), g.view(),
+                       o.grad_h.view(), o.grad_src.view(), o.grad_dst.view());
+  };
+  if (!device.is_cuda()) {
+    graph::visit(host_a, [&](const auto& a) {
+      using View = std::decay_t<decltype(a)>;
+      if constexpr (std::is_same_v<View, graph::CsrView<std::int32_t>>)
+        go(a, host_at.view<std::int32_t>());
+      else
+        go(a, host_at.view<std::int64_t>());
+    });
+    return o;
+  }
+  const DeviceCsr a(host_a, device), at(host_at, device);
+  a.visit([&](const auto& av) {
+    at.visit([&](const auto& atv) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(av)>, std::decay_t<decltype(atv)>>) go(av, atv);
+    });
+  });
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("attention forward and backward on a GPU equal the CPU twin's within rounding, and repeat bitwise",
+          "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  const bool wide = GENERATE(false, true);
+  const float p = GENERATE(0.0f, 0.6f);
+  const std::int64_t heads = GENERATE(1, 8);
+  const std::int64_t width = GENERATE(8, 40);
+  CAPTURE(wide, p, heads, width);
+  const graph::CsrGraph a = random_graph(17, 400, wide);
+  const graph::CsrGraph at = graph::transpose(a);
+  RandomStream rng(18, 0);
+  const Tensor h = test::random_tensor(rng, 400, heads * width);
+  const Tensor src = test::random_tensor(rng, 400, heads, -2.0, 2.0);
+  const Tensor dst = test::random_tensor(rng, 400, heads, -2.0, 2.0);
+  const Tensor g = test::random_tensor(rng, 400, heads * width);
+  const AttentionSpec spec{heads, 0.2f, p, {4, 5, 6}};
+  const Outputs cpu = run(a, at, h, src, dst, g, spec, Device::cpu());
+  const Device d = Device::cuda();
+  const Outputs gpu = run(a, at, test::on_gpu(h), test::on_gpu(src), test::on_gpu(dst), test::on_gpu(g), spec, d);
+  CHECK(test::difference(test::on_host(gpu.out).view(), test::to_dense(cpu.out.view()), 1e-4, 1e-5) == "");
+  CHECK(test::difference(test::on_host(gpu.row_sum).view(), test::to_dense(cpu.row_sum.view()), 1e-4, 1e-5) == "");
+  CHECK(test::difference(test::on_host(gpu.grad_h).view(), test::to_dense(cpu.grad_h.view()), 1e-4, 1e-4) == "");
+  CHECK(test::difference(test::on_host(gpu.grad_src).view(), test::to_dense(cpu.grad_src.view()), 1e-3, 1e-4) == "");
+  CHECK(test::difference(test::on_host(gpu.grad_dst).view(), test::to_dense(cpu.grad_dst.view()), 1e-3, 1e-4) == "");
+  const Outputs again = run(a, at, test::on_gpu(h), test::on_gpu(src), test::on_gpu(dst), test::on_gpu(g), spec, d);
+  CHECK(test::identical(test::on_host(again.out).view(), test::on_host(gpu.out).view()));
+  CHECK(test::identical(test::on_host(again.grad_h).view(), test::on_host(gpu.grad_h).view()));
+}
+
+TEST_CASE("head_scores, its backward and ELU on a GPU equal their CPU twins", "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  RandomStream rng(19, 0);
+  const Tensor h = test::random_tensor(rng, 2000, 24);
+  const Tensor a = test::random_tensor(rng, 3, 8);
+  const Tensor g = test::random_tensor(rng, 2000, 3);
+  Tensor cpu_s = test::poisoned(2000, 3);
+  head_scores(h.view(), a.view(), cpu_s.view());
+  Tensor gpu_s = Tensor::empty(2000, 3, Device::cuda());
+  head_scores(test::on_gpu(h).view(), test::on_gpu(a).view(), gpu_s.view());
+  CHECK(test::difference(test::on_host(gpu_s).view(), test::to_dense(cpu_s.view()), 1e-5, 1e-6) == "");
+  Tensor cpu_gh = h.clone(), cpu_ga = a.clone();
+  head_scores_backward(h.view(), a.view(), g.view(), cpu_gh.view(), cpu_ga.view());
+  Tensor gpu_gh = test::on_gpu(h), gpu_ga = test::on_gpu(a);
+  head_scores_backward(test::on_gpu(h).view(), test::on_gpu(a).view(), test::on_gpu(g).view(), gpu_gh.view(),
+                       gpu_ga.view());
+  CHECK(test::difference(test::on_host(gpu_gh).view(), test::to_dense(cpu_gh.view()), 1e-5, 1e-6) == "");
+  CHECK(test::difference(test::on_host(gpu_ga).view(), test::to_dense(cpu_ga.view()), 1e-5, 1e-5) == "");
+
+  Tensor cpu_y = test::poisoned(2000, 24);
+  elu_forward(h.view(), cpu_y.view());
+  Tensor gpu_y = Tensor::empty(2000, 24, Device::cuda());
+  elu_forward(test::on_gpu(h).view(), gpu_y.view());
+  CHECK(test::difference(test::on_host(gpu_y).view(), test::to_dense(cpu_y.view()), 1e-6, 1e-7) == "");
+  Tensor cpu_gx = test::poisoned(2000, 24);
+  elu_backward(cpu_y.view(), h.view(), cpu_gx.view());
+  Tensor gpu_gx = Tensor::empty(2000, 24, Device::cuda());
+  elu_backward(gpu_y.view(), test::on_gpu(h).view(), gpu_gx.view());
+  CHECK(test::difference(test::on_host(gpu_gx).view(), test::to_dense(cpu_gx.view()), 1e-6, 1e-7) == "");
+}
