@@ -114,6 +114,9 @@ MemoryPlan plan_training_memory(const datasets::Dataset& ds, const ModelShape& m
   if (model.config().kind == "gcn") {
     // D^-1/2 (A+I) D^-1/2 keeps the graph's symmetric claim; otherwise its transpose is built too.
     operators = csr_bytes(n, e + n, index_bytes, true) * (symmetric ? 1 : 2);
+  } else if (model.config().kind == "gat") {
+    // A + I (at most a loop per vertex added, the graph's weights kept) and its transpose.
+    operators = 2 * csr_bytes(n, e + n, index_bytes, g.has_weights());
   } else {
     // The mean aggregation D^-1 A is never symmetric, so its transpose is always kept.
     operators = 2 * csr_bytes(n, e, index_bytes, true);

@@ -75,7 +75,7 @@ TEST_CASE("train refuses an unknown model kind and settings the R-GCN family doe
   const TrainConfig c = test::short_training(3);
   ModelConfig unknown = small_rgcn();
   unknown.kind = "gin";
-  CHECK_THROWS_WITH(halo::train::train(ds, unknown, c), Catch::Contains("gcn, sage or rgcn, got 'gin'"));
+  CHECK_THROWS_WITH(halo::train::train(ds, unknown, c), Catch::Contains("gcn, sage, gat or rgcn, got 'gin'"));
   ModelConfig batch_norm = small_rgcn();
   batch_norm.batch_norm = true;
   CHECK_THROWS_WITH(halo::train::train(ds, batch_norm, c), Catch::Contains("rgcn has no batch norm"));

@@ -43,6 +43,12 @@ TEST_CASE("train lowers the loss and reaches accuracy far above chance on an SBM
   ModelConfig model = small_gcn();
   SECTION("gcn") {}
   SECTION("sage") { model.kind = "sage"; }
+  SECTION("gat, 4 heads of 4") {
+    model.kind = "gat";
+    model.heads = 4;
+    model.hidden = 4;
+    model.attention_dropout = 0.3f;
+  }
   SECTION("gcn with batch norm, three layers") {
     model.layers = 3;
     model.batch_norm = true;
@@ -72,6 +78,12 @@ TEST_CASE("train gives the same losses with one and with two threads", "[train]"
   SECTION("sage with batch norm") {
     model.kind = "sage";
     model.batch_norm = true;
+  }
+  SECTION("gat with attention dropout") {
+    model.kind = "gat";
+    model.heads = 3;
+    model.hidden = 4;
+    model.attention_dropout = 0.5f;
   }
   TrainConfig one = short_training(25);
   one.threads = 1;
@@ -199,7 +211,7 @@ TEST_CASE("train refuses datasets it cannot train on and bad settings", "[train]
   }
   SECTION("an unknown model kind") {
     ModelConfig bad = model;
-    bad.kind = "gat";
+    bad.kind = "gin";
     CHECK_THROWS_AS(train(small_sbm(), bad, short_training(1)), InvalidArgument);
   }
   SECTION("a GPU this machine does not have") {

@@ -135,10 +135,22 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
       ->check(CLI::Range(0.0, 1.0));
 
   app.add_option("--model", m.kind,
-                 "Model: gcn (Kipf & Welling), sage (GraphSAGE, mean aggregator) or rgcn (Schlichtkrull et al., "
-                 "heterogeneous datasets)")
+                 "Model: gcn (Kipf & Welling), sage (GraphSAGE, mean aggregator), gat (Veličković et al., graph "
+                 "attention) or rgcn (Schlichtkrull et al., heterogeneous datasets)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"gcn", "sage", "rgcn"}));
+      ->check(CLI::IsMember({"gcn", "sage", "gat", "rgcn"}));
+  app.add_option("--heads", m.heads, "GAT: attention heads of every hidden layer (each --hidden wide, concatenated)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1024}));
+  app.add_option("--out-heads", m.out_heads, "GAT: attention heads of the last layer (averaged)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1024}));
+  app.add_option("--attn-dropout", m.attention_dropout, "GAT: dropout on the attention coefficients")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0f, 0.99f));
+  app.add_option("--negative-slope", m.negative_slope, "GAT: slope of the LeakyReLU on the attention scores")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--bases", m.num_bases, "R-GCN: basis decomposition with this many bases (0 = a weight per relation)")
       ->capture_default_str()
       ->check(CLI::Range(0, 4096));
@@ -252,6 +264,10 @@ nlohmann::json describe_settings(const TrainOptions& o) {
               {"partitions", o.partitions},
               {"boundary-sample-rate", t.boundary_sample_rate},
               {"model", m.kind},
+              {"heads", m.heads},
+              {"out-heads", m.out_heads},
+              {"attn-dropout", decimal(m.attention_dropout)},
+              {"negative-slope", decimal(m.negative_slope)},
               {"bases", m.num_bases},
               {"embedding-dim", m.embedding_dim},
               {"add-reverse-relations", o.add_reverse_relations},

@@ -90,6 +90,10 @@ std::string training_fingerprint(const DatasetShape& shape, const ModelConfig& m
   j["model"] = {{"kind", m.kind}, {"layers", m.layers}, {"hidden", m.hidden}, {"dropout", m.dropout},
                 {"input_dropout", m.input_dropout}, {"batch_norm", m.batch_norm}, {"bias", m.bias},
                 {"weight_decay", m.weight_decay}, {"weight_decay_first_layer_only", m.weight_decay_first_layer_only}};
+  // Recorded only for attention, so checkpoints of the other kinds keep their fingerprint.
+  if (m.kind == "gat")
+    j["model"].update({{"heads", m.heads}, {"out_heads", m.out_heads}, {"attention_dropout", m.attention_dropout},
+                       {"negative_slope", m.negative_slope}});
   // Recorded only when sampling, so checkpoints of exact training keep their fingerprint.
   if (c.boundary_sample_rate < 1.0) j["boundary_sample_rate"] = c.boundary_sample_rate;
   return j.dump();
@@ -112,8 +116,11 @@ TrainSummary train_planned(TrainingProblem& problem, const ModelConfig& model_co
   const DatasetShape& shape = problem.shape;
   const Array<float>& host_features = *problem.features;
   dist::Communicator& communicator = *problem.comm;
-  Aggregation* first_aggregation =
-      model_config.kind == "gcn" ? problem.operators->gcn.get() : problem.operators->mean.get();
+  // The first layer's aggregation, for a precomputed Â·X and the streaming cache's scores (GAT has
+  // none: it attends instead).
+  Aggregation* first_aggregation = model_config.kind == "gcn"    ? problem.operators->gcn.get()
+                                   : model_config.kind == "sage" ? problem.operators->mean.get()
+                                                                 : nullptr;
   FeatureInput input(host_features, detail::feature_input_options(model_config, config, placement), first_aggregation,
                      detail::cache_scores(first_aggregation, placement));
   summary.feature_streaming = detail::describe_input(input, host_features, placement);

@@ -197,6 +197,9 @@ GraphOperators build_part_operators(const partition::LocalGraph& part, const std
     operators.gcn = std::make_unique<HaloAggregation>(part_gcn_operator(part, exchange), exchange, device);
   else if (kind == "sage")
     operators.mean = std::make_unique<HaloAggregation>(part_mean_operator(part), exchange, device);
+  else if (kind == "gat")
+    throw UnsupportedError("train: graph attention (--model gat) across ranks is not available yet; train it on one "
+                           "process (halo-train --dataset DIR, on the CPU or one GPU)");
   else
     throw InvalidArgument("build_part_operators: kind must be gcn or sage, got '" + kind + "'");
   return operators;

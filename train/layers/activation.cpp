@@ -52,20 +52,26 @@ Tensor Dropout::backward(Tensor grad_y, const Step& step) const {
   return grad_y;
 }
 
-Tensor Relu::forward(Tensor x, const Step& step) {
-  kernels::relu_forward(x.view(), x.view());
+Tensor Activation::forward(Tensor x, const Step& step) {
+  if (kind_ == ActivationKind::relu)
+    kernels::relu_forward(x.view(), x.view());
+  else
+    kernels::elu_forward(x.view(), x.view());
   saved_ = step.training;
   output_ = step.training ? x.view() : kernels::ConstTensorView{};
   return x;
 }
 
-Tensor Relu::backward(Tensor grad_y) {
-  HALO_EXPECTS(saved_, "Relu: backward needs a training forward before it");
+Tensor Activation::backward(Tensor grad_y) {
+  HALO_EXPECTS(saved_, "Activation: backward needs a training forward before it");
   HALO_EXPECTS(grad_y.rows() == output_.rows && grad_y.cols() == output_.cols,
-               "Relu: gradient is " + std::to_string(grad_y.rows()) + " x " + std::to_string(grad_y.cols()) +
+               "Activation: gradient is " + std::to_string(grad_y.rows()) + " x " + std::to_string(grad_y.cols()) +
                    ", the output " + std::to_string(output_.rows) + " x " + std::to_string(output_.cols));
   saved_ = false;
-  kernels::relu_backward(output_, grad_y.view(), grad_y.view());
+  if (kind_ == ActivationKind::relu)
+    kernels::relu_backward(output_, grad_y.view(), grad_y.view());
+  else
+    kernels::elu_backward(output_, grad_y.view(), grad_y.view());
   output_ = {};
   return grad_y;
 }

@@ -1,5 +1,5 @@
 // The parameter-free layers between convolutions: dropout (with a mask that is a pure function of
-// the run's seed, the epoch, the layer and the global vertex id) and ReLU.
+// the run's seed, the epoch, the layer and the global vertex id), and ReLU or ELU.
 #pragma once
 
 #include <cstdint>
@@ -34,15 +34,20 @@ class Dropout {
   std::uint32_t layer_;
 };
 
-class Relu {
+enum class ActivationKind { relu, elu };
+
+// The nonlinearity between convolutions: ReLU (GCN, GraphSAGE) or ELU with alpha 1 (GAT).
+class Activation {
  public:
-  // max(x, 0) in place, returned; in training keeps a view of the result for backward, so the
-  // caller keeps it alive and unchanged until then.
+  explicit Activation(ActivationKind kind = ActivationKind::relu) : kind_(kind) {}
+  // f(x) in place, returned; in training keeps a view of the result for backward (both
+  // derivatives are functions of the output), so the caller keeps it alive and unchanged until then.
   kernels::Tensor forward(kernels::Tensor x, const Step& step);
-  // grad where the output was positive, else 0, in place.
+  // grad · f'(x) in place, from the kept output.
   kernels::Tensor backward(kernels::Tensor grad_y);
 
  private:
+  ActivationKind kind_;
   kernels::ConstTensorView output_;
   bool saved_ = false;
 };

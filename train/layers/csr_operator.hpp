@@ -32,6 +32,15 @@ class CsrOperator {
   // device, x and out on it too; nothing for a matrix without rows. Deterministic.
   void multiply(kernels::ConstTensorView x, kernels::TensorView out,
                 kernels::Accumulate mode = kernels::Accumulate::overwrite) const;
+  // fn(view): the matrix's graph::CsrView on its device (int32 or int64 ids), for kernels that
+  // take the CSR itself (attention).
+  template <class F>
+  void visit(F&& fn) const {
+    if (gpu_.empty())
+      graph::visit(host_, fn);
+    else
+      gpu_.visit(fn);
+  }
 
  private:
   std::int64_t rows_ = 0;

@@ -1,4 +1,5 @@
-// build_graph_operators: the normalised adjacency matrices a GCN or GraphSAGE model aggregates with.
+// build_graph_operators: the normalised adjacency matrices a GCN or GraphSAGE model aggregates with,
+// and the attention graph of a GAT.
 #include <memory>
 
 #include "graph/base/error.hpp"
@@ -16,8 +17,10 @@ GraphOperators build_graph_operators(const graph::CsrGraph& g, const std::string
     operators.gcn = std::make_unique<LocalAggregation>(graph::gcn_normalize(g), device);
   else if (kind == "sage")
     operators.mean = std::make_unique<LocalAggregation>(graph::mean_normalize(g), device);
+  else if (kind == "gat")
+    operators.attention = std::make_unique<AttentionGraph>(g, device);
   else
-    throw InvalidArgument("build_graph_operators: kind must be gcn or sage, got '" + kind + "'");
+    throw InvalidArgument("build_graph_operators: kind must be gcn, sage or gat, got '" + kind + "'");
   return operators;
 }
 

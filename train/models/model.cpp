@@ -12,6 +12,7 @@
 #include "train/features/feature_pipeline.hpp"
 #include "train/layers/activation.hpp"
 #include "train/layers/batch_norm.hpp"
+#include "train/layers/gat_conv.hpp"
 #include "train/layers/gcn_conv.hpp"
 #include "train/layers/init.hpp"
 #include "train/layers/sage_conv.hpp"
@@ -23,18 +24,18 @@ using kernels::Tensor;
 
 namespace {
 
-// One layer of the stack: dropout -> conv -> (unless last) [batch norm] -> ReLU, with the tensors
+// One layer of the stack: dropout -> conv -> (unless last) [batch norm] -> ReLU or ELU, with the tensors
 // a training forward keeps for backward.
 struct Stage {
   Dropout dropout;
   std::unique_ptr<GraphConv> conv;
   std::unique_ptr<BatchNorm> norm;  // null without batch norm and in the last layer
-  Relu relu;
+  Activation activation;
   Tensor dropped;   // the dropout's output (when active): the conv's input
   Tensor conv_out;  // the conv's output when batch norm follows (its input)
-  Tensor out;       // the ReLU's output: the stage's output and the next stage's input
+  Tensor out;       // the activation's output: the stage's output and the next stage's input
 
-  explicit Stage(Dropout d) : dropout(d) {}
+  Stage(Dropout d, ActivationKind kind) : dropout(d), activation(kind) {}
 };
 
 // The first stage's input: the features after the input dropout. Resident features are dropped
@@ -62,6 +63,13 @@ bool is_weight(const Parameter& p) {
   return p.name.size() >= suffix.size() && p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// GAT's attention vectors ("convI.att_src", "convI.att_dst"): initialised and decayed as the
+// weights are (the GAT paper's L2 covers every kernel, biases excepted).
+bool is_attention_vector(const Parameter& p) {
+  return p.name.size() >= 8 && (p.name.compare(p.name.size() - 8, 8, ".att_src") == 0 ||
+                                p.name.compare(p.name.size() - 8, 8, ".att_dst") == 0);
+}
+
 }  // namespace
 
 struct Model::Impl {
@@ -82,39 +90,54 @@ struct Model::Impl {
   }
 };
 
-// Weight decay groups: every conv weight (GraphSAGE: W_l and W_r) decays with config.weight_decay,
+// Weight decay groups: every conv weight (GraphSAGE: W_l and W_r; GAT: W and its attention
+// vectors) decays with config.weight_decay,
 // or, with weight_decay_first_layer_only (Kipf & Welling's recipe), only layer 0's. Biases and
 // batch-norm parameters never decay, the usual no-decay group. (tkipf/gcn has no biases; PyG's
 // GCN example puts all of conv1's parameters in its decayed group, so it decays conv1's bias too.)
 Model::Model(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes, std::uint64_t seed,
              GraphOperators& operators, kernels::Device device)
     : impl_(std::make_unique<Impl>(ModelShape(config, in_dim, num_classes))) {
+  const bool attention = config.kind == "gat";
   Aggregation* aggregation = config.kind == "gcn" ? operators.gcn.get() : operators.mean.get();
-  HALO_EXPECTS(aggregation != nullptr, "Model: the graph operators lack the " +
-                                           std::string(config.kind == "gcn" ? "GCN" : "mean") +
-                                           " aggregation a " + config.kind + " model needs");
+  HALO_EXPECTS(attention ? operators.attention != nullptr : aggregation != nullptr,
+               "Model: the graph operators lack the " +
+                   std::string(attention ? "attention graph" : config.kind == "gcn" ? "GCN aggregation" : "mean aggregation") +
+                   " a " + config.kind + " model needs");
   Impl& m = *impl_;
   const ModelShape& shape = m.shape;
   for (int i = 0; i < shape.layers(); ++i) {
-    m.stages.emplace_back(Dropout(i == 0 ? config.input_dropout : config.dropout, static_cast<std::uint32_t>(i)));
+    m.stages.emplace_back(Dropout(i == 0 ? config.input_dropout : config.dropout, static_cast<std::uint32_t>(i)),
+                          attention ? ActivationKind::elu : ActivationKind::relu);
     Stage& s = m.stages.back();
     const std::string name = "conv" + std::to_string(i);
-    if (config.kind == "gcn")
+    if (attention) {
+      GatConvOptions o;
+      o.heads = shape.layer_heads(i);
+      o.out_per_head = shape.head_width(i);
+      o.concat = i + 1 < shape.layers();  // hidden layers concatenate their heads, the last averages them
+      o.bias = shape.has_bias(i);
+      o.negative_slope = config.negative_slope;
+      o.attention_dropout = config.attention_dropout;
+      o.layer = static_cast<std::uint32_t>(i);
+      s.conv = std::make_unique<GatConv>(*operators.attention, shape.layer_in(i), o, name, device);
+    } else if (config.kind == "gcn") {
       s.conv = std::make_unique<GcnConv>(*aggregation, shape.layer_in(i), shape.layer_out(i), shape.has_bias(i), name,
                                          device);
-    else
+    } else {
       s.conv = std::make_unique<SageConv>(*aggregation, shape.layer_in(i), shape.layer_out(i), shape.has_bias(i), name,
                                           device);
+    }
     // The first layer's input is the features: nobody needs their gradient.
     s.conv->set_input_grad(i > 0);
     if (shape.normalized(i))
-      s.norm = std::make_unique<BatchNorm>(config.hidden, "bn" + std::to_string(i), device, operators.communicator);
+      s.norm = std::make_unique<BatchNorm>(shape.layer_out(i), "bn" + std::to_string(i), device, operators.communicator);
   }
   std::uint64_t index = 0;  // the parameter's position in parameters(): its initialisation stream
   for (std::size_t i = 0; i < m.stages.size(); ++i) {
     Stage& s = m.stages[i];
     for (Parameter* p : s.conv->parameters()) {
-      if (is_weight(*p)) {
+      if (is_weight(*p) || is_attention_vector(*p)) {
         glorot_uniform(p->value, seed, index);
         if (i == 0 || !config.weight_decay_first_layer_only) p->weight_decay = config.weight_decay;
       }
@@ -168,7 +191,7 @@ Tensor Model::forward(const LayerInput& features, const Step& step) {
       y = s.norm->forward(s.conv_out, step);
       if (!step.training) s.conv_out = Tensor();
     }
-    s.out = s.relu.forward(std::move(y), step);
+    s.out = s.activation.forward(std::move(y), step);
     x = &s.out;
   }
   if (!step.training) m.release_tape();
@@ -187,7 +210,7 @@ void Model::backward(Tensor grad_logits, const Step& step) {
   for (std::size_t i = m.stages.size(); i-- > 0;) {
     Stage& s = m.stages[i];
     if (i + 1 < m.stages.size()) {
-      g = s.relu.backward(std::move(g));
+      g = s.activation.backward(std::move(g));
       s.out = Tensor();  // the next stage, the only other reader, is done
       if (s.norm) {
         g = s.norm->backward(std::move(g), step);

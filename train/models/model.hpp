@@ -1,5 +1,6 @@
-// Model: a stack of GNN layers (GCN or GraphSAGE) with dropout, optional batch norm and ReLU,
-// built from a ModelConfig (kind gcn or sage), with hand-written forward and backward.
+// Model: a stack of GNN layers (GCN, GraphSAGE or GAT) with dropout, optional batch norm and ReLU
+// (ELU for GAT), built from a ModelConfig (kind gcn, sage or gat), with hand-written forward and
+// backward.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "kernels/tensor.hpp"
 #include "train/dist/communicator.hpp"
 #include "train/layers/aggregation.hpp"
+#include "train/layers/attention_graph.hpp"
 #include "train/layers/layer_input.hpp"
 #include "train/layers/parameter.hpp"
 #include "train/layers/step.hpp"
@@ -21,12 +23,13 @@
 namespace halo::train {
 
 // The graph operators a model needs, built once per dataset (or per part): the GCN-normalised
-// adjacency D^-1/2 (A+I) D^-1/2 and the mean aggregation D^-1 A; and, for a part of a
+// adjacency D^-1/2 (A+I) D^-1/2, the mean aggregation D^-1 A and GAT's attention graph; and, for a part of a
 // distributed run, the ranks holding the other parts (batch norm all-reduces its statistics over
 // them; null for one process).
 struct GraphOperators {
   std::unique_ptr<Aggregation> gcn;
   std::unique_ptr<Aggregation> mean;
+  std::unique_ptr<AttentionGraph> attention;  // GAT's self-looped graph and its transpose
   dist::Communicator* communicator = nullptr;
 };
 // Builds what `kind` needs from the (raw) square graph, as LocalAggregations that multiply on

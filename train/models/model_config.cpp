@@ -8,8 +8,15 @@ namespace halo::train {
 bool is_heterogeneous_kind(const std::string& kind) { return kind == "rgcn"; }
 
 void check_model_config(const ModelConfig& c) {
-  HALO_EXPECTS(c.kind == "gcn" || c.kind == "sage" || c.kind == "rgcn",
-               "model kind must be gcn, sage or rgcn, got '" + c.kind + "'");
+  HALO_EXPECTS(c.kind == "gcn" || c.kind == "sage" || c.kind == "gat" || c.kind == "rgcn",
+               "model kind must be gcn, sage, gat or rgcn, got '" + c.kind + "'");
+  if (c.kind == "gat") {
+    HALO_EXPECTS(c.heads >= 1 && c.out_heads >= 1, "gat needs at least one head per layer, got heads " +
+                                                       std::to_string(c.heads) + " and out_heads " +
+                                                       std::to_string(c.out_heads));
+    HALO_EXPECTS(c.attention_dropout >= 0.0f && c.attention_dropout < 1.0f,
+                 "gat's attention dropout must be in [0, 1), got " + std::to_string(c.attention_dropout));
+  }
   if (!is_heterogeneous_kind(c.kind)) return;
   HALO_EXPECTS(!c.batch_norm, c.kind + " has no batch norm (batch_norm is for gcn and sage)");
   HALO_EXPECTS(!c.weight_decay_first_layer_only,

@@ -9,16 +9,23 @@
 namespace halo::train {
 
 struct ModelConfig {
-  // "gcn" (Kipf & Welling), "sage" (GraphSAGE, mean aggregator) or "rgcn" (Schlichtkrull et al.)
+  // "gcn" (Kipf & Welling), "sage" (GraphSAGE, mean aggregator), "gat" (Veličković et al.) or
+  // "rgcn" (Schlichtkrull et al.)
   std::string kind = "gcn";
   int layers = 2;
   std::int64_t hidden = 16;
   float dropout = 0.5f;         // on the input of every layer after the first
   float input_dropout = 0.5f;   // on the input features (the first layer's input)
-  bool batch_norm = false;      // GCN / GraphSAGE: after every hidden layer's convolution, before ReLU
+  bool batch_norm = false;      // GCN / GraphSAGE / GAT: after every hidden layer's convolution, before its activation
   bool bias = true;             // a bias in every conv not followed by batch norm (whose beta shifts instead)
   float weight_decay = 0.0f;    // L2 coefficient of the conv weights (the group(s) below)
   bool weight_decay_first_layer_only = false;  // GCN / GraphSAGE: Kipf & Welling decay only the first layer
+  // GAT only: every hidden layer has `heads` heads of `hidden` columns, concatenated; the last
+  // layer `out_heads` heads of the class count, averaged; ELU between layers.
+  std::int64_t heads = 8;
+  std::int64_t out_heads = 1;
+  float attention_dropout = 0.6f;  // on the attention coefficients, in training
+  float negative_slope = 0.2f;     // of the LeakyReLU on the attention scores
   // R-GCN only (train/models/rgcn_model.hpp's RgcnModelConfig says what each does):
   int num_bases = 0;                    // basis matrices per layer; 0 = one weight per relation
   std::int64_t embedding_dim = 128;     // width of the learnt inputs of vertex types without features

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "graph/base/error.hpp"
+#include "train/layers/gat_conv.hpp"
 #include "train/layers/layer_input.hpp"
 
 namespace halo::train {
@@ -16,7 +17,11 @@ constexpr std::int64_t float_bytes = sizeof(float);
 
 ModelShape::ModelShape(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes)
     : config_(config), in_dim_(in_dim), num_classes_(num_classes) {
-  HALO_EXPECTS(config.kind == "gcn" || config.kind == "sage", "Model: kind must be gcn or sage, got '" + config.kind + "'");
+  HALO_EXPECTS(config.kind == "gcn" || config.kind == "sage" || config.kind == "gat",
+               "Model: kind must be gcn, sage or gat, got '" + config.kind + "'");
+  HALO_EXPECTS(config.kind != "gat" || (config.heads >= 1 && config.out_heads >= 1),
+               "Model: gat needs at least one head per layer, got heads " + std::to_string(config.heads) +
+                   " and out_heads " + std::to_string(config.out_heads));
   HALO_EXPECTS(config.layers >= 1, "Model: needs at least one layer, got " + std::to_string(config.layers));
   HALO_EXPECTS(config.layers == 1 || config.hidden > 0,
                "Model: hidden width must be positive, got " + std::to_string(config.hidden));
@@ -26,7 +31,14 @@ ModelShape::ModelShape(const ModelConfig& config, std::int64_t in_dim, std::int6
                "Model: weight decay must be non-negative, got " + std::to_string(config.weight_decay));
 }
 
-bool ModelShape::aggregates_first(int i) const { return conv_aggregates_first(layer_in(i), layer_out(i)); }
+bool ModelShape::aggregates_first(int i) const {
+  return !attention() && conv_aggregates_first(layer_in(i), layer_out(i));
+}
+
+std::int64_t ModelShape::conv_saved(int i, std::int64_t vertices) const {
+  if (attention()) return gat_saved_bytes(layer_heads(i), head_width(i), vertices);
+  return conv_saved_bytes(layer_in(i), layer_out(i), vertices);
+}
 
 std::int64_t ModelShape::activation_bytes(std::int64_t vertices) const {
   const auto rows = [&](std::int64_t width) { return vertices * width * float_bytes; };
@@ -35,11 +47,9 @@ std::int64_t ModelShape::activation_bytes(std::int64_t vertices) const {
   for (int i = 0; i < layers(); ++i) {
     const float p = i == 0 ? config_.input_dropout : config_.dropout;
     if (p > 0.0f) kept += rows(layer_in(i));
-    kept += conv_saved_bytes(layer_in(i), layer_out(i), vertices);
-    if (i + 1 < layers()) {
-      kept += rows(layer_out(i));  // the ReLU's output
-      widest_gradient = std::max(widest_gradient, layer_out(i));
-    }
+    kept += conv_saved(i, vertices);
+    if (i + 1 < layers()) kept += rows(layer_out(i));  // the activation's output
+    widest_gradient = std::max(widest_gradient, std::max(layer_out(i), layer_heads(i) * head_width(i)));
     // The conv's output (batch norm's input) and the statistics it keeps.
     if (normalized(i)) kept += rows(layer_out(i)) + 2 * layer_out(i) * float_bytes;
   }
@@ -49,14 +59,17 @@ std::int64_t ModelShape::activation_bytes(std::int64_t vertices) const {
 
 std::int64_t ModelShape::input_activation_bytes(std::int64_t vertices) const {
   const std::int64_t dropped = config_.input_dropout > 0.0f ? vertices * in_dim_ * float_bytes : 0;
-  return dropped + conv_saved_bytes(layer_in(0), layer_out(0), vertices);
+  return dropped + (attention() ? 0 : conv_saved(0, vertices));
 }
 
 std::int64_t ModelShape::parameter_bytes() const {
   const std::int64_t weights_per_layer = config_.kind == "sage" ? 2 : 1;  // GraphSAGE: W_l and W_r
   std::int64_t floats = 0;
   for (int i = 0; i < layers(); ++i) {
-    floats += weights_per_layer * layer_in(i) * layer_out(i);
+    if (attention())  // W, and a_src and a_dst per head
+      floats += (layer_in(i) + 2) * layer_heads(i) * head_width(i);
+    else
+      floats += weights_per_layer * layer_in(i) * layer_out(i);
     if (has_bias(i)) floats += layer_out(i);
     if (normalized(i)) floats += 2 * layer_out(i);  // gamma and beta
   }

@@ -11,7 +11,7 @@ namespace halo::train {
 
 class ModelShape {
  public:
-  // Throws InvalidArgument for settings Model refuses: a kind other than gcn or sage, no layer,
+  // Throws InvalidArgument for settings Model refuses: a kind other than gcn, sage or gat, no layer,
   // a hidden width below 1 with more than one layer, a non-positive input width or class count,
   // a negative weight decay. O(1).
   ModelShape(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes);
@@ -20,9 +20,20 @@ class ModelShape {
   std::int64_t in_dim() const { return in_dim_; }
   std::int64_t num_classes() const { return num_classes_; }
   int layers() const { return config_.layers; }
-  // Layer i's input and output widths: in_dim, hidden, ..., hidden, num_classes.
-  std::int64_t layer_in(int i) const { return i == 0 ? in_dim_ : config_.hidden; }
-  std::int64_t layer_out(int i) const { return i + 1 == config_.layers ? num_classes_ : config_.hidden; }
+  bool attention() const { return config_.kind == "gat"; }
+  // The width between layers: hidden, or for GAT its heads · hidden concatenated.
+  std::int64_t hidden_width() const { return attention() ? config_.heads * config_.hidden : config_.hidden; }
+  // Layer i's input and output widths: in_dim, hidden_width, ..., hidden_width, num_classes.
+  std::int64_t layer_in(int i) const { return i == 0 ? in_dim_ : hidden_width(); }
+  std::int64_t layer_out(int i) const { return i + 1 == config_.layers ? num_classes_ : hidden_width(); }
+  // GAT's heads and columns per head in layer i: heads x hidden, the last out_heads x classes
+  // (averaged). 1 x layer_out(i) for the other kinds.
+  std::int64_t layer_heads(int i) const {
+    return !attention() ? 1 : i + 1 == config_.layers ? config_.out_heads : config_.heads;
+  }
+  std::int64_t head_width(int i) const {
+    return !attention() ? layer_out(i) : i + 1 == config_.layers ? num_classes_ : config_.hidden;
+  }
   // Batch norm follows layer i's convolution (every layer but the last, with batch_norm).
   bool normalized(int i) const { return config_.batch_norm && i + 1 < config_.layers; }
   // Layer i's convolution has a bias: config.bias, unless batch norm follows. Batch norm
@@ -30,24 +41,29 @@ class ModelShape {
   // which Adam would turn into full-size steps whose signs depend on the summation order (thread
   // count, partitioning). Batch norm's beta is the shift instead.
   bool has_bias(int i) const { return config_.bias && !normalized(i); }
-  // Layer i computes (Â·x)·W, aggregating its narrower side (conv_aggregates_first).
+  // Layer i computes (Â·x)·W, aggregating its narrower side (conv_aggregates_first); GAT never does.
   bool aggregates_first(int i) const;
 
   // The peak of a training step apart from the features, the logits and their gradient, for
   // `vertices` rows: every tensor forward keeps (dropout outputs, Â·x of aggregate-first layers,
-  // conv outputs kept for batch norm with its statistics, ReLU outputs) plus the gradients and
-  // temporaries alive at once in backward (at most three of vertices x the widest hidden or
-  // class width). O(layers).
+  // GAT's x · W with its scores and softmax statistics, conv outputs kept for batch norm with its
+  // statistics, activation outputs) plus the gradients and temporaries alive at once in backward
+  // (at most three of vertices x the widest layer output, GAT's heads before their mean
+  // included). O(layers).
   std::int64_t activation_bytes(std::int64_t vertices) const;
   // The part of activation_bytes that holds the first layer's input: the input dropout's output
   // and, when the first layer aggregates first, Â·x. Neither exists when the features are
   // streamed (dropout acts on the staged chunks) or their aggregation precomputed. O(1).
   std::int64_t input_activation_bytes(std::int64_t vertices) const;
   // The parameters' values (their gradients take as much again): the conv weights (GraphSAGE two
-  // per layer), the biases and the batch norms' gamma and beta. O(layers).
+  // per layer; GAT's W and its two attention vectors per head), the biases and the batch norms'
+  // gamma and beta. O(layers).
   std::int64_t parameter_bytes() const;
 
  private:
+  // Bytes layer i's convolution keeps from forward to backward.
+  std::int64_t conv_saved(int i, std::int64_t vertices) const;
+
   ModelConfig config_;
   std::int64_t in_dim_;
   std::int64_t num_classes_;

@@ -25,10 +25,10 @@ Step training_step(std::uint64_t seed, std::uint64_t epoch) {
 
 }  // namespace
 
-TEST_CASE("Relu zeroes negative entries and their gradients", "[train]") {
+TEST_CASE("Activation relu zeroes negative entries and their gradients", "[train]") {
   RandomStream rng(test::case_seed(1), 0);
   Dense x = test::random_dense(rng, 20, 3);
-  Relu relu;
+  Activation relu;
   Step step;
   const kernels::Tensor y = relu.forward(test::to_tensor(x), step);
   CHECK(test::max_relative_error(test::to_dense(y), test::relu(x)) == 0.0);
@@ -36,6 +36,20 @@ TEST_CASE("Relu zeroes negative entries and their gradients", "[train]") {
   const Dense gx = test::to_dense(relu.backward(test::to_tensor(g)));
   for (std::size_t i = 0; i < x.v.size(); ++i) CHECK(gx.v[i] == (x.v[i] > 0 ? g.v[i] : 0.0));
   CHECK_THROWS_AS(relu.backward(test::to_tensor(g)), InvalidArgument);
+}
+
+TEST_CASE("Activation elu is exp(x) - 1 below zero, with the derivative exp(x) from its output", "[train]") {
+  RandomStream rng(test::case_seed(2), 0);
+  Dense x = test::random_dense(rng, 20, 3);
+  Activation elu(ActivationKind::elu);
+  const kernels::Tensor y = elu.forward(test::to_tensor(x), Step{});
+  Dense g = test::random_dense(rng, 20, 3);
+  const Dense gx = test::to_dense(elu.backward(test::to_tensor(g)));
+  const Dense out = test::to_dense(y);
+  for (std::size_t i = 0; i < x.v.size(); ++i) {
+    CHECK(out.v[i] == Approx(x.v[i] > 0 ? x.v[i] : std::expm1(x.v[i])).margin(1e-6));
+    CHECK(gx.v[i] == Approx(x.v[i] > 0 ? g.v[i] : g.v[i] * std::exp(x.v[i])).margin(1e-6));
+  }
 }
 
 TEST_CASE("Dropout drops about p of the entries, scales the rest by 1/(1-p) and reuses the mask", "[train]") {

@@ -272,7 +272,9 @@ TEST_CASE("Model::activation_bytes bounds what a training step allocates", "[tra
   const ModelCase mc = GENERATE(
       ModelCase{"gcn", config_of("gcn", 2, 16, 0.5f, 0.5f, false, true), 100, true},
       ModelCase{"gcn wide", config_of("gcn", 3, 64, 0.5f, 0.0f, true, true), 20, false},
-      ModelCase{"sage", config_of("sage", 3, 32, 0.5f, 0.5f, true, true), 50, false});
+      ModelCase{"sage", config_of("sage", 3, 32, 0.5f, 0.5f, true, true), 50, false},
+      ModelCase{"gat", config_of("gat", 2, 8, 0.6f, 0.6f, false, true), 40, false},
+      ModelCase{"gat with batch norm", config_of("gat", 3, 4, 0.5f, 0.0f, true, true), 12, true});
   CAPTURE(mc.name);
   const std::int64_t n = 500, classes = 7;
   const graph::CsrGraph g = test::random_graph(test::case_seed(21), n, 3000, mc.symmetric);
@@ -317,7 +319,7 @@ TEST_CASE("Model::activation_bytes counts the kept tensors and three gradients",
 
 TEST_CASE("ModelShape gives the parameters and layer order of the Model built from it, without building it",
           "[train]") {
-  const std::string kind = GENERATE(as<std::string>{}, "gcn", "sage");
+  const std::string kind = GENERATE(as<std::string>{}, "gcn", "sage", "gat");
   const int layers = GENERATE(1, 2, 3);
   const bool batch_norm = GENERATE(false, true);
   const bool bias = GENERATE(false, true);

@@ -110,6 +110,9 @@ void check_feature_settings(const ModelConfig& m, const TrainConfig& config, con
     throw InvalidArgument(fmt::format("train: a feature_memory_budget of {} bytes cannot hold two staging buffers of "
                                       "one feature row ({} floats): the minimum is {} bytes",
                                       config.feature_memory_budget, shape.feature_dim, minimum));
+  if (config.precompute_first_aggregation && m.kind == "gat")
+    throw InvalidArgument("train: precompute_first_aggregation is for gcn and sage: graph attention weighs each "
+                          "neighbour by scores of x · W, so its aggregation of x cannot be precomputed");
   if (config.precompute_first_aggregation && m.input_dropout != 0.0f)
     throw InvalidArgument(fmt::format("train: precompute_first_aggregation needs input dropout 0 (Â·X is constant "
                                       "only when nothing random touches X), got {}",
