@@ -135,7 +135,7 @@ MemoryPlan plan_part_training_memory(const partition::Part& part, const ModelSha
   const std::int64_t e = g.num_edges();
   const std::int64_t index_bytes = g.index_type() == graph::IndexType::i32 ? 4 : 8;
   // The operator (self loops added for GCN) and its transpose, always built for a part.
-  const std::int64_t loops = model.config().kind == "gcn" ? n : 0;
+  const std::int64_t loops = model.config().kind == "gcn" || model.config().kind == "gat" ? n : 0;
   const std::int64_t operators = csr_bytes(n, e + loops, index_bytes, true) + csr_bytes(g.num_cols(), e + loops, index_bytes, true);
   std::int64_t label_bytes = static_cast<std::int64_t>(part.split.train.bytes() + part.split.valid.bytes() + part.split.test.bytes());
   std::int64_t feature_dim = 0;
@@ -146,7 +146,9 @@ MemoryPlan plan_part_training_memory(const partition::Part& part, const ModelSha
   MemoryPlan plan = plan_items(g, operators, feature_dim, part.meta.num_classes, label_bytes, model, optimizer);
   // Per exchange: the layer input extended by the halo rows, its gradient, and the send and
   // receive buffers, at the widest width a layer exchanges (at most the feature width).
-  const std::int64_t width = std::max({feature_dim, model.config().hidden, part.meta.num_classes});
+  // GAT exchanges each layer's [h | source scores]: heads · (width + 1) columns.
+  const std::int64_t exchanged = model.attention() ? model.hidden_width() + model.config().heads : model.config().hidden;
+  const std::int64_t width = std::max({feature_dim, exchanged, part.meta.num_classes});
   const std::int64_t rows = 2 * local.num_local() + local.send_rows.size() + local.num_halo;
   plan.items.push_back({"halo exchange", 4 * rows * width});
   return plan;

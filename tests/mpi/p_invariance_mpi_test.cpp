@@ -23,7 +23,9 @@ train::ModelConfig model_config(const std::string& kind) {
   train::ModelConfig m;
   m.kind = kind;
   m.layers = 2;
-  m.hidden = 16;
+  m.hidden = kind == "gat" ? 4 : 16;
+  m.heads = 3;
+  m.attention_dropout = 0.3f;
   m.dropout = 0.5f;
   m.input_dropout = 0.5f;
   m.batch_norm = true;
@@ -46,6 +48,15 @@ train::TrainConfig train_config() {
 std::int64_t analytic_traffic(std::int64_t halo_total, std::int64_t in_dim, const train::ModelConfig& m,
                               std::int64_t classes) {
   std::int64_t bytes = 0;
+  if (m.kind == "gat") {
+    // Per layer [h | source scores] forward, and their gradients back: heads · (width + 1) columns.
+    for (int l = 0; l < m.layers; ++l) {
+      const bool last = l + 1 == m.layers;
+      const std::int64_t heads = last ? m.out_heads : m.heads, width = last ? classes : m.hidden;
+      bytes += 2 * halo_total * heads * (width + 1) * 4;
+    }
+    return bytes;
+  }
   for (int l = 0; l < m.layers; ++l) {
     const std::int64_t in = l == 0 ? in_dim : m.hidden;
     const std::int64_t out = l + 1 == m.layers ? classes : m.hidden;
@@ -60,7 +71,7 @@ void check_invariance(const datasets::Dataset& ds, const std::string& name) {
   train::dist::Communicator& world = test::mpi_world();
   const std::string parts = test::partition_for_world(ds, name);
   const std::int64_t halo_total = partition::read_partition_info(parts).quality.halo_total;
-  for (const std::string kind : {"gcn", "sage"}) {
+  for (const std::string kind : {"gcn", "sage", "gat"}) {
     INFO(name << " " << kind << " on " << world.size() << " ranks");
     const train::ModelConfig m = model_config(kind);
     const train::TrainConfig c = train_config();
@@ -80,7 +91,7 @@ void check_invariance(const datasets::Dataset& ds, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("P ranks train GCN and GraphSAGE on a generated SBM graph as one process does", "[mpi]") {
+TEST_CASE("P ranks train the homogeneous models (GCN and GraphSAGE and GAT) on a generated SBM graph as one process does", "[mpi]") {
   datasets::SbmOptions o;
   o.nodes = 2000;
   o.avg_degree = 8;
@@ -90,7 +101,7 @@ TEST_CASE("P ranks train GCN and GraphSAGE on a generated SBM graph as one proce
   check_invariance(datasets::generate_sbm(o), "sbm");
 }
 
-TEST_CASE("P ranks train GCN and GraphSAGE on cora as one process does", "[mpi]") {
+TEST_CASE("P ranks train the homogeneous models on cora as one process does", "[mpi]") {
   const std::string shared = test::shared_datasets_dir();
   if (shared.empty()) {
     WARN("skipped: the shared datasets folder (../shared/datasets) is absent");

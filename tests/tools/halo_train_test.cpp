@@ -208,7 +208,7 @@ TEST_CASE("halo-train with tools/configs/gat-planetoid.json reaches the GAT pape
   CHECK((*j)["settings"]["heads"] == 8);
 }
 
-TEST_CASE("halo-train --model gat trains with its heads and refuses to run across ranks", "[tools]") {
+TEST_CASE("halo-train --model gat trains with its heads, on a dataset and on a one-part partition alike", "[tools]") {
   ScratchDir scratch;
   const std::string data = make_dataset(scratch);
   const Result r = halo::test::run_program(
@@ -222,8 +222,15 @@ TEST_CASE("halo-train --model gat trains with its heads and refuses to run acros
   CHECK(j["runs"][0]["epochs"].size() == 3);
   const Result p = halo::test::run_program("halo-partition", data + " --parts 1 -q -o " + (scratch / "p1"), scratch);
   REQUIRE(p.exit_code == 0);
-  check_one_line_error(halo::test::run_program("halo-train", "--partitions " + (scratch / "p1") + " --model gat -q", scratch),
-                       "graph attention (--model gat) across ranks is not available yet");
+  const Result part = halo::test::run_program(
+      "halo-train", "--partitions " + (scratch / "p1") + " --model gat --heads 2 --hidden 4 --attn-dropout 0.3 --epochs 3 -q --json -",
+      scratch);
+  INFO(part.err);
+  REQUIRE(part.exit_code == 0);
+  const nlohmann::json k = nlohmann::json::parse(part.out);
+  for (int e = 0; e < 3; ++e)
+    CHECK(k["runs"][0]["epochs"][e]["loss"].get<double>() ==
+          Approx(j["runs"][0]["epochs"][e]["loss"].get<double>()).epsilon(1e-5));
 }
 
 TEST_CASE("halo-train on a one-part partition trains without mpirun as on the dataset, and refuses more parts",

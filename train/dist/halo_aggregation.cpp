@@ -15,6 +15,7 @@
 #include "graph/build.hpp"
 #include "kernels/spmm.hpp"
 #include "train/dist/detail/row_split.hpp"
+#include "train/dist/halo_attention_graph.hpp"
 
 namespace halo::train::dist {
 
@@ -198,10 +199,10 @@ GraphOperators build_part_operators(const partition::LocalGraph& part, const std
   else if (kind == "sage")
     operators.mean = std::make_unique<HaloAggregation>(part_mean_operator(part), exchange, device);
   else if (kind == "gat")
-    throw UnsupportedError("train: graph attention (--model gat) across ranks is not available yet; train it on one "
-                           "process (halo-train --dataset DIR, on the CPU or one GPU)");
+    operators.attention = std::make_unique<HaloAttentionGraph>(
+        visit(part.graph(), [&](auto v) { return ordered_rows(v, part, true); }), part, exchange, device);
   else
-    throw InvalidArgument("build_part_operators: kind must be gcn or sage, got '" + kind + "'");
+    throw InvalidArgument("build_part_operators: kind must be gcn, sage or gat, got '" + kind + "'");
   return operators;
 }
 

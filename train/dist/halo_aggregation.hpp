@@ -62,7 +62,7 @@ class HaloAggregation : public Aggregation {
   HaloExchange* exchange_;
 };
 
-// The operators of a model of `kind` ("gcn" or "sage") on a part: exactly the rows of
+// The operators of a model of `kind` ("gcn", "sage" or "gat") on a part: exactly the rows of
 // build_graph_operators' operators for the part's owned vertices, with the same weights to the
 // last bit (the GCN degrees of halo vertices come from their owners through `exchange`) and each
 // row's entries in ascending global column order, so the SpMM adds a row's terms in the order the

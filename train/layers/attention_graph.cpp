@@ -22,43 +22,56 @@ graph::CsrGraph self_looped(const graph::CsrGraph& g) {
 
 }  // namespace
 
-AttentionGraph::AttentionGraph(const graph::CsrGraph& g, kernels::Device device) : device_(device) {
+LocalAttentionGraph::LocalAttentionGraph(const graph::CsrGraph& g, kernels::Device device) {
   graph::CsrGraph looped = self_looped(g);
   at_ = CsrOperator(graph::transpose(looped), device);
   a_ = CsrOperator(std::move(looped), device);
 }
 
-Tensor AttentionGraph::forward(const Tensor& h, const Tensor& src_score, const Tensor& dst_score,
-                               const kernels::AttentionSpec& spec, AttentionStats& stats) const {
-  const std::int64_t n = num_vertices();
-  Tensor out = Tensor::empty(n, h.cols(), h.device());
-  stats.row_max = Tensor::empty(n, spec.heads, h.device());
-  stats.row_sum = Tensor::empty(n, spec.heads, h.device());
-  a_.visit([&](const auto& a) {
-    kernels::attention_forward(a, h.view(), src_score.view(), dst_score.view(), spec, {}, out.view(),
-                               stats.row_max.view(), stats.row_sum.view());
+Tensor LocalAttentionGraph::forward(const Tensor& h, const Tensor& src_score, const Tensor& dst_score,
+                                    const kernels::AttentionSpec& spec, AttentionStats& stats) {
+  return attention_forward_on(a_, h.view(), src_score.view(), dst_score.view(), spec, {}, stats);
+}
+
+AttentionGrads LocalAttentionGraph::backward(const Tensor& h, const Tensor& src_score, const Tensor& dst_score,
+                                             const kernels::AttentionSpec& spec, const AttentionStats& stats,
+                                             const Tensor& grad_out) {
+  AttentionGrads g{Tensor::empty(h.rows(), h.cols(), h.device()), Tensor::empty(h.rows(), spec.heads, h.device()), {}};
+  g.dst_score = attention_backward_on(a_, at_, h.view(), src_score.view(), dst_score.view(), spec, {}, stats, grad_out,
+                                      g.h.view(), g.src_score.view());
+  return g;
+}
+
+Tensor attention_forward_on(const CsrOperator& a, kernels::ConstTensorView h, kernels::ConstTensorView src_score,
+                            kernels::ConstTensorView dst_score, const kernels::AttentionSpec& spec,
+                            kernels::AttentionIds ids, AttentionStats& stats) {
+  const std::int64_t n = a.num_rows();
+  Tensor out = Tensor::empty(n, h.cols, h.device);
+  stats.row_max = Tensor::empty(n, spec.heads, h.device);
+  stats.row_sum = Tensor::empty(n, spec.heads, h.device);
+  a.visit([&](const auto& view) {
+    kernels::attention_forward(view, h, src_score, dst_score, spec, ids, out.view(), stats.row_max.view(),
+                               stats.row_sum.view());
   });
   return out;
 }
 
-AttentionGrads AttentionGraph::backward(const Tensor& h, const Tensor& src_score, const Tensor& dst_score,
-                                        const kernels::AttentionSpec& spec, const AttentionStats& stats,
-                                        const Tensor& grad_out) const {
-  const std::int64_t n = num_vertices();
-  AttentionGrads g{Tensor::empty(n, h.cols(), h.device()), Tensor::empty(n, spec.heads, h.device()),
-                   Tensor::empty(n, spec.heads, h.device())};
-  a_.visit([&](const auto& a) {
-    at_.visit([&](const auto& at) {
+Tensor attention_backward_on(const CsrOperator& a, const CsrOperator& at, kernels::ConstTensorView h,
+                             kernels::ConstTensorView src_score, kernels::ConstTensorView dst_score,
+                             const kernels::AttentionSpec& spec, kernels::AttentionIds ids, const AttentionStats& stats,
+                             const Tensor& grad_out, kernels::TensorView grad_h, kernels::TensorView grad_src) {
+  Tensor grad_dst = Tensor::empty(a.num_rows(), spec.heads, h.device);
+  a.visit([&](const auto& av) {
+    at.visit([&](const auto& atv) {
       // A and its transpose share their index type (the transpose keeps A's).
-      if constexpr (std::is_same_v<std::decay_t<decltype(a)>, std::decay_t<decltype(at)>>)
-        kernels::attention_backward(a, at, h.view(), src_score.view(), dst_score.view(), spec, {},
-                                    stats.row_max.view(), stats.row_sum.view(), grad_out.view(), g.h.view(),
-                                    g.src_score.view(), g.dst_score.view());
+      if constexpr (std::is_same_v<std::decay_t<decltype(av)>, std::decay_t<decltype(atv)>>)
+        kernels::attention_backward(av, atv, h, src_score, dst_score, spec, ids, stats.row_max.view(),
+                                    stats.row_sum.view(), grad_out.view(), grad_h, grad_src, grad_dst.view());
       else
         HALO_ASSERT(!"an attention graph and its transpose with different index types");
     });
   });
-  return g;
+  return grad_dst;
 }
 
 }  // namespace halo::train

@@ -50,8 +50,6 @@ Tensor GatConv::forward(const LayerInput& x, const Step& step) {
                    ", expected " + std::to_string(graph_->num_vertices()) + " x " +
                    std::to_string(weight_.value.rows()));
   HALO_EXPECTS(!x.precomputed(), "GatConv " + name_ + ": attention cannot start from a precomputed Â·x");
-  HALO_EXPECTS(step.global_ids.data == nullptr,
-               "GatConv " + name_ + ": a part of a distributed graph is not supported by graph attention yet");
   saved_ = false;
   input_ = LayerInput();
   Tensor h = x.x.multiply(weight_.value.view());

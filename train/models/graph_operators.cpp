@@ -18,7 +18,7 @@ GraphOperators build_graph_operators(const graph::CsrGraph& g, const std::string
   else if (kind == "sage")
     operators.mean = std::make_unique<LocalAggregation>(graph::mean_normalize(g), device);
   else if (kind == "gat")
-    operators.attention = std::make_unique<AttentionGraph>(g, device);
+    operators.attention = std::make_unique<LocalAttentionGraph>(g, device);
   else
     throw InvalidArgument("build_graph_operators: kind must be gcn, sage or gat, got '" + kind + "'");
   return operators;

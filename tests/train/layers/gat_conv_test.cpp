@@ -92,7 +92,7 @@ TEST_CASE("GatConv matches an explicit float64 GAT and its finite-difference gra
   CAPTURE(symmetric, concat, p, bias, seed);
   const std::int64_t n = 11, in = 5, heads = 3, width = 2;
   const graph::CsrGraph g = test::random_graph(seed, n, 22, symmetric);
-  AttentionGraph graph(g, kernels::Device::cpu());
+  LocalAttentionGraph graph(g, kernels::Device::cpu());
   GatConvOptions o;
   o.heads = heads;
   o.out_per_head = width;
@@ -116,7 +116,7 @@ TEST_CASE("GatConv matches an explicit float64 GAT and its finite-difference gra
 
 TEST_CASE("GatConv refuses a precomputed aggregation, a wrong input and a backward without forward", "[train]") {
   const graph::CsrGraph g = test::random_graph(3, 6, 10, true);
-  AttentionGraph graph(g, kernels::Device::cpu());
+  LocalAttentionGraph graph(g, kernels::Device::cpu());
   GatConvOptions o;
   o.heads = 2;
   o.out_per_head = 3;
@@ -131,8 +131,8 @@ TEST_CASE("GatConv refuses a precomputed aggregation, a wrong input and a backwa
   CHECK_THROWS_WITH(conv.backward(kernels::Tensor::zeros(6, 6), step), Catch::Contains("training forward"));
   o.attention_dropout = 1.0f;
   CHECK_THROWS_WITH(GatConv(graph, 4, o, "conv0"), Catch::Contains("attention dropout must be in [0, 1)"));
-  CHECK_THROWS_AS(AttentionGraph(graph::CsrGraph(2, 3, Array<std::int64_t>::from_vector({0, 0, 0}),
-                                                 Array<std::int32_t>{}),
-                                 kernels::Device::cpu()),
+  CHECK_THROWS_AS(LocalAttentionGraph(graph::CsrGraph(2, 3, Array<std::int64_t>::from_vector({0, 0, 0}),
+                                                      Array<std::int32_t>{}),
+                                      kernels::Device::cpu()),
                   InvalidArgument);
 }
