@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""GAT training on the CPU: halo against PyTorch Geometric's GATConv, same graph, same model, same run.
+
+Graphs (halo-convert synth, each written once under bench/work/gat/): a 50 K-vertex SBM (mean
+degree 20) small enough for PyG's per-edge tensors, the 250 K-vertex SBM of gcn_vs_pyg.py (mean
+degree 50, 100 features) and a power-law R-MAT graph of 1 M vertices (skewed
+degrees, a maximum in the thousands; --rmat-nodes, --rmat-degree). Model: GAT, 3 layers,
+8 heads x 32 hidden (concatenated, ELU), 1 output head, dropout 0.6 on inputs and attention,
+Adam 0.005. Each framework trains in its own process (its peak resident set is its own), the two
+taking turns (--turns), a few epochs each (--epochs, the first not timed); reported: the median
+epoch time and the peak memory of each, their ratios, and where a peer failed (out of memory, or
+past --pyg-limit-gib of address space, which the child is given so that it fails rather than
+the machine). Roofline: halo's attention kernels move the F floats of every source row per entry
+and head (forward one gather, backward two: the dot and the scatter), so bytes per epoch over the
+copy bandwidth halo-bench measures in the same run bound the kernels' time from below.
+
+    bench/.venv/bin/python bench/gat_vs_pyg.py [--graphs sbm-small,sbm,rmat] [--turns 3] [--epochs 4]
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+from common import child_env, load_average, machine, write_result
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+PYG_CHILD = r"""
+import json, resource, sys, time
+import numpy as np, torch
+import torch.nn.functional as F
+from torch_geometric.nn import GATConv
+
+d, epochs, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+torch.set_num_threads(threads)
+torch.manual_seed(0)
+indptr = np.load(d + "/graph/indptr.npy"); indices = np.load(d + "/graph/indices.npy")
+n = indptr.shape[0] - 1
+rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+# halo's rows are destinations: edge (src = column, dst = row).
+edge_index = torch.from_numpy(np.stack([indices.astype(np.int64), rows]))
+x = torch.from_numpy(np.load(d + "/node_feat.npy"))
+y = torch.from_numpy(np.load(d + "/node_label.npy"))
+train = torch.from_numpy(np.load(d + "/split/train.npy"))
+classes = int(y.max()) + 1
+
+class GAT(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = torch.nn.ModuleList([GATConv(x.shape[1], 32, heads=8, dropout=0.6),
+                                          GATConv(256, 32, heads=8, dropout=0.6),
+                                          GATConv(256, classes, heads=1, concat=False, dropout=0.6)])
+    def forward(self, h):
+        for i, conv in enumerate(self.convs):
+            h = conv(F.dropout(h, p=0.6, training=self.training), edge_index)
+            if i < len(self.convs) - 1:
+                h = F.elu(h)
+        return h
+
+model = GAT()
+opt = torch.optim.Adam(model.parameters(), lr=0.005)
+times = []
+for epoch in range(epochs):
+    start = time.perf_counter()
+    model.train(); opt.zero_grad()
+    loss = F.cross_entropy(model(x)[train], y[train])
+    loss.backward(); opt.step()
+    times.append(time.perf_counter() - start)
+times = times[1:]
+print(json.dumps({"epoch_times_s": times, "epoch_time_median_s": sorted(times)[len(times) // 2],
+                  "final_loss": float(loss), "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+
+def graph(work, name, args, bin_dir):
+    path = os.path.join(work, name)
+    if os.path.exists(os.path.join(path, "dataset.json")):
+        return path
+    if name == "sbm":
+        command = ["synth", "sbm", path, "--nodes", "250000", "--avg-degree", "50", "--features", "100",
+                   "--classes", "10"]
+    elif name == "sbm-small":
+        command = ["synth", "sbm", path, "--nodes", "50000", "--avg-degree", "20", "--features", "100",
+                   "--classes", "10"]
+    else:
+        command = ["synth", "rmat", path, "--nodes", str(args.rmat_nodes), "--avg-degree", str(args.rmat_degree),
+                   "--features", "100", "--classes", "10"]
+    subprocess.run([os.path.join(bin_dir, "halo-convert")] + command + ["--force", "-q"], check=True)
+    return path
+
+
+def run_halo(dataset, args, bin_dir):
+    command = [os.path.join(bin_dir, "halo-train"), "--dataset", dataset, "--model", "gat", "--layers", "3",
+               "--heads", "8", "--hidden", "32", "--out-heads", "1", "--dropout", "0.6", "--input-dropout", "0.6",
+               "--attn-dropout", "0.6", "--lr", "0.005", "--epochs", str(args.epochs), "--threads", str(args.threads),
+               "--eval-every", str(args.epochs), "-q", "--json", "-"]
+    done = subprocess.run(command, capture_output=True, text=True, env=child_env())
+    if done.returncode != 0:
+        return {"failed": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
+    j = json.loads(done.stdout)
+    times = [e["time_s"] for e in j["runs"][0]["epochs"]][1:]
+    return {"epoch_time_median_s": statistics.median(times), "peak_rss_bytes": j["peak_memory_bytes"],
+            "final_loss": j["runs"][0]["epochs"][-1]["loss"]}
+
+
+def run_pyg(dataset, args):
+    limit = int(args.pyg_limit_gib * (1 << 30))
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    done = subprocess.run([sys.executable, "-c", PYG_CHILD, dataset, str(args.epochs), str(args.threads)],
+                          capture_output=True, text=True, env=child_env(), preexec_fn=cap)
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
+        return {"failed": tail}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def copy_bandwidth(bin_dir, dataset, threads):
+    """The STREAM-style copy bandwidth halo-bench spmm measures beside its SpMM (width 256)."""
+    done = subprocess.run([os.path.join(bin_dir, "halo-bench"), "-q", "spmm", "--dataset", dataset, "--widths", "256",
+                           "--repeat", "3", "--json", "-"], capture_output=True, text=True, env=child_env())
+    if done.returncode != 0:
+        return None
+    return json.loads(done.stdout)["widths"][0]["copy_gb_per_s"]
+
+
+def attention_bytes(vertices, edges, layers):
+    """Bytes halo's attention kernels move per training epoch: per layer, entry and head, the F
+    floats of the source row gathered once forward and twice backward, plus the destination's
+    gradient row read in backward (F = 32 in hidden layers; the last layer's is the class count,
+    ignored here: a lower bound)."""
+    per_entry_head = 4 * 32 * 4  # 4 passes over F = 32 floats
+    return layers * (edges + vertices) * 8 * per_entry_head
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--work", default=os.path.join(ROOT, "bench", "work", "gat"))
+    parser.add_argument("--graphs", default="sbm-small,sbm,rmat")
+    parser.add_argument("--rmat-nodes", type=int, default=1000000)
+    parser.add_argument("--rmat-degree", type=float, default=16)
+    parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--pyg-limit-gib", type=float, default=20.0)
+    parser.add_argument("--output", default=os.path.join(ROOT, "bench", "results", "gat_vs_pyg.json"))
+    args = parser.parse_args()
+    bin_dir = os.path.join(args.build, "bin")
+    os.makedirs(args.work, exist_ok=True)
+    result = {"benchmark": "gat_vs_pyg", "machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+              "load_average_start": load_average(), "threads": args.threads, "epochs_per_turn": args.epochs,
+              "model": "GAT 3 layers, 8 heads x 32 hidden, 1 output head, dropout 0.6, Adam 0.005",
+              "graphs": {}}
+    for name in args.graphs.split(","):
+        dataset = graph(args.work, name, args, bin_dir)
+        with open(os.path.join(dataset, "dataset.json")) as f:
+            info = json.load(f)
+        turns = {"halo": [], "pyg": []}
+        for _ in range(args.turns):
+            turns["halo"].append(run_halo(dataset, args, bin_dir))
+            turns["pyg"].append(run_pyg(dataset, args))
+        vertices = sum(t["count"] for t in info["node_types"])
+        edges = info["num_edges"]
+        copy = copy_bandwidth(bin_dir, dataset, args.threads)
+        entry = {"vertices": vertices, "edges": edges, "turns": turns, "copy_gb_per_s": copy,
+                 "attention_bytes_per_epoch": attention_bytes(vertices, edges, 3)}
+        ok = {k: [t for t in v if "failed" not in t] for k, v in turns.items()}
+        for k in ("halo", "pyg"):
+            if ok[k]:
+                entry[k] = {"epoch_time_median_s": statistics.median(t["epoch_time_median_s"] for t in ok[k]),
+                            "peak_rss_bytes": max(t["peak_rss_bytes"] for t in ok[k])}
+            else:
+                entry[k] = {"failed": turns[k][-1]["failed"]}
+        if "epoch_time_median_s" in entry["halo"] and copy:
+            # The kernels' bytes at the copy bandwidth: a floor under halo's epoch time.
+            entry["roofline_floor_s"] = round(entry["attention_bytes_per_epoch"] / (copy * 1e9), 3)
+        if "epoch_time_median_s" in entry["halo"] and "epoch_time_median_s" in entry["pyg"]:
+            entry["speedup"] = round(entry["pyg"]["epoch_time_median_s"] / entry["halo"]["epoch_time_median_s"], 2)
+            entry["memory_ratio"] = round(entry["halo"]["peak_rss_bytes"] / entry["pyg"]["peak_rss_bytes"], 3)
+        result["graphs"][name] = entry
+        print(f"{name}: halo {entry['halo']}, pyg {entry['pyg']}, speedup {entry.get('speedup')}, "
+              f"memory {entry.get('memory_ratio')}", file=sys.stderr)
+    result["load_average_end"] = load_average()
+    write_result(args.output, result)
+
+
+if __name__ == "__main__":
+    main()
