@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GAT training on the CPU: halo against PyTorch Geometric's GATConv, same graph, same model, same run.
 
-Graphs (halo-convert synth, each written once under bench/work/gat/): a 50 K-vertex SBM (mean
+Graphs (halo-convert synth, each written once into the --work folder): a 50 K-vertex SBM (mean
 degree 20) small enough for PyG's per-edge tensors, the 250 K-vertex SBM of gcn_vs_pyg.py (mean
 degree 50, 100 features) and a power-law R-MAT graph of 1 M vertices (skewed
 degrees, a maximum in the thousands; --rmat-nodes, --rmat-degree). Model: GAT, 3 layers,

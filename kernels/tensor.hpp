@@ -24,6 +24,10 @@ struct TensorView {
   TensorView slice_rows(std::int64_t begin, std::int64_t end) const {
     return {data + begin * stride, end - begin, cols, stride, device};
   }
+  // Columns [begin, end) of this view (same rows and stride).
+  TensorView slice_cols(std::int64_t begin, std::int64_t end) const {
+    return {data + begin, rows, end - begin, stride, device};
+  }
 };
 
 struct ConstTensorView {
@@ -43,6 +47,9 @@ struct ConstTensorView {
   bool contiguous() const { return stride == cols || rows <= 1; }
   ConstTensorView slice_rows(std::int64_t begin, std::int64_t end) const {
     return {data + begin * stride, end - begin, cols, stride, device};
+  }
+  ConstTensorView slice_cols(std::int64_t begin, std::int64_t end) const {
+    return {data + begin, rows, end - begin, stride, device};
   }
 };
 

@@ -216,18 +216,21 @@ void over_rows(const graph::CsrView<I>& a, Rows&& rows) {
       [&](std::int64_t k) { rows(bounds[static_cast<std::size_t>(k)], bounds[static_cast<std::size_t>(k) + 1]); }, 1);
 }
 
+}  // namespace
+
 template <class I>
-void forward_impl(const graph::CsrView<I>& a, ConstTensorView h, ConstTensorView src_score, ConstTensorView dst_score,
-                  const AttentionSpec& spec, AttentionIds ids, TensorView out, TensorView row_max, TensorView row_sum) {
+void attention_forward(const graph::CsrView<I>& a, ConstTensorView h, ConstTensorView src_score,
+                       ConstTensorView dst_score, const AttentionSpec& spec, AttentionIds ids, TensorView out,
+                       TensorView row_max, TensorView row_sum) {
   const Operands o(h, src_score, dst_score, spec, ids);
   over_rows(a, [&](std::int64_t begin, std::int64_t end) { forward_rows(a, o, out, row_max, row_sum, begin, end); });
 }
 
 template <class I>
-void backward_impl(const graph::CsrView<I>& a, const graph::CsrView<I>& at, ConstTensorView h, ConstTensorView src_score,
-                   ConstTensorView dst_score, const AttentionSpec& spec, AttentionIds ids, ConstTensorView row_max,
-                   ConstTensorView row_sum, ConstTensorView grad_out, TensorView grad_h, TensorView grad_src,
-                   TensorView grad_dst) {
+void attention_backward(const graph::CsrView<I>& a, const graph::CsrView<I>& at, ConstTensorView h,
+                        ConstTensorView src_score, ConstTensorView dst_score, const AttentionSpec& spec,
+                        AttentionIds ids, ConstTensorView row_max, ConstTensorView row_sum, ConstTensorView grad_out,
+                        TensorView grad_h, TensorView grad_src, TensorView grad_dst) {
   const Operands o(h, src_score, dst_score, spec, ids);
   const std::unique_ptr<float, void (*)(float*)> c_data(
       static_cast<float*>(allocate(static_cast<std::size_t>(a.num_rows * spec.heads) * sizeof(float))),
@@ -241,35 +244,18 @@ void backward_impl(const graph::CsrView<I>& a, const graph::CsrView<I>& at, Cons
   });
 }
 
-}  // namespace
-
-void attention_forward(const graph::CsrView<std::int32_t>& a, ConstTensorView h, ConstTensorView src_score,
-                       ConstTensorView dst_score, const AttentionSpec& spec, AttentionIds ids, TensorView out,
-                       TensorView row_max, TensorView row_sum) {
-  forward_impl(a, h, src_score, dst_score, spec, ids, out, row_max, row_sum);
-}
-void attention_forward(const graph::CsrView<std::int64_t>& a, ConstTensorView h, ConstTensorView src_score,
-                       ConstTensorView dst_score, const AttentionSpec& spec, AttentionIds ids, TensorView out,
-                       TensorView row_max, TensorView row_sum) {
-  forward_impl(a, h, src_score, dst_score, spec, ids, out, row_max, row_sum);
-}
-
-void attention_backward(const graph::CsrView<std::int32_t>& a, const graph::CsrView<std::int32_t>& at,
-                        ConstTensorView h, ConstTensorView src_score, ConstTensorView dst_score,
-                        const AttentionSpec& spec, AttentionIds ids, ConstTensorView row_max, ConstTensorView row_sum,
-                        ConstTensorView grad_out, TensorView grad_h, TensorView grad_src_score,
-                        TensorView grad_dst_score) {
-  backward_impl(a, at, h, src_score, dst_score, spec, ids, row_max, row_sum, grad_out, grad_h, grad_src_score,
-                grad_dst_score);
-}
-void attention_backward(const graph::CsrView<std::int64_t>& a, const graph::CsrView<std::int64_t>& at,
-                        ConstTensorView h, ConstTensorView src_score, ConstTensorView dst_score,
-                        const AttentionSpec& spec, AttentionIds ids, ConstTensorView row_max, ConstTensorView row_sum,
-                        ConstTensorView grad_out, TensorView grad_h, TensorView grad_src_score,
-                        TensorView grad_dst_score) {
-  backward_impl(a, at, h, src_score, dst_score, spec, ids, row_max, row_sum, grad_out, grad_h, grad_src_score,
-                grad_dst_score);
-}
+template void attention_forward(const graph::CsrView<std::int32_t>&, ConstTensorView, ConstTensorView,
+                                ConstTensorView, const AttentionSpec&, AttentionIds, TensorView, TensorView,
+                                TensorView);
+template void attention_forward(const graph::CsrView<std::int64_t>&, ConstTensorView, ConstTensorView,
+                                ConstTensorView, const AttentionSpec&, AttentionIds, TensorView, TensorView,
+                                TensorView);
+template void attention_backward(const graph::CsrView<std::int32_t>&, const graph::CsrView<std::int32_t>&,
+                                 ConstTensorView, ConstTensorView, ConstTensorView, const AttentionSpec&, AttentionIds,
+                                 ConstTensorView, ConstTensorView, ConstTensorView, TensorView, TensorView, TensorView);
+template void attention_backward(const graph::CsrView<std::int64_t>&, const graph::CsrView<std::int64_t>&,
+                                 ConstTensorView, ConstTensorView, ConstTensorView, const AttentionSpec&, AttentionIds,
+                                 ConstTensorView, ConstTensorView, ConstTensorView, TensorView, TensorView, TensorView);
 
 void head_scores(ConstTensorView h, ConstTensorView a, TensorView score) {
   const std::int64_t heads = a.rows, width = a.cols;

@@ -49,23 +49,16 @@ void gemm(ConstTensorView a, Transpose transpose_a, ConstTensorView b, Transpose
 void segmented_gemm(const std::vector<GemmSegment>& segments, Transpose transpose_a, Transpose transpose_b,
                     float alpha, float beta);
 
-// attention.cpp (kernels/attention.hpp)
-void attention_forward(const graph::CsrView<std::int32_t>& a, ConstTensorView h, ConstTensorView src_score,
+// attention.cpp (kernels/attention.hpp), for int32_t and int64_t ids
+template <class I>
+void attention_forward(const graph::CsrView<I>& a, ConstTensorView h, ConstTensorView src_score,
                        ConstTensorView dst_score, const AttentionSpec& spec, AttentionIds ids, TensorView out,
                        TensorView row_max, TensorView row_sum);
-void attention_forward(const graph::CsrView<std::int64_t>& a, ConstTensorView h, ConstTensorView src_score,
-                       ConstTensorView dst_score, const AttentionSpec& spec, AttentionIds ids, TensorView out,
-                       TensorView row_max, TensorView row_sum);
-void attention_backward(const graph::CsrView<std::int32_t>& a, const graph::CsrView<std::int32_t>& at,
-                        ConstTensorView h, ConstTensorView src_score, ConstTensorView dst_score,
-                        const AttentionSpec& spec, AttentionIds ids, ConstTensorView row_max, ConstTensorView row_sum,
-                        ConstTensorView grad_out, TensorView grad_h, TensorView grad_src_score,
-                        TensorView grad_dst_score);
-void attention_backward(const graph::CsrView<std::int64_t>& a, const graph::CsrView<std::int64_t>& at,
-                        ConstTensorView h, ConstTensorView src_score, ConstTensorView dst_score,
-                        const AttentionSpec& spec, AttentionIds ids, ConstTensorView row_max, ConstTensorView row_sum,
-                        ConstTensorView grad_out, TensorView grad_h, TensorView grad_src_score,
-                        TensorView grad_dst_score);
+template <class I>
+void attention_backward(const graph::CsrView<I>& a, const graph::CsrView<I>& at, ConstTensorView h,
+                        ConstTensorView src_score, ConstTensorView dst_score, const AttentionSpec& spec,
+                        AttentionIds ids, ConstTensorView row_max, ConstTensorView row_sum, ConstTensorView grad_out,
+                        TensorView grad_h, TensorView grad_src_score, TensorView grad_dst_score);
 void head_scores(ConstTensorView h, ConstTensorView a, TensorView score);
 void head_scores_backward(ConstTensorView h, ConstTensorView a, ConstTensorView grad_score, TensorView grad_h,
                           TensorView grad_a);

@@ -250,9 +250,12 @@ Operands operands_of(ConstTensorView h, ConstTensorView src, ConstTensorView dst
 // Blocks for one warp per row.
 unsigned int warp_blocks(std::int64_t rows) { return blocks_for(rows * 32); }
 
+}  // namespace
+
 template <class I>
-void forward_impl(const graph::CsrView<I>& a, ConstTensorView h, ConstTensorView src, ConstTensorView dst,
-                  const AttentionSpec& spec, AttentionIds ids, TensorView out, TensorView row_max, TensorView row_sum) {
+void attention_forward(const graph::CsrView<I>& a, ConstTensorView h, ConstTensorView src, ConstTensorView dst,
+                       const AttentionSpec& spec, AttentionIds ids, TensorView out, TensorView row_max,
+                       TensorView row_sum) {
   const int d = h.device.index;
   ScopedDevice scoped(d);
   if (a.num_rows == 0) return;
@@ -263,10 +266,10 @@ void forward_impl(const graph::CsrView<I>& a, ConstTensorView h, ConstTensorView
 }
 
 template <class I>
-void backward_impl(const graph::CsrView<I>& a, const graph::CsrView<I>& at, ConstTensorView h, ConstTensorView src,
-                   ConstTensorView dst, const AttentionSpec& spec, AttentionIds ids, ConstTensorView row_max,
-                   ConstTensorView row_sum, ConstTensorView grad_out, TensorView grad_h, TensorView grad_src,
-                   TensorView grad_dst) {
+void attention_backward(const graph::CsrView<I>& a, const graph::CsrView<I>& at, ConstTensorView h,
+                        ConstTensorView src, ConstTensorView dst, const AttentionSpec& spec, AttentionIds ids,
+                        ConstTensorView row_max, ConstTensorView row_sum, ConstTensorView grad_out, TensorView grad_h,
+                        TensorView grad_src, TensorView grad_dst) {
   const int d = h.device.index;
   ScopedDevice scoped(d);
   const Operands o = operands_of(h, src, dst, spec, ids);
@@ -287,35 +290,18 @@ void backward_impl(const graph::CsrView<I>& a, const graph::CsrView<I>& at, Cons
   }
 }
 
-}  // namespace
-
-void attention_forward(const graph::CsrView<std::int32_t>& a, ConstTensorView h, ConstTensorView src_score,
-                       ConstTensorView dst_score, const AttentionSpec& spec, AttentionIds ids, TensorView out,
-                       TensorView row_max, TensorView row_sum) {
-  forward_impl(a, h, src_score, dst_score, spec, ids, out, row_max, row_sum);
-}
-void attention_forward(const graph::CsrView<std::int64_t>& a, ConstTensorView h, ConstTensorView src_score,
-                       ConstTensorView dst_score, const AttentionSpec& spec, AttentionIds ids, TensorView out,
-                       TensorView row_max, TensorView row_sum) {
-  forward_impl(a, h, src_score, dst_score, spec, ids, out, row_max, row_sum);
-}
-
-void attention_backward(const graph::CsrView<std::int32_t>& a, const graph::CsrView<std::int32_t>& at,
-                        ConstTensorView h, ConstTensorView src_score, ConstTensorView dst_score,
-                        const AttentionSpec& spec, AttentionIds ids, ConstTensorView row_max, ConstTensorView row_sum,
-                        ConstTensorView grad_out, TensorView grad_h, TensorView grad_src_score,
-                        TensorView grad_dst_score) {
-  backward_impl(a, at, h, src_score, dst_score, spec, ids, row_max, row_sum, grad_out, grad_h, grad_src_score,
-                grad_dst_score);
-}
-void attention_backward(const graph::CsrView<std::int64_t>& a, const graph::CsrView<std::int64_t>& at,
-                        ConstTensorView h, ConstTensorView src_score, ConstTensorView dst_score,
-                        const AttentionSpec& spec, AttentionIds ids, ConstTensorView row_max, ConstTensorView row_sum,
-                        ConstTensorView grad_out, TensorView grad_h, TensorView grad_src_score,
-                        TensorView grad_dst_score) {
-  backward_impl(a, at, h, src_score, dst_score, spec, ids, row_max, row_sum, grad_out, grad_h, grad_src_score,
-                grad_dst_score);
-}
+template void attention_forward(const graph::CsrView<std::int32_t>&, ConstTensorView, ConstTensorView,
+                                ConstTensorView, const AttentionSpec&, AttentionIds, TensorView, TensorView,
+                                TensorView);
+template void attention_forward(const graph::CsrView<std::int64_t>&, ConstTensorView, ConstTensorView,
+                                ConstTensorView, const AttentionSpec&, AttentionIds, TensorView, TensorView,
+                                TensorView);
+template void attention_backward(const graph::CsrView<std::int32_t>&, const graph::CsrView<std::int32_t>&,
+                                 ConstTensorView, ConstTensorView, ConstTensorView, const AttentionSpec&, AttentionIds,
+                                 ConstTensorView, ConstTensorView, ConstTensorView, TensorView, TensorView, TensorView);
+template void attention_backward(const graph::CsrView<std::int64_t>&, const graph::CsrView<std::int64_t>&,
+                                 ConstTensorView, ConstTensorView, ConstTensorView, const AttentionSpec&, AttentionIds,
+                                 ConstTensorView, ConstTensorView, ConstTensorView, TensorView, TensorView, TensorView);
 
 void head_scores(ConstTensorView h, ConstTensorView a, TensorView score) {
   ScopedDevice scoped(h.device.index);

@@ -26,24 +26,29 @@ void gather_rows(ConstTensorView, const DeviceIndex&, TensorView) { missing("gat
 void scatter_add_rows(ConstTensorView, const DeviceIndex&, TensorView) { missing("scatter_add_rows"); }
 void add_bias(TensorView, ConstTensorView) { missing("add_bias"); }
 void column_sums(ConstTensorView, TensorView, bool) { missing("column_sums"); }
-void attention_forward(const graph::CsrView<std::int32_t>&, ConstTensorView, ConstTensorView, ConstTensorView,
+template <class I>
+void attention_forward(const graph::CsrView<I>&, ConstTensorView, ConstTensorView, ConstTensorView,
                        const AttentionSpec&, AttentionIds, TensorView, TensorView, TensorView) {
   missing("attention_forward");
 }
-void attention_forward(const graph::CsrView<std::int64_t>&, ConstTensorView, ConstTensorView, ConstTensorView,
-                       const AttentionSpec&, AttentionIds, TensorView, TensorView, TensorView) {
-  missing("attention_forward");
-}
-void attention_backward(const graph::CsrView<std::int32_t>&, const graph::CsrView<std::int32_t>&, ConstTensorView,
-                        ConstTensorView, ConstTensorView, const AttentionSpec&, AttentionIds, ConstTensorView,
-                        ConstTensorView, ConstTensorView, TensorView, TensorView, TensorView) {
+template <class I>
+void attention_backward(const graph::CsrView<I>&, const graph::CsrView<I>&, ConstTensorView, ConstTensorView,
+                        ConstTensorView, const AttentionSpec&, AttentionIds, ConstTensorView, ConstTensorView,
+                        ConstTensorView, TensorView, TensorView, TensorView) {
   missing("attention_backward");
 }
-void attention_backward(const graph::CsrView<std::int64_t>&, const graph::CsrView<std::int64_t>&, ConstTensorView,
-                        ConstTensorView, ConstTensorView, const AttentionSpec&, AttentionIds, ConstTensorView,
-                        ConstTensorView, ConstTensorView, TensorView, TensorView, TensorView) {
-  missing("attention_backward");
-}
+template void attention_forward(const graph::CsrView<std::int32_t>&, ConstTensorView, ConstTensorView,
+                                ConstTensorView, const AttentionSpec&, AttentionIds, TensorView, TensorView,
+                                TensorView);
+template void attention_forward(const graph::CsrView<std::int64_t>&, ConstTensorView, ConstTensorView,
+                                ConstTensorView, const AttentionSpec&, AttentionIds, TensorView, TensorView,
+                                TensorView);
+template void attention_backward(const graph::CsrView<std::int32_t>&, const graph::CsrView<std::int32_t>&,
+                                 ConstTensorView, ConstTensorView, ConstTensorView, const AttentionSpec&, AttentionIds,
+                                 ConstTensorView, ConstTensorView, ConstTensorView, TensorView, TensorView, TensorView);
+template void attention_backward(const graph::CsrView<std::int64_t>&, const graph::CsrView<std::int64_t>&,
+                                 ConstTensorView, ConstTensorView, ConstTensorView, const AttentionSpec&, AttentionIds,
+                                 ConstTensorView, ConstTensorView, ConstTensorView, TensorView, TensorView, TensorView);
 void head_scores(ConstTensorView, ConstTensorView, TensorView) { missing("head_scores"); }
 void head_scores_backward(ConstTensorView, ConstTensorView, ConstTensorView, TensorView, TensorView) {
   missing("head_scores_backward");

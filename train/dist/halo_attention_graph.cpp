@@ -17,14 +17,6 @@ namespace {
 
 constexpr std::int64_t any_id = std::numeric_limits<std::int64_t>::max();
 
-// Columns [begin, end) of x.
-TensorView columns(Tensor& x, std::int64_t begin, std::int64_t end) {
-  return {x.data() + begin, x.rows(), end - begin, x.cols(), x.device()};
-}
-ConstTensorView columns(const Tensor& x, std::int64_t begin, std::int64_t end) {
-  return {x.data() + begin, x.rows(), end - begin, x.cols(), x.device()};
-}
-
 }  // namespace
 
 HaloAttentionGraph::HaloAttentionGraph(graph::CsrGraph a, const partition::LocalGraph& part, HaloExchange& exchange,
@@ -47,11 +39,11 @@ Tensor HaloAttentionGraph::forward(const Tensor& h, const Tensor& src_score, con
   const std::int64_t width = h.cols(), heads = spec.heads, owned = a_.num_rows();
   // [h | src_score] of every local row: the owned rows here, the halo rows from their owners.
   stats.sources = Tensor::empty(a_.num_cols(), width + heads, h.device());
-  kernels::copy(h.view(), columns(stats.sources, 0, width).slice_rows(0, owned));
-  kernels::copy(src_score.view(), columns(stats.sources, width, width + heads).slice_rows(0, owned));
+  kernels::copy(h.view(), stats.sources.view().slice_cols(0, width).slice_rows(0, owned));
+  kernels::copy(src_score.view(), stats.sources.view().slice_cols(width, width + heads).slice_rows(0, owned));
   exchange_->forward(stats.sources.view());
-  return attention_forward_on(a_, columns(std::as_const(stats.sources), 0, width),
-                              columns(std::as_const(stats.sources), width, width + heads), dst_score.view(), spec,
+  return attention_forward_on(a_, stats.sources.view().slice_cols(0, width),
+                              stats.sources.view().slice_cols(width, width + heads), dst_score.view(), spec,
                               {&owned_ids_, &local_ids_}, stats);
 }
 
@@ -62,15 +54,15 @@ AttentionGrads HaloAttentionGraph::backward(const Tensor& h, const Tensor& /*src
   // The gradients of every local source row, then the halo rows' added into their owners' rows.
   Tensor grads = Tensor::empty(a_.num_cols(), width + heads, h.device());
   AttentionGrads g;
-  g.dst_score = attention_backward_on(a_, at_, columns(stats.sources, 0, width),
-                                      columns(stats.sources, width, width + heads), dst_score.view(), spec,
-                                      {&owned_ids_, &local_ids_}, stats, grad_out, columns(grads, 0, width),
-                                      columns(grads, width, width + heads));
+  g.dst_score = attention_backward_on(a_, at_, stats.sources.view().slice_cols(0, width),
+                                      stats.sources.view().slice_cols(width, width + heads), dst_score.view(), spec,
+                                      {&owned_ids_, &local_ids_}, stats, grad_out, grads.view().slice_cols(0, width),
+                                      grads.view().slice_cols(width, width + heads));
   exchange_->backward(grads.view());
   g.h = Tensor::empty(owned, width, h.device());
   g.src_score = Tensor::empty(owned, heads, h.device());
-  kernels::copy(columns(std::as_const(grads), 0, width).slice_rows(0, owned), g.h.view());
-  kernels::copy(columns(std::as_const(grads), width, width + heads).slice_rows(0, owned), g.src_score.view());
+  kernels::copy(grads.view().slice_cols(0, width).slice_rows(0, owned), g.h.view());
+  kernels::copy(grads.view().slice_cols(width, width + heads).slice_rows(0, owned), g.src_score.view());
   return g;
 }
 

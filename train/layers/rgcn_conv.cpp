@@ -83,7 +83,7 @@ RgcnConv::RgcnConv(const RgcnGraph& graph, RgcnConvLayout layout, const std::str
       blocks_[r] = CsrOperator(std::move(block), device);
     }
   }
-  panels_ = detail::RgcnPanels(graph, l.transform, l.panels, device);
+  panels_ = detail::RgcnPanels(graph, l.panels, device);
   input_grad_.assign(static_cast<std::size_t>(types), 1);
 }
 
@@ -180,14 +180,6 @@ void RgcnConv::compose_weights() {
   kernels::gemm(comp_.value.view(), Transpose::no, v, Transpose::no, w);
 }
 
-namespace {
-
-// Columns [begin, end) of a row-major tensor, as a strided view.
-TensorView columns(Tensor& t, std::int64_t begin, std::int64_t end) {
-  return {t.data() + begin, t.rows(), end - begin, t.cols(), t.device()};
-}
-
-}  // namespace
 
 ConstTensorView RgcnConv::band_weight(const detail::RgcnPanels::Band& band) const {
   return band.relation >= 0 ? weight_view(band.relation) : roots_[static_cast<std::size_t>(band.root)].value.view();
@@ -222,10 +214,11 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
   for (int s = 0; s < types; ++s) {
     const std::vector<detail::RgcnPanels::Band>& bands = panels_.bands(s);
     if (bands.empty()) continue;
-    at(pw, s) = Tensor::empty(at(layout_.in_dims, s), static_cast<std::int64_t>(bands.size()) * layout_.out_dim, device_);
-    for (std::size_t j = 0; j < bands.size(); ++j)
-      kernels::copy(band_weight(bands[j]), columns(at(pw, s), static_cast<std::int64_t>(j) * layout_.out_dim,
-                                                   static_cast<std::int64_t>(j + 1) * layout_.out_dim));
+    const std::int64_t out_dim = layout_.out_dim;
+    at(pw, s) = Tensor::empty(at(layout_.in_dims, s), static_cast<std::int64_t>(bands.size()) * out_dim, device_);
+    for (std::int64_t j = 0; j < static_cast<std::int64_t>(bands.size()); ++j)
+      kernels::copy(band_weight(bands[static_cast<std::size_t>(j)]),
+                    at(pw, s).view().slice_cols(j * out_dim, (j + 1) * out_dim));
     if (streamed(s))
       at(streamed_x, s).multiply(at(pw, s).view(), panel(h, s));  // one streaming pass
     else
@@ -246,7 +239,7 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
     Tensor& stacked = at(w, t);
     stacked = Tensor::empty(bands.back(), layout_.out_dim, device_);
     for (int k = 0; k <= st.num_blocks(); ++k) {
-      const TensorView band = columns(at(a, t), at(bands, k), at(bands, k + 1));
+      const TensorView band = at(a, t).view().slice_cols(at(bands, k), at(bands, k + 1));
       const TensorView weights = stacked.view().slice_rows(at(bands, k), at(bands, k + 1));
       if (k == st.num_blocks()) {
         if (selected(t))
@@ -300,8 +293,8 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
     HALO_EXPECTS(gy.rows() == training_rows(t) && gy.cols() == layout_.out_dim && gy.device() == device_,
                  "RgcnConv " + name_ + ": gradient of type " + g.vertex_type_name(t) + " is " +
                      std::to_string(gy.rows()) + " x " + std::to_string(gy.cols()) + " on " + gy.device().to_string() +
-                     ", the output " + std::to_string(training_rows(t)) + " x " + std::to_string(layout_.out_dim) + " on " +
-                     device_.to_string());
+                     ", the output " + std::to_string(training_rows(t)) + " x " + std::to_string(layout_.out_dim) +
+                     " on " + device_.to_string());
   }
   const auto selected = [&](int t) { return at(selected_, t) != 0; };
   saved_ = false;
@@ -386,8 +379,8 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
       const TensorView target =
           bands[j].relation >= 0 ? grad_weight(bands[j].relation) : at(roots_, bands[j].root).grad.view();
       kernels::axpby(1.0f,
-                     columns(at(grad_panel_weights, s), static_cast<std::int64_t>(j) * layout_.out_dim,
-                             static_cast<std::int64_t>(j + 1) * layout_.out_dim),
+                     at(grad_panel_weights, s).view().slice_cols(static_cast<std::int64_t>(j) * layout_.out_dim,
+                                                                 static_cast<std::int64_t>(j + 1) * layout_.out_dim),
                      1.0f, target);
     }
   }
@@ -438,7 +431,7 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
   for (int t : banded) {
     const graph::RelationStack& st = g.stack(t);
     const std::vector<std::int64_t>& bands = at(layout_.bands, t);
-    const TensorView root_band = columns(at(a, t), bands[bands.size() - 2], bands.back());
+    const TensorView root_band = at(a, t).view().slice_cols(bands[bands.size() - 2], bands.back());
     if (wants(t) && selected(t))
       kernels::scatter_add_rows(root_band, kernels::view_of(at(selection_, t)), at(grad_x, t).view());
     else if (wants(t))
@@ -447,7 +440,7 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
       const int r = at(st.relations, k);
       if (wants(g.relation_src(r)))
         at(block_transposes_, r)
-            .multiply(columns(at(a, t), at(bands, k), at(bands, k + 1)), at(grad_x, g.relation_src(r)).view(),
+            .multiply(at(a, t).view().slice_cols(at(bands, k), at(bands, k + 1)), at(grad_x, g.relation_src(r)).view(),
                       kernels::Accumulate::add);
     }
   }

@@ -80,7 +80,6 @@ struct RgcnConvLayout {
   // Per aggregate-first type: the column offsets of its bands in [A_r ... | x_t], one per
   // relation of its stack, then the root's, then the total width.
   std::vector<std::vector<std::int64_t>> bands;
-  std::vector<char> transform;                  // per type: an output computed transform first
   detail::RgcnPanelLayout panels;
 
   // The parameters' values (their gradients take as much again).

@@ -84,7 +84,7 @@ RgcnConvLayout::RgcnConvLayout(const RgcnGraph& graph, std::vector<std::int64_t>
     for (int r : s.relations) b.push_back(b.back() + in_dims[static_cast<std::size_t>(graph.relation_src(r))]);
     b.push_back(b.back() + in_dims[static_cast<std::size_t>(t)]);
   }
-  transform.assign(static_cast<std::size_t>(types), 0);
+  std::vector<char> transform(static_cast<std::size_t>(types), 0);  // the outputs computed transform first
   for (int t = 0; t < types; ++t)
     transform[static_cast<std::size_t>(t)] =
         computes[static_cast<std::size_t>(t)] != 0 && aggregate[static_cast<std::size_t>(t)] == 0 ? 1 : 0;
@@ -131,7 +131,7 @@ std::int64_t RgcnConvLayout::workspace_bytes(const RgcnGraph& graph) const {
 }
 
 std::int64_t RgcnConvLayout::graph_bytes(const RgcnGraph& graph) const {
-  std::int64_t bytes = panels.bytes(graph, transform);
+  std::int64_t bytes = panels.bytes(graph);
   for (int t = 0; t < graph.num_vertex_types(); ++t) {
     if (aggregate[static_cast<std::size_t>(t)] == 0) continue;
     const graph::RelationStack& s = graph.stack(t);

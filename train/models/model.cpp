@@ -65,10 +65,7 @@ bool is_weight(const Parameter& p) {
 
 // GAT's attention vectors ("convI.att_src", "convI.att_dst"): initialised and decayed as the
 // weights are (the GAT paper's L2 covers every kernel, biases excepted).
-bool is_attention_vector(const Parameter& p) {
-  return p.name.size() >= 8 && (p.name.compare(p.name.size() - 8, 8, ".att_src") == 0 ||
-                                p.name.compare(p.name.size() - 8, 8, ".att_dst") == 0);
-}
+bool is_attention_vector(const Parameter& p) { return p.name.find(".att_") != std::string::npos; }
 
 }  // namespace
 

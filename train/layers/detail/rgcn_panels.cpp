@@ -102,13 +102,13 @@ RgcnPanelLayout::RgcnPanelLayout(const RgcnGraph& graph, const std::vector<char>
   }
 }
 
-std::int64_t RgcnPanelLayout::bytes(const RgcnGraph& graph, const std::vector<char>& transform) const {
+std::int64_t RgcnPanelLayout::bytes(const RgcnGraph& graph) const {
   // Per CSR: 64-bit row offsets, a float weight and a column id per entry.
   const std::int64_t id = wide ? 8 : 4;
   std::int64_t total = 0;
   bool any = false;
   for (int t = 0; t < graph.num_vertex_types(); ++t) {
-    if (transform[static_cast<std::size_t>(t)] == 0) continue;
+    if (!transforms(t)) continue;
     total += 8 * (graph.num_outputs(t) + 1);
     any = true;
   }
@@ -119,8 +119,7 @@ std::int64_t RgcnPanelLayout::bytes(const RgcnGraph& graph, const std::vector<ch
   return total + entries * (id + 4) + 8 * (rows + 1) + entries * (transpose_id + 4);
 }
 
-RgcnPanels::RgcnPanels(const RgcnGraph& graph, const std::vector<char>& transform, RgcnPanelLayout layout,
-                       kernels::Device device)
+RgcnPanels::RgcnPanels(const RgcnGraph& graph, RgcnPanelLayout layout, kernels::Device device)
     : layout_(std::move(layout)) {
   const int types = graph.num_vertex_types();
   const auto all = static_cast<std::size_t>(types);
@@ -128,7 +127,7 @@ RgcnPanels::RgcnPanels(const RgcnGraph& graph, const std::vector<char>& transfor
   std::vector<graph::CsrGraph> stacks(all);  // on the host, until they go to `device` below
   std::vector<const graph::CsrGraph*> transformed;
   for (int t = 0; t < types; ++t) {
-    if (transform[static_cast<std::size_t>(t)] == 0) continue;
+    if (!l.transforms(t)) continue;
     const graph::RelationStack& s = graph.stack(t);
     std::vector<std::int64_t> column_base, stride;
     for (int r : s.relations) {
@@ -150,7 +149,7 @@ RgcnPanels::RgcnPanels(const RgcnGraph& graph, const std::vector<char>& transfor
                             device);
   stacks_.resize(all);
   for (int t = 0; t < types; ++t)
-    if (transform[static_cast<std::size_t>(t)] != 0)
+    if (l.transforms(t))
       stacks_[static_cast<std::size_t>(t)] = CsrOperator(std::move(stacks[static_cast<std::size_t>(t)]), device);
 }
 
@@ -160,7 +159,7 @@ std::int64_t RgcnPanels::bytes() const {
   std::int64_t total = 0;
   bool any = false;
   for (std::size_t t = 0; t < stacks_.size(); ++t) {
-    if (layout_.root_band[t] < 0) continue;
+    if (!layout_.transforms(static_cast<int>(t))) continue;
     total += stacks_[t].bytes();
     any = true;
   }

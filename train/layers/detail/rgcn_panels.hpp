@@ -48,9 +48,11 @@ struct RgcnPanelLayout {
   std::int64_t entries = 0;              // of all renumbered stacks (the transpose has as many)
   bool wide = false;                     // 64-bit column ids (H has more rows than int32 reaches)
 
+  // Whether type t is computed transform first (it has a root band).
+  bool transforms(int t) const { return root_band[static_cast<std::size_t>(t)] >= 0; }
   // Bytes of the renumbered stacks and their transpose in host memory (a GPU copy adds its
   // long-row tables: kernels/cuda/device_csr.hpp).
-  std::int64_t bytes(const RgcnGraph& graph, const std::vector<char>& transform) const;
+  std::int64_t bytes(const RgcnGraph& graph) const;
 };
 
 class RgcnPanels {
@@ -58,11 +60,9 @@ class RgcnPanels {
   using Band = RgcnPanelLayout::Band;
 
   RgcnPanels() = default;
-  // The panels of `layout` (RgcnPanelLayout(graph, transform, relations)): O(entries of the
-  // transform-first types' stacks) time and twice their memory (the renumbered stacks and their
-  // transpose), kept on `device` (see CsrOperator).
-  RgcnPanels(const RgcnGraph& graph, const std::vector<char>& transform, RgcnPanelLayout layout,
-             kernels::Device device = kernels::Device::cpu());
+  // The panels of `layout`: O(entries of the transform-first types' stacks) time and twice their
+  // memory (the renumbered stacks and their transpose), kept on `device` (see CsrOperator).
+  explicit RgcnPanels(const RgcnGraph& graph, RgcnPanelLayout layout, kernels::Device device = kernels::Device::cpu());
 
   bool empty() const { return layout_.rows == 0; }
   // The bands of source type s's panel, in order (relations in relation order, then the root).
