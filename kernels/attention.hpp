@@ -63,7 +63,8 @@ void attention_forward(const graph::CsrView<std::int64_t>& a, ConstTensorView h,
 // grad_h (num_cols x H·F) = Σ_i α'_ij · grad_out[i], grad_src_score (num_cols x H) and
 // grad_dst_score (num_rows x H), all overwritten. `at` is Aᵀ (graph::transpose of A: one row per
 // source, listing its destinations), the same index type. Two passes: over A's rows (the
-// softmax's Σ_j α_ij · dα_ij per row and head, kept in a num_rows x H workspace, and
+// softmax's Σ_j α_ij · dα_ij per row and head, kept in a workspace of num_rows x H floats on a GPU
+// and num_rows x 4 H on the CPU, which packs each row's scores and statistics beside it, and
 // grad_dst_score), then over Aᵀ's rows (grad_h and grad_src_score). The outputs may not overlap
 // the inputs.
 void attention_backward(const graph::CsrView<std::int32_t>& a, const graph::CsrView<std::int32_t>& at,

@@ -7,6 +7,7 @@
 #include "kernels/cpu/column_reduce.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/row_loop.hpp"
+#include "kernels/cpu/vector_exp.hpp"
 
 namespace halo::kernels::cpu {
 void add_bias(TensorView x, ConstTensorView bias) {
@@ -40,7 +41,10 @@ void elu_forward(ConstTensorView x, TensorView y) {
   for_rows(x.rows, x.cols, [&](std::int64_t i) {
     const float* in = x.row(i);
     float* o = y.row(i);
-    for (std::int64_t j = 0; j < x.cols; ++j) o[j] = in[j] > 0.0f ? in[j] : std::expm1(in[j]);
+    for (std::int64_t j = 0; j < x.cols; ++j) {
+      const float below = vector_expm1(std::min(in[j], 0.0f));  // computed for every entry: no branch
+      o[j] = in[j] > 0.0f ? in[j] : below;
+    }
   });
 }
 

@@ -3,58 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "graph/base/parallel.hpp"
 #include "kernels/cpu/column_reduce.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/vector_exp.hpp"
 #include "kernels/detail/loss_mask.hpp"
 
 namespace halo::kernels::cpu {
 namespace {
-
-// e^x for x <= 0 in double, written so that g++ vectorises a loop of it (libm's exp is a call per
-// value, which made the exponentials most of this kernel at hundreds of classes): x = k·ln 2 + r
-// with k = round(x / ln 2) and |r| <= ln 2 / 2, e^r by its Taylor polynomial to degree 13 (the
-// first term left out is below 5e-18 relative), 2^k from the exponent bits. k is rounded by
-// adding 1.5·2^52, which leaves k in the low bits of the sum. Relative error a few ulps of
-// double. x is clamped at -708 (e^-708 ≈ 3e-308, the smallest normal range), which a softmax
-// whose largest term is e^0 = 1 cannot tell from 0; NaN stays NaN.
-inline double exp_nonpositive(double x) {
-  constexpr double log2e = 1.4426950408889634074;
-  constexpr double ln2_hi = 6.93147180369123816490e-01;  // ln 2 in its first 32 bits, so k · ln2_hi is exact
-  constexpr double ln2_lo = 1.90821492927058770002e-10;
-  constexpr double round_magic = 6755399441055744.0;      // 1.5 · 2^52
-  x = x < -708.0 ? -708.0 : x;
-  const double shifted = x * log2e + round_magic;
-  const double k = shifted - round_magic;
-  const double r = (x - k * ln2_hi) - k * ln2_lo;
-  double p = 1.0 / 6227020800.0;  // 1/13!
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
-  std::int64_t shifted_bits = 0;
-  std::int64_t magic_bits = 0;
-  std::memcpy(&shifted_bits, &shifted, sizeof shifted);
-  std::memcpy(&magic_bits, &round_magic, sizeof round_magic);
-  // bits(magic + k) = bits(magic) + k while |k| < 2^51: the exponent field of the sum is the
-  // magic's, so k is the difference of the bit patterns.
-  const std::int64_t scale_bits = (shifted_bits - magic_bits + 1023) << 52;
-  double scale = 0.0;
-  std::memcpy(&scale, &scale_bits, sizeof scale);
-  return p * scale;
-}
 
 // Lanes of the row's partial maxima and sums: each lane takes every lanes-th class, and the
 // lanes are combined in a fixed tree, so a row's result depends on its values only (not on the
@@ -76,7 +34,7 @@ inline float row_max(const float* __restrict z, std::int64_t classes) {
 // e[j] = e^(z[j] - shift) for the row's classes; returns their sum.
 inline double shifted_exponentials(const float* __restrict z, float shift, std::int64_t classes,
                                    double* __restrict e) {
-  for (std::int64_t j = 0; j < classes; ++j) e[j] = exp_nonpositive(static_cast<double>(z[j]) - shift);
+  for (std::int64_t j = 0; j < classes; ++j) e[j] = vector_exp(static_cast<double>(z[j]) - shift);
   double part[lanes] = {};
   std::int64_t j = 0;
   for (; j + lanes <= classes; j += lanes)

@@ -29,14 +29,21 @@ inline std::uint32_t attention_threshold(float p) {
   return static_cast<std::uint32_t>(std::ceil(static_cast<double>(p) * 65536.0));
 }
 
+// The Philox counter of heads [8 · block, 8 · block + 8) of the edge dst <- src.
+HALO_HOST_DEVICE inline void attention_counter(std::uint64_t dst, std::uint64_t src, std::uint64_t block,
+                                               std::uint32_t& c0, std::uint32_t& c1, std::uint32_t& c2,
+                                               std::uint32_t& c3) {
+  c0 = static_cast<std::uint32_t>(src);
+  c1 = (static_cast<std::uint32_t>(src >> 32) & 0xFFFFu) | static_cast<std::uint32_t>(block << 16);
+  c2 = static_cast<std::uint32_t>(dst);
+  c3 = static_cast<std::uint32_t>(dst >> 32);
+}
+
 // The 16-bit draws of heads [8 · block, 8 · block + 8) of the edge dst <- src: draw l is word
 // bits[l / 2]'s half l % 2.
 HALO_HOST_DEVICE inline void attention_draws(std::uint64_t key64, std::uint64_t dst, std::uint64_t src,
                                              std::uint64_t block, std::uint32_t bits[4]) {
-  bits[0] = static_cast<std::uint32_t>(src);
-  bits[1] = (static_cast<std::uint32_t>(src >> 32) & 0xFFFFu) | static_cast<std::uint32_t>(block << 16);
-  bits[2] = static_cast<std::uint32_t>(dst);
-  bits[3] = static_cast<std::uint32_t>(dst >> 32);
+  attention_counter(dst, src, block, bits[0], bits[1], bits[2], bits[3]);
   philox4x32_block(bits[0], bits[1], bits[2], bits[3], key64);
 }
 

@@ -82,6 +82,9 @@ TEST_CASE("train refuses an unknown model kind and settings the R-GCN family doe
   ModelConfig first_layer_decay = small_rgcn();
   first_layer_decay.weight_decay_first_layer_only = true;
   CHECK_THROWS_WITH(halo::train::train(ds, first_layer_decay, c), Catch::Contains("weight_decay_first_layer_only"));
+  ModelConfig residual = small_rgcn();
+  residual.residual = true;
+  CHECK_THROWS_WITH(halo::train::train(ds, residual, c), Catch::Contains("rgcn has no residual connections"));
 }
 
 TEST_CASE("R-GCN training warns, naming them, of vertex types that never reach the labelled one, and not once "

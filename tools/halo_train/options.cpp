@@ -148,6 +148,7 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--attn-dropout", m.attention_dropout, "GAT: dropout on the attention coefficients")
       ->capture_default_str()
       ->check(CLI::Range(0.0f, 0.99f));
+  app.add_flag("--residual", m.residual, "GAT: every layer adds a linear map of its input (PyG's residual=True)");
   app.add_option("--negative-slope", m.negative_slope, "GAT: slope of the LeakyReLU on the attention scores")
       ->capture_default_str()
       ->check(CLI::Range(0.0f, 1.0f));
@@ -268,6 +269,7 @@ nlohmann::json describe_settings(const TrainOptions& o) {
               {"out-heads", m.out_heads},
               {"attn-dropout", decimal(m.attention_dropout)},
               {"negative-slope", decimal(m.negative_slope)},
+              {"residual", m.residual},
               {"bases", m.num_bases},
               {"embedding-dim", m.embedding_dim},
               {"add-reverse-relations", o.add_reverse_relations},

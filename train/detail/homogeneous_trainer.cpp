@@ -94,6 +94,8 @@ std::string training_fingerprint(const DatasetShape& shape, const ModelConfig& m
   if (m.kind == "gat")
     j["model"].update({{"heads", m.heads}, {"out_heads", m.out_heads}, {"attention_dropout", m.attention_dropout},
                        {"negative_slope", m.negative_slope}});
+  // Recorded only when on, so checkpoints of GAT without it keep their fingerprint.
+  if (m.residual) j["model"]["residual"] = true;
   // Recorded only when sampling, so checkpoints of exact training keep their fingerprint.
   if (c.boundary_sample_rate < 1.0) j["boundary_sample_rate"] = c.boundary_sample_rate;
   return j.dump();

@@ -30,6 +30,7 @@ GatConv::GatConv(AttentionGraph& graph, std::int64_t in_dim, const GatConvOption
   att_src_ = make_parameter(name + ".att_src", heads, width, device);
   att_dst_ = make_parameter(name + ".att_dst", heads, width, device);
   if (options.bias) bias_ = make_parameter(name + ".bias", 1, out_dim(), device);
+  if (options.residual) residual_ = make_parameter(name + ".res_weight", in_dim, out_dim(), device);
   if (!options.concat) {
     std::vector<float> mean(static_cast<std::size_t>(heads * width * width), 0.0f);
     for (std::int64_t k = 0; k < heads; ++k)
@@ -64,6 +65,7 @@ Tensor GatConv::forward(const LayerInput& x, const Step& step) {
     kernels::gemm(out.view(), Transpose::no, head_mean_.view(), Transpose::no, mean.view());
     out = std::move(mean);
   }
+  if (options_.residual) x.x.multiply(residual_.value.view(), out.view(), 1.0f);
   if (options_.bias) kernels::add_bias(out.view(), bias_.value.view());
   if (step.training) {
     saved_ = true;
@@ -84,34 +86,41 @@ Tensor GatConv::backward(Tensor grad_y, const Step& step) {
                    std::to_string(out_dim()));
   saved_ = false;
   if (options_.bias) kernels::column_sums(grad_y.view(), bias_.grad.view(), true);
-  Tensor grad_out;
-  if (options_.concat) {
-    grad_out = std::move(grad_y);
-  } else {
-    grad_out = Tensor::empty(grad_y.rows(), head_mean_.rows(), grad_y.device());
-    kernels::gemm(grad_y.view(), Transpose::no, head_mean_.view(), Transpose::yes, grad_out.view());
-    grad_y = Tensor();
+  // d loss / d (the attention's output): grad_y itself when the heads are concatenated.
+  Tensor head_grad;
+  if (!options_.concat) {
+    head_grad = Tensor::empty(grad_y.rows(), head_mean_.rows(), grad_y.device());
+    kernels::gemm(grad_y.view(), Transpose::no, head_mean_.view(), Transpose::yes, head_grad.view());
   }
-  AttentionGrads g = graph_->backward(h_, src_score_, dst_score_, spec(step), stats_, grad_out);
-  grad_out = Tensor();
+  AttentionGrads g =
+      graph_->backward(h_, src_score_, dst_score_, spec(step), stats_, options_.concat ? grad_y : head_grad);
+  head_grad = Tensor();
+  if (!options_.residual) grad_y = Tensor();
   kernels::head_scores_backward(h_.view(), att_src_.value.view(), g.src_score.view(), g.h.view(), att_src_.grad.view());
   kernels::head_scores_backward(h_.view(), att_dst_.value.view(), g.dst_score.view(), g.h.view(), att_dst_.grad.view());
   h_ = Tensor();
   src_score_ = Tensor();
   dst_score_ = Tensor();
   stats_ = AttentionStats();
-  input_.x.add_transposed_products({{g.h.view(), weight_.grad.view()}});
+  if (options_.residual)
+    input_.x.add_transposed_products({{g.h.view(), weight_.grad.view()}, {grad_y.view(), residual_.grad.view()}});
+  else
+    input_.x.add_transposed_products({{g.h.view(), weight_.grad.view()}});
   input_ = LayerInput();
   Tensor grad_x;
   if (!input_grad()) return grad_x;
   grad_x = Tensor::empty(g.h.rows(), weight_.value.rows(), g.h.device());
   kernels::gemm(g.h.view(), Transpose::no, weight_.value.view(), Transpose::yes, grad_x.view());
+  if (options_.residual)
+    kernels::gemm(grad_y.view(), Transpose::no, residual_.value.view(), Transpose::yes, grad_x.view(), 1.0f, 1.0f);
   return grad_x;
 }
 
 std::vector<Parameter*> GatConv::parameters() {
-  if (options_.bias) return {&weight_, &att_src_, &att_dst_, &bias_};
-  return {&weight_, &att_src_, &att_dst_};
+  std::vector<Parameter*> all{&weight_, &att_src_, &att_dst_};
+  if (options_.bias) all.push_back(&bias_);
+  if (options_.residual) all.push_back(&residual_);
+  return all;
 }
 
 }  // namespace halo::train

@@ -2,7 +2,9 @@
 // h = x · W (heads x F columns), per-head scores a_srcᵀ·h_j and a_dstᵀ·h_i, the fused attention
 // aggregation over the graph with self loops (train/layers/attention_graph.hpp, kernels/
 // attention.hpp: attention dropout, LeakyReLU, softmax over each vertex's in-neighbours), then the
-// heads concatenated (heads · F columns) or averaged (F columns), plus a bias.
+// heads concatenated (heads · F columns) or averaged (F columns), optionally plus a residual x · W_res
+// (PyG's GATConv(residual=True): a linear map of the layer's input, no bias of its own), plus a
+// bias.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,7 @@ struct GatConvOptions {
   std::int64_t out_per_head = 1;  // F
   bool concat = true;             // heads side by side; false: their mean
   bool bias = true;
+  bool residual = false;  // out += x · W_res
   float negative_slope = 0.2f;
   float attention_dropout = 0.0f;  // on the coefficients, in training
   std::uint32_t layer = 0;         // keys the attention dropout's mask apart from other layers'
@@ -38,18 +41,21 @@ struct GatConvOptions {
 class GatConv : public GraphConv {
  public:
   // Parameters "<name>.weight" (in_dim x heads · F), "<name>.att_src" and "<name>.att_dst"
-  // (heads x F), and with bias "<name>.bias" (1 x the output width), all zero on `device`.
+  // (heads x F), with bias "<name>.bias" (1 x the output width), with a residual "<name>.res_weight"
+  // (in_dim x the output width), all zero on `device`.
   // `graph` must outlive the layer.
   GatConv(AttentionGraph& graph, std::int64_t in_dim, const GatConvOptions& options, const std::string& name,
           kernels::Device device = kernels::Device::cpu());
 
   using GraphConv::forward;
   // One GEMM (x · W; a streamed x goes chunk by chunk), the two per-head score passes, the fused
-  // attention pass, with mean heads one small GEMM, the bias. A training forward keeps x (its
+  // attention pass, with mean heads one small GEMM, the residual's GEMM added into the output,
+  // the bias. A training forward keeps x (its
   // handle), h, the scores and the softmax's row statistics. A precomputed Â·x is refused.
   kernels::Tensor forward(const LayerInput& x, const Step& step) override;
   // The attention backward (two passes over the graph), the scores' backward into h's gradient
-  // and a_src's, a_dst's, then dW += xᵀ · dh and dx = dh · Wᵀ (when the input gradient is on).
+  // and a_src's, a_dst's, then dW += xᵀ · dh (and dW_res += xᵀ · dy, in the same pass over x) and
+  // dx = dh · Wᵀ (+ dy · W_resᵀ) when the input gradient is on.
   kernels::Tensor backward(kernels::Tensor grad_y, const Step& step) override;
   std::vector<Parameter*> parameters() override;
   // gat_saved_bytes.
@@ -72,6 +78,7 @@ class GatConv : public GraphConv {
   Parameter att_src_;
   Parameter att_dst_;
   Parameter bias_;
+  Parameter residual_;
   kernels::Tensor head_mean_;  // without concat: (heads · F) x F, [I/heads; ...; I/heads]
   LayerInput input_;
   kernels::Tensor h_, src_score_, dst_score_;

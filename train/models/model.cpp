@@ -116,6 +116,7 @@ Model::Model(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_cl
       o.bias = shape.has_bias(i);
       o.negative_slope = config.negative_slope;
       o.attention_dropout = config.attention_dropout;
+      o.residual = config.residual;
       o.layer = static_cast<std::uint32_t>(i);
       s.conv = std::make_unique<GatConv>(*operators.attention, shape.layer_in(i), o, name, device);
     } else if (config.kind == "gcn") {

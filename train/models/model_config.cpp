@@ -17,6 +17,7 @@ void check_model_config(const ModelConfig& c) {
     HALO_EXPECTS(c.attention_dropout >= 0.0f && c.attention_dropout < 1.0f,
                  "gat's attention dropout must be in [0, 1), got " + std::to_string(c.attention_dropout));
   }
+  HALO_EXPECTS(!c.residual || c.kind == "gat", c.kind + " has no residual connections (residual is for gat)");
   if (!is_heterogeneous_kind(c.kind)) return;
   HALO_EXPECTS(!c.batch_norm, c.kind + " has no batch norm (batch_norm is for gcn and sage)");
   HALO_EXPECTS(!c.weight_decay_first_layer_only,

@@ -26,6 +26,7 @@ struct ModelConfig {
   std::int64_t out_heads = 1;
   float attention_dropout = 0.6f;  // on the attention coefficients, in training
   float negative_slope = 0.2f;     // of the LeakyReLU on the attention scores
+  bool residual = false;           // every layer adds x · W_res of its input (PyG's residual=True)
   // R-GCN only (train/models/rgcn_model.hpp's RgcnModelConfig says what each does):
   int num_bases = 0;                    // basis matrices per layer; 0 = one weight per relation
   std::int64_t embedding_dim = 128;     // width of the learnt inputs of vertex types without features

@@ -66,8 +66,10 @@ std::int64_t ModelShape::parameter_bytes() const {
   const std::int64_t weights_per_layer = config_.kind == "sage" ? 2 : 1;  // GraphSAGE: W_l and W_r
   std::int64_t floats = 0;
   for (int i = 0; i < layers(); ++i) {
-    if (attention())  // W, and a_src and a_dst per head
+    if (attention()) {  // W, and a_src and a_dst per head; W_res
       floats += (layer_in(i) + 2) * layer_heads(i) * head_width(i);
+      if (config_.residual) floats += layer_in(i) * layer_out(i);
+    }
     else
       floats += weights_per_layer * layer_in(i) * layer_out(i);
     if (has_bias(i)) floats += layer_out(i);

@@ -1,7 +1,7 @@
 // Tests of train/layers/gat_conv.* and attention_graph.*: forward against a float64 GAT that
 // loops over every vertex's in-neighbours (self loop added) and head explicitly, backward against
-// central finite differences of it, concatenated and averaged heads, with and without attention
-// dropout (its mask is a fixed function of the step, so the layer is a deterministic function
+// central finite differences of it, concatenated and averaged heads, with and without a bias and a
+// residual, with and without attention dropout (its mask is a fixed function of the step, so the layer is a deterministic function
 // the differences can follow), on random directed and symmetric graphs; the layer's refusals.
 #include "train/layers/gat_conv.hpp"
 
@@ -29,6 +29,7 @@ struct NaiveGat {
   bool concat;
   float p;
   kernels::DropoutKey key;
+  bool bias, residual;
 
   double keep(std::int64_t i, std::int64_t j, std::int64_t k) const {
     if (p == 0.0f) return 1.0;
@@ -40,7 +41,7 @@ struct NaiveGat {
                : 0.0;
   }
 
-  // params: W (in x heads · F), a_src, a_dst (heads x F), bias (optional).
+  // params: W (in x heads · F), a_src, a_dst (heads x F), then bias and W_res when present.
   Dense forward(const Dense& x, const std::vector<Dense>& params) const {
     const Dense h = test::matmul(x, params[0]);
     const std::int64_t n = x.rows;
@@ -73,7 +74,12 @@ struct NaiveGat {
           }
         }
       }
-    if (params.size() == 4)
+    if (residual) {
+      const Dense res = test::matmul(x, params.back());
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t c = 0; c < out_cols; ++c) out.at(i, c) += res.at(i, c);
+    }
+    if (bias)
       for (std::int64_t i = 0; i < n; ++i)
         for (std::int64_t c = 0; c < out_cols; ++c) out.at(i, c) += params[3].at(0, c);
     return out;
@@ -87,9 +93,10 @@ TEST_CASE("GatConv matches an explicit float64 GAT and its finite-difference gra
   const bool concat = GENERATE(true, false);
   const float p = GENERATE(0.0f, 0.5f);
   const bool bias = GENERATE(true, false);
-  const std::uint64_t seed =
-      test::case_seed((symmetric ? 8 : 0) + (concat ? 4 : 0) + (p > 0 ? 2 : 0) + (bias ? 1 : 0) + 300);
-  CAPTURE(symmetric, concat, p, bias, seed);
+  const bool residual = GENERATE(false, true);
+  const std::uint64_t seed = test::case_seed((residual ? 16 : 0) + (symmetric ? 8 : 0) + (concat ? 4 : 0) +
+                                             (p > 0 ? 2 : 0) + (bias ? 1 : 0) + 300);
+  CAPTURE(symmetric, concat, p, bias, residual, seed);
   const std::int64_t n = 11, in = 5, heads = 3, width = 2;
   const graph::CsrGraph g = test::random_graph(seed, n, 22, symmetric);
   LocalAttentionGraph graph(g, kernels::Device::cpu());
@@ -98,16 +105,18 @@ TEST_CASE("GatConv matches an explicit float64 GAT and its finite-difference gra
   o.out_per_head = width;
   o.concat = concat;
   o.bias = bias;
+  o.residual = residual;
   o.attention_dropout = p;
   o.layer = 1;
   GatConv conv(graph, in, o, "conv1");
   // The step check_layer_gradients runs: seed 0, epoch 0, training.
-  const NaiveGat naive{graph::with_self_loops(g), heads, width, concat, p, {0, 0, 1}};
+  const NaiveGat naive{graph::with_self_loops(g), heads, width, concat, p, {0, 0, 1}, bias, residual};
   RandomStream rng(seed, 1);
   Dense x = test::random_dense(rng, n, in);
   std::vector<Dense> params{test::random_dense(rng, in, heads * width, 0.5), test::random_dense(rng, heads, width),
                             test::random_dense(rng, heads, width)};
   if (bias) params.push_back(test::random_dense(rng, 1, conv.out_dim()));
+  if (residual) params.push_back(test::random_dense(rng, in, conv.out_dim(), 0.5));
   const test::GradientErrors e = test::check_layer_gradients(conv, x, params, [&] { return naive.forward(x, params); }, rng);
   CAPTURE(e.forward, e.input, e.parameters);
   CHECK(e.forward < 1e-5);

@@ -324,9 +324,11 @@ TEST_CASE("ModelShape gives the parameters and layer order of the Model built fr
   const bool batch_norm = GENERATE(false, true);
   const bool bias = GENERATE(false, true);
   const std::int64_t in_dim = GENERATE(5, 40);
-  CAPTURE(kind, layers, batch_norm, bias, in_dim);
+  const bool residual = GENERATE(false, true) && kind == "gat";
+  CAPTURE(kind, layers, batch_norm, bias, in_dim, residual);
   GraphOperators ops = build_graph_operators(test::random_graph(5, 10, 20, true), kind);
-  const ModelConfig c = config_of(kind, layers, 16, 0.5f, 0.0f, batch_norm, bias);
+  ModelConfig c = config_of(kind, layers, 16, 0.5f, 0.0f, batch_norm, bias);
+  c.residual = residual;
   const ModelShape shape(c, in_dim, 3);
   Model model(c, in_dim, 3, 1, ops);
   std::int64_t values = 0;
