@@ -6,37 +6,22 @@
 #include "graph/base/error.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cuda/cuda_kernels.hpp"
+#include "kernels/detail/attention_checks.hpp"
 #include "kernels/detail/checks.hpp"
 #include "kernels/timing.hpp"
 
 namespace halo::kernels {
 namespace {
 
-template <class I>
-void check_csr(const char* op, const char* name, const graph::CsrView<I>& a) {
-  HALO_KERNEL_EXPECTS(op, a.num_rows >= 0 && a.num_cols >= 0 && a.num_edges >= 0,
-                      std::string(name) + " has negative extents " + detail::dims(a.num_rows, a.num_cols));
-  HALO_KERNEL_EXPECTS(op, a.indptr != nullptr || a.num_rows == 0, std::string(name) + " has rows but no indptr");
-  HALO_KERNEL_EXPECTS(op, a.indices != nullptr || a.num_edges == 0, std::string(name) + " has edges but no indices");
-}
-
-void check_ids(const char* op, const DeviceIndex* ids, std::int64_t count, const char* what, const Device& device) {
-  if (ids == nullptr || ids->size() == 0) return;
-  HALO_KERNEL_EXPECTS(op, ids->size() == count, std::string("the ") + what + " ids must be one per " + what + " (" +
-                                                    std::to_string(count) + "), got " + std::to_string(ids->size()));
-  HALO_KERNEL_EXPECTS(op, ids->device() == device,
-                      std::string("the ") + what + " ids are on " + ids->device().to_string() + ", the tensors on " +
-                          device.to_string());
-}
-
 // The operands both directions share: h, the scores, the head count and the dropout.
 template <class I>
 void check_operands(const char* op, const graph::CsrView<I>& a, ConstTensorView h, ConstTensorView src_score,
                     ConstTensorView dst_score, const AttentionSpec& spec, AttentionIds ids) {
-  check_csr(op, "the CSR", a);
+  detail::check_csr(op, "the CSR", a);
   detail::check_view(op, "h", h);
-  HALO_KERNEL_EXPECTS(op, spec.heads >= 1 && h.cols % spec.heads == 0,
-                      "heads must divide h's " + std::to_string(h.cols) + " columns, got " + std::to_string(spec.heads));
+  HALO_KERNEL_EXPECTS(
+      op, spec.heads >= 1 && h.cols % spec.heads == 0,
+      "heads must divide h's " + std::to_string(h.cols) + " columns, got " + std::to_string(spec.heads));
   HALO_KERNEL_EXPECTS(op, spec.dropout >= 0.0f && spec.dropout < 1.0f,
                       "attention dropout must be in [0, 1), got " + std::to_string(spec.dropout));
   HALO_KERNEL_EXPECTS(op, h.rows == a.num_cols,
@@ -46,8 +31,7 @@ void check_operands(const char* op, const graph::CsrView<I>& a, ConstTensorView 
   detail::check_shape(op, "dst_score", dst_score, a.num_rows, spec.heads);
   detail::check_device(op, "src_score", src_score, h.device);
   detail::check_device(op, "dst_score", dst_score, h.device);
-  check_ids(op, ids.dst, a.num_rows, "destination", h.device);
-  check_ids(op, ids.src, a.num_cols, "source", h.device);
+  detail::check_attention_ids(op, ids, a.num_rows, a.num_cols, h.device);
 }
 
 template <class I>
@@ -77,11 +61,7 @@ void backward_checked(const graph::CsrView<I>& a, const graph::CsrView<I>& at, C
                       TensorView grad_src_score, TensorView grad_dst_score) {
   constexpr const char* op = "attention_backward";
   check_operands(op, a, h, src_score, dst_score, spec, ids);
-  check_csr(op, "the transposed CSR", at);
-  HALO_KERNEL_EXPECTS(op, at.num_rows == a.num_cols && at.num_cols == a.num_rows && at.num_edges == a.num_edges,
-                      "the transpose is " + detail::dims(at.num_rows, at.num_cols) + " with " +
-                          std::to_string(at.num_edges) + " entries, expected " + detail::dims(a.num_cols, a.num_rows) +
-                          " with " + std::to_string(a.num_edges));
+  detail::check_transpose(op, a, at);
   detail::check_shape(op, "row_max", row_max, a.num_rows, spec.heads);
   detail::check_shape(op, "row_sum", row_sum, a.num_rows, spec.heads);
   detail::check_shape(op, "grad_out", grad_out, a.num_rows, h.cols);
@@ -93,8 +73,8 @@ void backward_checked(const graph::CsrView<I>& a, const graph::CsrView<I>& at, C
     detail::check_device(op, "an output", *v, h.device);
   for (const TensorView* v : {&grad_h, &grad_src_score, &grad_dst_score})
     HALO_KERNEL_EXPECTS(op,
-                        !detail::overlaps(*v, h) && !detail::overlaps(*v, grad_out) && !detail::overlaps(*v, src_score) &&
-                            !detail::overlaps(*v, dst_score),
+                        !detail::overlaps(*v, h) && !detail::overlaps(*v, grad_out) &&
+                            !detail::overlaps(*v, src_score) && !detail::overlaps(*v, dst_score),
                         "the gradients may not overlap the inputs");
   ScopedKernelTimer timer(KernelFamily::spmm, h.device);
   if (h.device.is_cuda()) {

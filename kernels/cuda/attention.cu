@@ -10,13 +10,11 @@
 
 #include "kernels/attention.hpp"
 #include "kernels/cuda/cuda_kernels.hpp"
+#include "kernels/cuda/attention_warp.cuh"
 #include "kernels/cuda/kernel_util.cuh"
-#include "kernels/detail/attention_mask.hpp"
 
 namespace halo::kernels::cuda {
 namespace {
-
-constexpr unsigned int all_lanes = 0xffffffffu;
 
 struct Operands {
   const float* h;
@@ -28,49 +26,20 @@ struct Operands {
   std::int64_t heads;
   std::int64_t width;
   float slope;
-  bool dropout;
-  std::uint64_t key64;
-  std::uint32_t threshold;
-  float scale;
-  const std::int64_t* dst_ids;
-  const std::int64_t* src_ids;
+  DeviceEdgeMask mask;
 
   __device__ float leaky(float z) const { return z > 0.0f ? z : slope * z; }
   __device__ float leaky_slope(float z) const { return z > 0.0f ? 1.0f : slope; }
   __device__ float score(std::int64_t i, std::int64_t j, std::int64_t k) const {
     return src[j * src_stride + k] + dst[i * dst_stride + k];
   }
-  // mask · 1 / (1 - p) of head k of the edge i <- j (1 without dropout).
-  __device__ float keep(std::int64_t i, std::int64_t j, std::int64_t k) const {
-    if (!dropout) return 1.0f;
-    std::uint32_t bits[4];
-    const auto gi = static_cast<std::uint64_t>(dst_ids != nullptr ? dst_ids[i] : i);
-    const auto gj = static_cast<std::uint64_t>(src_ids != nullptr ? src_ids[j] : j);
-    detail::attention_draws(key64, gi, gj, static_cast<std::uint64_t>(k / 8), bits);
-    return detail::attention_kept(bits, k, threshold) ? scale : 0.0f;
-  }
-  // The dot product of head k of row i of g with head k of row j of h, summed across the warp
-  // (lane-strided columns, then a butterfly): every lane gets the same value.
+  __device__ float keep(std::int64_t i, std::int64_t j, std::int64_t k) const { return mask.keep(i, j, k); }
+  // The dot product of head k of row i of g with head k of row j of h: every lane gets it.
   __device__ float head_dot(const float* g, std::int64_t g_stride, std::int64_t i, std::int64_t j, std::int64_t k,
                             int lane) const {
-    const float* gi = g + i * g_stride + k * width;
-    const float* hj = h + j * h_stride + k * width;
-    float s = 0.0f;
-    for (std::int64_t f = lane; f < width; f += 32) s += gi[f] * hj[f];
-    for (int offset = 16; offset > 0; offset /= 2) s += __shfl_xor_sync(all_lanes, s, offset);
-    return s;
+    return warp_dot(g + i * g_stride + k * width, h + j * h_stride + k * width, width, lane);
   }
 };
-
-__device__ float warp_max(float x) {
-  for (int offset = 16; offset > 0; offset /= 2) x = fmaxf(x, __shfl_xor_sync(all_lanes, x, offset));
-  return x;
-}
-
-__device__ float warp_sum(float x) {
-  for (int offset = 16; offset > 0; offset /= 2) x += __shfl_xor_sync(all_lanes, x, offset);
-  return x;
-}
 
 template <class I>
 __global__ void forward_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, Operands o, float* out,
@@ -239,16 +208,8 @@ Operands operands_of(ConstTensorView h, ConstTensorView src, ConstTensorView dst
           spec.heads,
           h.cols / spec.heads,
           spec.negative_slope,
-          spec.dropout > 0.0f,
-          detail::attention_key64(spec.key),
-          detail::attention_threshold(spec.dropout),
-          dropout_scale(spec.dropout),
-          ids.dst != nullptr && ids.dst->size() > 0 ? ids.dst->device_entries() : nullptr,
-          ids.src != nullptr && ids.src->size() > 0 ? ids.src->device_entries() : nullptr};
+          device_edge_mask(spec.dropout, spec.key, ids)};
 }
-
-// Blocks for one warp per row.
-unsigned int warp_blocks(std::int64_t rows) { return blocks_for(rows * 32); }
 
 }  // namespace
 

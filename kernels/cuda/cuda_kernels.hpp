@@ -20,6 +20,7 @@
 
 #include "graph/csr.hpp"
 #include "kernels/attention.hpp"
+#include "kernels/dot_attention.hpp"
 #include "kernels/batch_norm.hpp"
 #include "kernels/device_index.hpp"
 #include "kernels/cuda/settings.hpp"
@@ -76,6 +77,18 @@ void attention_backward(const graph::CsrView<I>& a, const graph::CsrView<I>& at,
 void head_scores(ConstTensorView h, ConstTensorView a, TensorView score);
 void head_scores_backward(ConstTensorView h, ConstTensorView a, ConstTensorView grad_score, TensorView grad_h,
                           TensorView grad_a);
+
+// dot_attention.cu (kernels/dot_attention.hpp), for int32_t and int64_t ids
+template <class I>
+void dot_attention_forward(const graph::CsrView<I>& a, ConstTensorView query, ConstTensorView keys,
+                           ConstTensorView values, const DotAttentionSpec& spec, AttentionIds ids, TensorView out,
+                           TensorView row_max, TensorView row_sum);
+template <class I>
+void dot_attention_backward(const graph::CsrView<I>& a, const graph::CsrView<I>& at, ConstTensorView query,
+                            ConstTensorView keys, ConstTensorView values, const DotAttentionSpec& spec,
+                            AttentionIds ids, ConstTensorView row_max, ConstTensorView row_sum,
+                            ConstTensorView grad_out, TensorView grad_query, TensorView grad_keys,
+                            TensorView grad_values);
 void elu_forward(ConstTensorView x, TensorView y);
 void elu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x);
 

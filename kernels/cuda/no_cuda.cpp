@@ -49,6 +49,31 @@ template void attention_backward(const graph::CsrView<std::int32_t>&, const grap
 template void attention_backward(const graph::CsrView<std::int64_t>&, const graph::CsrView<std::int64_t>&,
                                  ConstTensorView, ConstTensorView, ConstTensorView, const AttentionSpec&, AttentionIds,
                                  ConstTensorView, ConstTensorView, ConstTensorView, TensorView, TensorView, TensorView);
+template <class I>
+void dot_attention_forward(const graph::CsrView<I>&, ConstTensorView, ConstTensorView, ConstTensorView,
+                           const DotAttentionSpec&, AttentionIds, TensorView, TensorView, TensorView) {
+  missing("dot_attention_forward");
+}
+template <class I>
+void dot_attention_backward(const graph::CsrView<I>&, const graph::CsrView<I>&, ConstTensorView, ConstTensorView,
+                            ConstTensorView, const DotAttentionSpec&, AttentionIds, ConstTensorView, ConstTensorView,
+                            ConstTensorView, TensorView, TensorView, TensorView) {
+  missing("dot_attention_backward");
+}
+template void dot_attention_forward(const graph::CsrView<std::int32_t>&, ConstTensorView, ConstTensorView,
+                                    ConstTensorView, const DotAttentionSpec&, AttentionIds, TensorView, TensorView,
+                                    TensorView);
+template void dot_attention_forward(const graph::CsrView<std::int64_t>&, ConstTensorView, ConstTensorView,
+                                    ConstTensorView, const DotAttentionSpec&, AttentionIds, TensorView, TensorView,
+                                    TensorView);
+template void dot_attention_backward(const graph::CsrView<std::int32_t>&, const graph::CsrView<std::int32_t>&,
+                                     ConstTensorView, ConstTensorView, ConstTensorView, const DotAttentionSpec&,
+                                     AttentionIds, ConstTensorView, ConstTensorView, ConstTensorView, TensorView,
+                                     TensorView, TensorView);
+template void dot_attention_backward(const graph::CsrView<std::int64_t>&, const graph::CsrView<std::int64_t>&,
+                                     ConstTensorView, ConstTensorView, ConstTensorView, const DotAttentionSpec&,
+                                     AttentionIds, ConstTensorView, ConstTensorView, ConstTensorView, TensorView,
+                                     TensorView, TensorView);
 void head_scores(ConstTensorView, ConstTensorView, TensorView) { missing("head_scores"); }
 void head_scores_backward(ConstTensorView, ConstTensorView, ConstTensorView, TensorView, TensorView) {
   missing("head_scores_backward");

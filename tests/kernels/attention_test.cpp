@@ -16,30 +16,13 @@
 #include "graph/base/random.hpp"
 #include "graph/build.hpp"
 #include "kernels/detail/attention_mask.hpp"
+#include "tests/kernels/attention_graphs.hpp"
 #include "tests/kernels/kernel_test_util.hpp"
 
 using namespace halo;
 using namespace halo::kernels;
 
 namespace {
-
-// A random rows x cols graph: a fifth of the rows empty, row `hub` with `hub_degree` entries, the
-// others 1..9 (repeats and, the graph being square, self loops happen).
-graph::CsrGraph random_graph(std::uint64_t seed, std::int64_t n, std::int64_t hub, std::int64_t hub_degree,
-                             bool wide) {
-  RandomStream rng(seed, 1);
-  std::vector<std::int64_t> indptr{0}, indices;
-  for (std::int64_t r = 0; r < n; ++r) {
-    std::int64_t degree = rng.below(5) == 0 ? 0 : 1 + static_cast<std::int64_t>(rng.below(9));
-    if (r == hub) degree = hub_degree;
-    for (std::int64_t e = 0; e < degree; ++e) indices.push_back(static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n))));
-    indptr.push_back(static_cast<std::int64_t>(indices.size()));
-  }
-  if (wide)
-    return graph::CsrGraph(n, n, Array<std::int64_t>::from_vector(indptr), Array<std::int64_t>::from_vector(indices));
-  std::vector<std::int32_t> narrow(indices.begin(), indices.end());
-  return graph::CsrGraph(n, n, Array<std::int64_t>::from_vector(indptr), Array<std::int32_t>::from_vector(narrow));
-}
 
 struct Operands {
   test::Dense h, src, dst;
@@ -128,7 +111,7 @@ struct Problem {
   graph::CsrGraph a, at;
   Tensor h, src, dst, grad_out;
   Problem(std::uint64_t seed, std::int64_t n, std::int64_t heads, std::int64_t width, bool wide)
-      : a(random_graph(seed, n, 5, 300, wide)), at(graph::transpose(a)) {
+      : a(test::hub_graph(seed, n, 5, 300, wide)), at(graph::transpose(a)) {
     RandomStream rng(seed, 2);
     h = test::random_tensor(rng, n, heads * width);
     src = test::random_tensor(rng, n, heads, -2.0, 2.0);
@@ -146,18 +129,12 @@ Result run(const Problem& p, const AttentionSpec& spec) {
   const std::int64_t n = p.a.num_rows();
   Result r{test::poisoned(n, p.h.cols()), test::poisoned(n, spec.heads), test::poisoned(n, spec.heads),
            test::poisoned(n, p.h.cols()), test::poisoned(n, spec.heads), test::poisoned(n, spec.heads)};
-  graph::visit(p.a, [&](const auto& a) {
+  test::with_csr_pair(p.a, p.at, Device::cpu(), [&](const auto& a, const auto& at) {
     attention_forward(a, p.h.view(), p.src.view(), p.dst.view(), spec, {}, r.out.view(), r.row_max.view(),
                       r.row_sum.view());
+    attention_backward(a, at, p.h.view(), p.src.view(), p.dst.view(), spec, {}, r.row_max.view(), r.row_sum.view(),
+                       p.grad_out.view(), r.grad_h.view(), r.grad_src.view(), r.grad_dst.view());
   });
-  if (p.a.index_type() == graph::IndexType::i32)
-    attention_backward(p.a.view<std::int32_t>(), p.at.view<std::int32_t>(), p.h.view(), p.src.view(), p.dst.view(),
-                       spec, {}, r.row_max.view(), r.row_sum.view(), p.grad_out.view(), r.grad_h.view(),
-                       r.grad_src.view(), r.grad_dst.view());
-  else
-    attention_backward(p.a.view<std::int64_t>(), p.at.view<std::int64_t>(), p.h.view(), p.src.view(), p.dst.view(),
-                       spec, {}, r.row_max.view(), r.row_sum.view(), p.grad_out.view(), r.grad_h.view(),
-                       r.grad_src.view(), r.grad_dst.view());
   return r;
 }
 

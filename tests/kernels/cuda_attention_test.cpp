@@ -3,37 +3,19 @@
 // the per-head scores and their backward, ELU forward and backward; the same bits on every run.
 #include <catch2/catch.hpp>
 #include <cstdint>
-#include <type_traits>
-#include <vector>
 
 #include "graph/base/random.hpp"
 #include "graph/build.hpp"
 #include "kernels/attention.hpp"
-#include "kernels/cuda/device_csr.hpp"
 #include "kernels/elementwise.hpp"
+#include "tests/kernels/attention_graphs.hpp"
 #include "tests/kernels/kernel_test_util.hpp"
 #include "tests/support/gpu.hpp"
 
 using namespace halo;
 using namespace halo::kernels;
-using kernels::cuda::DeviceCsr;
 
 namespace {
-
-graph::CsrGraph random_graph(std::uint64_t seed, std::int64_t n, bool wide) {
-  RandomStream rng(seed, 1);
-  std::vector<std::int64_t> indptr{0}, indices;
-  for (std::int64_t r = 0; r < n; ++r) {
-    std::int64_t degree = rng.below(5) == 0 ? 0 : 1 + static_cast<std::int64_t>(rng.below(9));
-    if (r == 3) degree = 700;
-    for (std::int64_t e = 0; e < degree; ++e) indices.push_back(static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n))));
-    indptr.push_back(static_cast<std::int64_t>(indices.size()));
-  }
-  if (wide)
-    return graph::CsrGraph(n, n, Array<std::int64_t>::from_vector(indptr), Array<std::int64_t>::from_vector(indices));
-  std::vector<std::int32_t> narrow(indices.begin(), indices.end());
-  return graph::CsrGraph(n, n, Array<std::int64_t>::from_vector(indptr), Array<std::int32_t>::from_vector(narrow));
-}
 
 // The five outputs of a forward and backward, on the device of the operands.
 struct Outputs {
@@ -50,22 +32,7 @@ Outputs run(const graph::CsrGraph& host_a, const graph::CsrGraph& host_at, const
     attention_backward(a, at, h.view(), src.view(), dst.view(), spec, {}, o.row_max.view(), o.row_sum.view(), g.view(),
                        o.grad_h.view(), o.grad_src.view(), o.grad_dst.view());
   };
-  if (!device.is_cuda()) {
-    graph::visit(host_a, [&](const auto& a) {
-      using View = std::decay_t<decltype(a)>;
-      if constexpr (std::is_same_v<View, graph::CsrView<std::int32_t>>)
-        go(a, host_at.view<std::int32_t>());
-      else
-        go(a, host_at.view<std::int64_t>());
-    });
-    return o;
-  }
-  const DeviceCsr a(host_a, device), at(host_at, device);
-  a.visit([&](const auto& av) {
-    at.visit([&](const auto& atv) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(av)>, std::decay_t<decltype(atv)>>) go(av, atv);
-    });
-  });
+  test::with_csr_pair(host_a, host_at, device, go);
   return o;
 }
 
@@ -79,7 +46,7 @@ TEST_CASE("attention forward and backward on a GPU equal the CPU twin's within r
   const std::int64_t heads = GENERATE(1, 8);
   const std::int64_t width = GENERATE(8, 40);
   CAPTURE(wide, p, heads, width);
-  const graph::CsrGraph a = random_graph(17, 400, wide);
+  const graph::CsrGraph a = test::hub_graph(17, 400, 3, 700, wide);
   const graph::CsrGraph at = graph::transpose(a);
   RandomStream rng(18, 0);
   const Tensor h = test::random_tensor(rng, 400, heads * width);

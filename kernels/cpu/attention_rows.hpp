@@ -1,0 +1,190 @@
+// The row machinery shared by the CPU's attention kernels (kernels/cpu/attention.cpp for GAT's
+// additive scores, kernels/cpu/dot_attention.cpp for scaled dot-product scores): a row's
+// per-entry work is split into flat passes that vectorise — its scores for every entry and head
+// into a scratch row, exp over all of them at once (vector_exp), the dropout mask's Philox blocks
+// mask_batch at a time — then one sweep over the entries gathers their rows, each requested
+// gather_ahead entries before its use. Row ranges of about equal work, each row by one thread in
+// CSR order, so results do not depend on the thread count.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "graph/base/parallel.hpp"
+#include "graph/base/random.hpp"
+#include "graph/csr.hpp"
+#include "kernels/attention.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/row_ranges.hpp"
+#include "kernels/cpu/vector_exp.hpp"
+#include "kernels/detail/attention_mask.hpp"
+#include "kernels/dropout.hpp"
+
+namespace halo::kernels::cpu::attention_rows {
+
+// Entries ahead of the one being summed whose gathered rows are requested: a gathered row is a
+// cache miss the hardware prefetcher cannot predict.
+constexpr std::int64_t gather_ahead = 8;
+// Philox blocks drawn together in one vectorised loop (as kernels/cpu/dropout.cpp).
+constexpr int mask_batch = 32;
+
+// The attention-dropout mask of kernels/detail/attention_mask.hpp for one call.
+struct EdgeMask {
+  bool dropout;
+  std::uint64_t key64;
+  std::uint32_t threshold;
+  float scale;
+  const std::int64_t* dst_ids;  // null: the row numbers
+  const std::int64_t* src_ids;  // null: the column numbers
+
+  EdgeMask(float p, const DropoutKey& key, AttentionIds ids)
+      : dropout(p > 0.0f),
+        key64(detail::attention_key64(key)),
+        threshold(detail::attention_threshold(p)),
+        scale(dropout_scale(p)),
+        dst_ids(ids.dst != nullptr && ids.dst->size() > 0 ? ids.dst->host().data : nullptr),
+        src_ids(ids.src != nullptr && ids.src->size() > 0 ? ids.src->host().data : nullptr) {}
+
+  std::uint64_t dst_id(std::int64_t i) const { return static_cast<std::uint64_t>(dst_ids != nullptr ? dst_ids[i] : i); }
+  std::uint64_t src_id(std::int64_t j) const { return static_cast<std::uint64_t>(src_ids != nullptr ? src_ids[j] : j); }
+};
+
+// keep[t · H + k] = mask · 1 / (1 - p) of head k of the edge dst_of(t) <- src_of(t) for t < n (1
+// without dropout).
+template <class DstOf, class SrcOf>
+inline __attribute__((always_inline)) void edge_keep(const EdgeMask& mask, std::int64_t heads, std::int64_t n,
+                                                     DstOf dst_of, SrcOf src_of, float* __restrict keep) {
+  if (!mask.dropout) {
+    std::fill(keep, keep + n * heads, 1.0f);
+    return;
+  }
+  const std::int64_t blocks = (heads + 7) / 8, slots = n * blocks;
+  // Slots past the last filled one of a final, partial batch are drawn from stale counters and
+  // never read; zeroing them once keeps every read initialised.
+  alignas(64) std::uint32_t c0[mask_batch] = {}, c1[mask_batch] = {}, c2[mask_batch] = {}, c3[mask_batch] = {};
+  for (std::int64_t s0 = 0; s0 < slots; s0 += mask_batch) {
+    const int count = static_cast<int>(std::min<std::int64_t>(mask_batch, slots - s0));
+    for (int q = 0; q < count; ++q) {
+      const std::int64_t t = (s0 + q) / blocks;
+      detail::attention_counter(dst_of(t), src_of(t), static_cast<std::uint64_t>((s0 + q) % blocks), c0[q], c1[q],
+                                c2[q], c3[q]);
+    }
+    for (int q = 0; q < mask_batch; ++q) philox4x32_block(c0[q], c1[q], c2[q], c3[q], mask.key64);
+    for (int q = 0; q < count; ++q) {
+      const std::int64_t t = (s0 + q) / blocks, block = (s0 + q) % blocks;
+      const std::uint32_t bits[4] = {c0[q], c1[q], c2[q], c3[q]};
+      const std::int64_t in_block = std::min<std::int64_t>(8, heads - 8 * block);
+      for (std::int64_t l = 0; l < in_block; ++l)
+        keep[t * heads + 8 * block + l] = detail::attention_kept(bits, l, mask.threshold) ? mask.scale : 0.0f;
+    }
+  }
+}
+
+// A scratch row of at least n floats (grown, never shrunk, within one range of rows).
+inline float* scratch(std::vector<float>& buffer, std::int64_t n) {
+  if (buffer.size() < static_cast<std::size_t>(n)) buffer.resize(static_cast<std::size_t>(n));
+  return buffer.data();
+}
+
+inline __attribute__((always_inline)) void exp_in_place(float* __restrict x, std::int64_t n) {
+  for (std::int64_t t = 0; t < n; ++t) x[t] = vector_exp(x[t]);
+}
+
+// Subtracts each head's maximum from the n x heads scores e (row-major), writing the maxima to m.
+inline __attribute__((always_inline)) void subtract_head_max(float* __restrict e, std::int64_t n, std::int64_t heads,
+                                                             float* __restrict m) {
+  std::fill(m, m + heads, -std::numeric_limits<float>::infinity());
+  for (std::int64_t t = 0; t < n; ++t)
+    for (std::int64_t k = 0; k < heads; ++k) m[k] = std::max(m[k], e[t * heads + k]);
+  for (std::int64_t t = 0; t < n; ++t)
+    for (std::int64_t k = 0; k < heads; ++k) e[t * heads + k] -= m[k];
+}
+
+// Requests every cache line of a row of n floats.
+inline __attribute__((always_inline)) void request_row(const float* row, std::int64_t n) {
+  for (std::int64_t f = 0; f < n; f += 16) __builtin_prefetch(row + f, 0, 3);
+}
+
+inline __attribute__((always_inline)) float dot(const float* __restrict x, const float* __restrict y,
+                                                std::int64_t n) {
+  float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+  for (std::int64_t f = 0; f < n; ++f) s += x[f] * y[f];
+  return s;
+}
+
+inline __attribute__((always_inline)) void add_scaled(float* __restrict out, const float* __restrict x, float w,
+                                                      std::int64_t n) {
+  for (std::int64_t f = 0; f < n; ++f) out[f] += w * x[f];
+}
+
+// Rows gathered by the kernels: row j starts at data + j · stride.
+struct GatheredRows {
+  const float* data;
+  std::int64_t stride;
+  const float* row(std::int64_t j) const { return data + j * stride; }
+};
+
+// The rest of forward for row i of A (at least one entry) once its scores (entries x heads) are in
+// w: each head's maximum into mi, the exponentials into w and their sums into si, the mask into
+// keep (scratch), and y (heads x width, overwritten) = Σ_t exp(e_t - max) · keep_t · values[j_t]
+// / sum per head.
+template <class I>
+inline __attribute__((always_inline)) void softmax_and_gather(const graph::CsrView<I>& a, std::int64_t i,
+                                                              const EdgeMask& mask, GatheredRows values,
+                                                              std::int64_t heads, std::int64_t width, float* __restrict w,
+                                                              float* __restrict keep, float* __restrict y, float* mi,
+                                                              float* si) {
+  const std::int64_t first = a.indptr[i], degree = a.indptr[i + 1] - first;
+  const I* sources = a.indices + first;
+  subtract_head_max(w, degree, heads, mi);
+  exp_in_place(w, degree * heads);
+  std::fill(si, si + heads, 0.0f);
+  for (std::int64_t t = 0; t < degree; ++t)
+    for (std::int64_t k = 0; k < heads; ++k) si[k] += w[t * heads + k];
+  edge_keep(
+      mask, heads, degree, [&](std::int64_t) { return mask.dst_id(i); },
+      [&](std::int64_t t) { return mask.src_id(static_cast<std::int64_t>(sources[t])); }, keep);
+  std::fill(y, y + heads * width, 0.0f);
+  for (std::int64_t t = 0; t < degree; ++t) {
+    if (first + t + gather_ahead < a.num_edges)
+      request_row(values.row(static_cast<std::int64_t>(a.indices[first + t + gather_ahead])), heads * width);
+    const float* vj = values.row(static_cast<std::int64_t>(sources[t]));
+    for (std::int64_t k = 0; k < heads; ++k)
+      add_scaled(y + k * width, vj + k * width, w[t * heads + k] * keep[t * heads + k], width);
+  }
+  for (std::int64_t k = 0; k < heads; ++k) {
+    const float inverse = 1.0f / si[k];
+    for (std::int64_t f = 0; f < width; ++f) y[k * width + f] *= inverse;
+  }
+}
+
+// rows(begin, end) over row ranges of about equal work, a few per thread, scheduled dynamically.
+template <class I, class Rows>
+void over_rows(const graph::CsrView<I>& a, Rows&& rows) {
+  if (a.num_rows == 0) return;
+  const std::int64_t ranges = std::min<std::int64_t>(a.num_rows, ranges_per_thread * max_threads());
+  const std::vector<std::int64_t> bounds = balanced_row_ranges(a, ranges);
+  parallel_for(
+      0, ranges,
+      [&](std::int64_t k) { rows(bounds[static_cast<std::size_t>(k)], bounds[static_cast<std::size_t>(k) + 1]); }, 1);
+}
+
+// Backward's two passes: pass1(begin, end, pack) over A's row ranges, which fills each row's
+// pack_width floats of the workspace `pack` (num_rows x pack_width), then pass2(begin, end, pack)
+// over Aᵀ's, which reads them.
+template <class I, class Pass1, class Pass2>
+void two_passes(const graph::CsrView<I>& a, const graph::CsrView<I>& at, std::int64_t pack_width, Pass1&& pass1,
+                Pass2&& pass2) {
+  const std::unique_ptr<float, void (*)(float*)> pack(
+      static_cast<float*>(allocate(static_cast<std::size_t>(a.num_rows * pack_width) * sizeof(float))),
+      [](float* p) { release(p); });
+  over_rows(a, [&](std::int64_t begin, std::int64_t end) { pass1(begin, end, pack.get()); });
+  over_rows(at,
+            [&](std::int64_t begin, std::int64_t end) { pass2(begin, end, static_cast<const float*>(pack.get())); });
+}
+
+}  // namespace halo::kernels::cpu::attention_rows
