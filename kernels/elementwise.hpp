@@ -1,5 +1,5 @@
-// Elementwise and reduction primitives of the layers: bias, ReLU, scaling, column sums, feature
-// row normalisation. Every function works on views of one device; all are deterministic.
+// Elementwise and reduction primitives of the layers: bias, ReLU, ELU, GELU, scaling, column sums,
+// feature row normalisation. Every function works on views of one device; all are deterministic.
 #pragma once
 
 #include "kernels/tensor.hpp"
@@ -25,6 +25,13 @@ void elu_forward(ConstTensorView x, TensorView y);
 // grad_x = grad_y where y > 0, else grad_y · (y + 1) (y is the forward output, exp(x) - 1 there,
 // whose derivative exp(x) is y + 1). grad_x may alias grad_y.
 void elu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x);
+
+// GELU, exact (PyTorch's default, HGT's activation): y = x · Φ(x) = x · (1 + erf(x / √2)) / 2.
+// y may alias x.
+void gelu_forward(ConstTensorView x, TensorView y);
+// grad_x = grad_y · (Φ(x) + x · φ(x)), φ the standard normal density; from the forward's input x
+// (GELU is not invertible from its output). grad_x may alias grad_y, not x.
+void gelu_backward(ConstTensorView x, ConstTensorView grad_y, TensorView grad_x);
 
 // y = alpha · x + beta · y (beta = 0 ignores y's old values).
 void axpby(float alpha, ConstTensorView x, float beta, TensorView y);

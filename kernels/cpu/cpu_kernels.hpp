@@ -86,6 +86,8 @@ void column_sums(ConstTensorView x, TensorView out, bool accumulate);
 void relu_forward(ConstTensorView x, TensorView y);
 void elu_forward(ConstTensorView x, TensorView y);
 void elu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x);
+void gelu_forward(ConstTensorView x, TensorView y);
+void gelu_backward(ConstTensorView x, ConstTensorView grad_y, TensorView grad_x);
 void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale);
 void axpby(float alpha, ConstTensorView x, float beta, TensorView y);
 void normalize_rows(TensorView x);

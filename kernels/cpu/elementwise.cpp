@@ -57,6 +57,27 @@ void elu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x) 
   });
 }
 
+void gelu_forward(ConstTensorView x, TensorView y) {
+  for_rows(x.rows, x.cols, [&](std::int64_t i) {
+    const float* in = x.row(i);
+    float* o = y.row(i);
+    for (std::int64_t j = 0; j < x.cols; ++j) o[j] = 0.5f * in[j] * (1.0f + std::erf(in[j] * 0.70710678118654752f));
+  });
+}
+
+void gelu_backward(ConstTensorView x, ConstTensorView grad_y, TensorView grad_x) {
+  for_rows(x.rows, x.cols, [&](std::int64_t i) {
+    const float* in = x.row(i);
+    const float* g = grad_y.row(i);
+    float* gx = grad_x.row(i);
+    for (std::int64_t j = 0; j < x.cols; ++j) {
+      const float cdf = 0.5f * (1.0f + std::erf(in[j] * 0.70710678118654752f));
+      const float density = 0.39894228040143268f * std::exp(-0.5f * in[j] * in[j]);
+      gx[j] = g[j] * (cdf + in[j] * density);
+    }
+  });
+}
+
 void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale) {
   for_rows(y.rows, y.cols, [&](std::int64_t i) {
     const float* out = y.row(i);

@@ -91,6 +91,8 @@ void dot_attention_backward(const graph::CsrView<I>& a, const graph::CsrView<I>&
                             TensorView grad_values);
 void elu_forward(ConstTensorView x, TensorView y);
 void elu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x);
+void gelu_forward(ConstTensorView x, TensorView y);
+void gelu_backward(ConstTensorView x, ConstTensorView grad_y, TensorView grad_x);
 
 void relu_forward(ConstTensorView x, TensorView y);
 void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale);

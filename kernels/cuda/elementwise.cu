@@ -28,6 +28,33 @@ struct ReluForward {
   }
 };
 
+// GELU, exact: x · Φ(x) with Φ from normcdff.
+struct GeluForward {
+  const float* x;
+  std::int64_t x_stride;
+  float* y;
+  std::int64_t y_stride;
+  __device__ void operator()(std::int64_t r, std::int64_t c) const {
+    const float v = x[r * x_stride + c];
+    y[r * y_stride + c] = v * normcdff(v);
+  }
+};
+
+// grad · (Φ(x) + x · φ(x)).
+struct GeluBackward {
+  const float* x;
+  std::int64_t x_stride;
+  const float* g;
+  std::int64_t g_stride;
+  float* gx;
+  std::int64_t gx_stride;
+  __device__ void operator()(std::int64_t r, std::int64_t c) const {
+    const float v = x[r * x_stride + c];
+    const float density = 0.39894228040143268f * expf(-0.5f * v * v);
+    gx[r * gx_stride + c] = g[r * g_stride + c] * (normcdff(v) + v * density);
+  }
+};
+
 struct ReluBackward {
   const float* y;
   std::int64_t y_stride;
@@ -164,6 +191,21 @@ void elu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x) 
   launch_elementwise(d, y.rows, y.cols,
                      EluBackward{y.data, y.stride, grad_y.data, grad_y.stride, grad_x.data, grad_x.stride},
                      packed(y.cols, {y.stride, grad_y.stride, grad_x.stride}));
+}
+
+void gelu_forward(ConstTensorView x, TensorView y) {
+  const int d = x.device.index;
+  ScopedDevice scoped(d);
+  launch_elementwise(d, x.rows, x.cols, GeluForward{x.data, x.stride, y.data, y.stride},
+                     packed(x.cols, {x.stride, y.stride}));
+}
+
+void gelu_backward(ConstTensorView x, ConstTensorView grad_y, TensorView grad_x) {
+  const int d = x.device.index;
+  ScopedDevice scoped(d);
+  launch_elementwise(d, x.rows, x.cols,
+                     GeluBackward{x.data, x.stride, grad_y.data, grad_y.stride, grad_x.data, grad_x.stride},
+                     packed(x.cols, {x.stride, grad_y.stride, grad_x.stride}));
 }
 
 void axpby(float alpha, ConstTensorView x, float beta, TensorView y) {

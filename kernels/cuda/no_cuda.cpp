@@ -80,6 +80,8 @@ void head_scores_backward(ConstTensorView, ConstTensorView, ConstTensorView, Ten
 }
 void elu_forward(ConstTensorView, TensorView) { missing("elu_forward"); }
 void elu_backward(ConstTensorView, ConstTensorView, TensorView) { missing("elu_backward"); }
+void gelu_forward(ConstTensorView, TensorView) { missing("gelu_forward"); }
+void gelu_backward(ConstTensorView, ConstTensorView, TensorView) { missing("gelu_backward"); }
 void relu_forward(ConstTensorView, TensorView) { missing("relu_forward"); }
 void relu_backward(ConstTensorView, ConstTensorView, TensorView, float) { missing("relu_backward"); }
 void axpby(float, ConstTensorView, float, TensorView) { missing("axpby"); }

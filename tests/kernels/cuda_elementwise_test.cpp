@@ -1,6 +1,7 @@
-// GPU tests of kernels/cuda/elementwise.cu against the CPU twins: bias, ReLU forward and
-// backward (in place too), axpby (beta 0 over NaN), column sums (overwrite and accumulate, same
-// bits on every run), row normalisation (zero rows left alone), sum of squares; strided windows.
+// GPU tests of kernels/cuda/elementwise.cu against the CPU twins: bias, ReLU forward and backward
+// (in place too), GELU forward and backward, axpby (beta 0 over NaN), column sums (overwrite and
+// accumulate, same bits on every run), row normalisation (zero rows left alone), sum of squares;
+// strided windows.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <limits>
@@ -105,4 +106,21 @@ TEST_CASE("normalize_rows on a GPU divides rows by their sums and leaves zero ro
   CHECK(test::difference(test::on_host(gpu).view(), test::to_dense(x.view()), 1e-6, 1e-7) == "");
   const Tensor back = test::on_host(gpu);
   for (std::int64_t j = 0; j < 45; ++j) CHECK(back.data()[7 * 45 + j] == 0.0f);
+}
+
+TEST_CASE("gelu_forward and gelu_backward on a GPU equal their CPU twins", "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  RandomStream rng(33, 0);
+  const Tensor x = test::random_tensor(rng, 2000, 24, -6.0, 6.0);
+  const Tensor g = test::random_tensor(rng, 2000, 24);
+  Tensor cpu_y = test::poisoned(2000, 24);
+  gelu_forward(x.view(), cpu_y.view());
+  Tensor gpu_y = Tensor::empty(2000, 24, Device::cuda());
+  gelu_forward(test::on_gpu(x).view(), gpu_y.view());
+  CHECK(test::difference(test::on_host(gpu_y).view(), test::to_dense(cpu_y.view()), 1e-6, 1e-6) == "");
+  Tensor cpu_gx = test::poisoned(2000, 24);
+  gelu_backward(x.view(), g.view(), cpu_gx.view());
+  Tensor gpu_gx = Tensor::empty(2000, 24, Device::cuda());
+  gelu_backward(test::on_gpu(x).view(), test::on_gpu(g).view(), gpu_gx.view());
+  CHECK(test::difference(test::on_host(gpu_gx).view(), test::to_dense(cpu_gx.view()), 1e-6, 1e-6) == "");
 }

@@ -1,7 +1,7 @@
-// Tests of kernels/elementwise.*: bias, column sums, ReLU (its scaled backward against dropout's
-// and ReLU's backward one after the other), axpby, row normalisation and the sum of squares
-// against double references, in place and on strided views, and the thread-count independence
-// of the reductions.
+// Tests of kernels/elementwise.*: bias, column sums, ReLU, ELU, GELU (ReLU's scaled backward
+// against dropout's and ReLU's backward one after the other), axpby, row normalisation and the sum
+// of squares against double references, in place and on strided views, and the thread-count
+// independence of the reductions.
 #include "kernels/elementwise.hpp"
 
 #include <catch2/catch.hpp>
@@ -172,4 +172,35 @@ TEST_CASE("elu_forward is x above 0 and exp(x) - 1 below, and elu_backward its d
   Tensor in_place = x.clone();
   elu_forward(in_place.view(), in_place.view());
   CHECK(test::identical(in_place.view(), y.view()));
+}
+
+TEST_CASE("gelu_forward is x times the normal CDF and gelu_backward its derivative, against double", "[kernels]") {
+  RandomStream rng(32, 0);
+  const Tensor x = test::random_tensor(rng, 300, 17, -6.0, 6.0);
+  const Tensor g = test::random_tensor(rng, 300, 17);
+  Tensor y = test::poisoned(300, 17);
+  gelu_forward(x.view(), y.view());
+  test::Dense expected_y(300, 17), expected_g(300, 17);
+  for (std::int64_t i = 0; i < 300; ++i)
+    for (std::int64_t j = 0; j < 17; ++j) {
+      const double v = x.view().row(i)[j];
+      const double cdf = 0.5 * std::erfc(-v / std::sqrt(2.0));
+      expected_y(i, j) = v * cdf;
+      // d/dv [v Φ(v)], by central differences of the double formula: an independent check.
+      const double h = 1e-5;
+      const auto f = [](double u) { return u * 0.5 * std::erfc(-u / std::sqrt(2.0)); };
+      expected_g(i, j) = g.view().row(i)[j] * (f(v + h) - f(v - h)) / (2 * h);
+    }
+  CHECK(test::difference(y.view(), expected_y, 1e-6, 1e-6) == "");
+  Tensor gx = test::poisoned(300, 17);
+  gelu_backward(x.view(), g.view(), gx.view());
+  CHECK(test::difference(gx.view(), expected_g, 1e-5, 1e-5) == "");
+  // In place: y over x, and grad_x over grad_y.
+  Tensor in_place = x.clone();
+  gelu_forward(in_place.view(), in_place.view());
+  CHECK(test::identical(in_place.view(), y.view()));
+  Tensor g_in_place = g.clone();
+  gelu_backward(x.view(), g_in_place.view(), g_in_place.view());
+  CHECK(test::identical(g_in_place.view(), gx.view()));
+  CHECK_THROWS_AS(gelu_backward(x.view(), g.view(), Tensor::empty(300, 16).view()), InvalidArgument);
 }
