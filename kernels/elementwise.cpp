@@ -142,9 +142,21 @@ double sum_of_squares(ConstTensorView x) {
   ScopedKernelTimer timer(KernelFamily::other, x.device);
   if (x.device.is_cuda()) {
     require_device(x.device);
-    return cuda::sum_of_squares(x);
+    return cuda::sum_of_products(x, x);
   }
-  return cpu::sum_of_squares(x);
+  return cpu::sum_of_products(x, x);
+}
+
+double sum_of_products(ConstTensorView x, ConstTensorView y) {
+  detail::check_view("sum_of_products", "x", x);
+  detail::check_shape("sum_of_products", "y", y, x.rows, x.cols);
+  detail::check_device("sum_of_products", "y", y, x.device);
+  ScopedKernelTimer timer(KernelFamily::other, x.device);
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    return cuda::sum_of_products(x, y);
+  }
+  return cpu::sum_of_products(x, y);
 }
 
 }  // namespace halo::kernels

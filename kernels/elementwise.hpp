@@ -42,5 +42,8 @@ void normalize_rows(TensorView x);
 
 // Σ x² over all entries, in double.
 double sum_of_squares(ConstTensorView x);
+// Σ x ⊙ y over all entries of two tensors of one shape, in double (summed in a fixed order: the
+// same on any thread count, and on a GPU on every run).
+double sum_of_products(ConstTensorView x, ConstTensorView y);
 
 }  // namespace halo::kernels

@@ -91,7 +91,7 @@ void gelu_backward(ConstTensorView x, ConstTensorView grad_y, TensorView grad_x)
 void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale);
 void axpby(float alpha, ConstTensorView x, float beta, TensorView y);
 void normalize_rows(TensorView x);
-double sum_of_squares(ConstTensorView x);
+double sum_of_products(ConstTensorView x, ConstTensorView y);
 
 // dropout.cpp: y = x · mask / (1 - p); forward and backward are the same product.
 void dropout(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView global_ids);

@@ -110,11 +110,12 @@ void normalize_rows(TensorView x) {
   });
 }
 
-double sum_of_squares(ConstTensorView x) {
+double sum_of_products(ConstTensorView x, ConstTensorView y) {
   return reduce_rows(x.rows, 1, [&](std::int64_t i, double* acc) {
-    const float* row = x.row(i);
+    const float* xi = x.row(i);
+    const float* yi = y.row(i);
     double s = 0.0;
-    for (std::int64_t j = 0; j < x.cols; ++j) s += static_cast<double>(row[j]) * row[j];
+    for (std::int64_t j = 0; j < x.cols; ++j) s += static_cast<double>(xi[j]) * yi[j];
     acc[0] += s;
   })[0];
 }

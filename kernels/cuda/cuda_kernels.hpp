@@ -98,7 +98,7 @@ void relu_forward(ConstTensorView x, TensorView y);
 void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale);
 void axpby(float alpha, ConstTensorView x, float beta, TensorView y);
 void normalize_rows(TensorView x);
-double sum_of_squares(ConstTensorView x);
+double sum_of_products(ConstTensorView x, ConstTensorView y);
 
 // dropout.cu: the CPU twin's mask, bit for bit.
 // global_ids: x.rows ids in device memory, or nullptr for the row numbers.

@@ -112,12 +112,13 @@ struct ColumnTerm {
   __device__ void operator()(std::int64_t i, std::int64_t j, double* acc) const { acc[0] += x[i * stride + j]; }
 };
 
-struct SquareTerm {
+struct ProductTerm {
   const float* x;
-  std::int64_t stride;
+  std::int64_t x_stride;
+  const float* y;
+  std::int64_t y_stride;
   __device__ void operator()(std::int64_t i, std::int64_t j, double* acc) const {
-    const double v = x[i * stride + j];
-    acc[0] += v * v;
+    acc[0] += static_cast<double>(x[i * x_stride + j]) * y[i * y_stride + j];
   }
 };
 
@@ -224,11 +225,12 @@ void normalize_rows(TensorView x) {
   HALO_CUDA_CHECK_LAUNCH();
 }
 
-double sum_of_squares(ConstTensorView x) {
+double sum_of_products(ConstTensorView x, ConstTensorView y) {
   const int d = x.device.index;
   ScopedDevice scoped(d);
   if (x.rows == 0 || x.cols == 0) return 0.0;
-  const DeviceBuffer<double> total = column_totals<1>(d, x.rows, x.cols, SquareTerm{x.data, x.stride});
+  const DeviceBuffer<double> total =
+      column_totals<1>(d, x.rows, x.cols, ProductTerm{x.data, x.stride, y.data, y.stride});
   std::vector<double> host(static_cast<std::size_t>(x.cols));
   download(d, total.data(), host.data(), x.cols);
   double s = 0.0;

@@ -86,7 +86,7 @@ void relu_forward(ConstTensorView, TensorView) { missing("relu_forward"); }
 void relu_backward(ConstTensorView, ConstTensorView, TensorView, float) { missing("relu_backward"); }
 void axpby(float, ConstTensorView, float, TensorView) { missing("axpby"); }
 void normalize_rows(TensorView) { missing("normalize_rows"); }
-double sum_of_squares(ConstTensorView) { missing("sum_of_squares"); }
+double sum_of_products(ConstTensorView, ConstTensorView) { missing("sum_of_products"); }
 void dropout(ConstTensorView, TensorView, float, DropoutKey, const std::int64_t*) { missing("dropout"); }
 LossSum log_softmax_nll(ConstTensorView, const std::int64_t*, IndexView, float, TensorView) {
   missing("log_softmax_nll");

@@ -62,7 +62,8 @@ TEST_CASE("add_bias, relu_forward, relu_backward and axpby on a GPU equal their 
   }
 }
 
-TEST_CASE("column_sums and sum_of_squares on a GPU match the CPU twin and repeat their bits", "[kernels][gpu]") {
+TEST_CASE("column_sums and the sums of squares and products on a GPU match the CPU twin and repeat their bits",
+          "[kernels][gpu]") {
   HALO_SKIP_WITHOUT_GPU();
   RandomStream rng(92, 0);
   for (const std::int64_t rows : {1, 1000, 300001}) {
@@ -84,6 +85,9 @@ TEST_CASE("column_sums and sum_of_squares on a GPU match the CPU twin and repeat
     const double gpu_squares = sum_of_squares(xg.view());
     CHECK(gpu_squares == Approx(cpu_squares).epsilon(1e-12));
     CHECK(sum_of_squares(xg.view()) == gpu_squares);
+    const Tensor y = test::random_tensor(rng, rows, 19);
+    const double cpu_products = sum_of_products(x.view(), y.view());
+    CHECK(sum_of_products(xg.view(), test::on_gpu(y).view()) == Approx(cpu_products).epsilon(1e-12));
   }
   // A strided window.
   const Tensor x = test::random_tensor(rng, 50, 7);

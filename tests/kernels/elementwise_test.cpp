@@ -150,6 +150,24 @@ TEST_CASE("sum_of_squares matches a double sum on any thread count", "[kernels]"
   CHECK(sum_of_squares(s.view) == one);
 }
 
+TEST_CASE("sum_of_products matches a double sum on any thread count and refuses another shape", "[kernels]") {
+  RandomStream rng(57, 0);
+  const Tensor x = test::random_tensor(rng, 3000, 11);
+  const Tensor y = test::random_tensor(rng, 3000, 11);
+  const std::vector<float> xv = x.to_vector(), yv = y.to_vector();
+  double expected = 0.0;
+  for (std::size_t k = 0; k < xv.size(); ++k) expected += static_cast<double>(xv[k]) * yv[k];
+  const double one = sum_of_products(x.view(), y.view());
+  CHECK(one == Approx(expected).epsilon(1e-12));
+  for (const int threads : {2, 3}) {
+    double other = 0.0;
+    test::with_threads(threads, [&] { other = sum_of_products(x.view(), y.view()); });
+    CHECK(other == one);
+  }
+  CHECK(sum_of_products(test::strided_copy(x, 2, nan_value).view, y.view()) == one);
+  CHECK_THROWS_AS(sum_of_products(x.view(), Tensor::empty(3000, 10).view()), InvalidArgument);
+}
+
 TEST_CASE("elu_forward is x above 0 and exp(x) - 1 below, and elu_backward its derivative from the output",
           "[kernels]") {
   RandomStream rng(31, 0);
