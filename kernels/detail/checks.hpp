@@ -2,6 +2,7 @@
 // one device for all operands, and the aliasing rules.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -53,7 +54,9 @@ void check_device(const char* op, const char* name, const View& v, const Device&
                           device.to_string() + " like the other operands");
 }
 
-// True when the memory spanned by the two views overlaps (for "may not alias" rules).
+// True when the two views share an element (for "may not alias" rules). Views of one stride
+// (column windows of one tensor, say) are compared exactly, so side-by-side column windows are
+// disjoint; otherwise the memory spans they cover are compared.
 template <class A, class B>
 bool overlaps(const A& a, const B& b) {
   if (a.rows == 0 || a.cols == 0 || b.rows == 0 || b.cols == 0) return false;
@@ -62,7 +65,21 @@ bool overlaps(const A& a, const B& b) {
   const auto a_end = reinterpret_cast<std::uintptr_t>(a.data + (a.rows - 1) * a.stride + a.cols);
   const auto b_begin = reinterpret_cast<std::uintptr_t>(b.data);
   const auto b_end = reinterpret_cast<std::uintptr_t>(b.data + (b.rows - 1) * b.stride + b.cols);
-  return a_begin < b_end && b_begin < a_end;
+  if (!(a_begin < b_end && b_begin < a_end)) return false;
+  const std::int64_t stride = a.stride;
+  if (b.stride != stride || a.cols > stride || b.cols > stride) return true;
+  // b's element (r, c) is a's (r + q, m + c), or (r + q + 1, m + c - stride) past a's row end.
+  const auto element = static_cast<std::uintptr_t>(sizeof(*a.data));
+  const std::int64_t delta = b_begin >= a_begin ? static_cast<std::int64_t>((b_begin - a_begin) / element)
+                                                 : -static_cast<std::int64_t>((a_begin - b_begin) / element);
+  const std::int64_t q = delta >= 0 ? delta / stride : -((-delta + stride - 1) / stride);  // floor
+  const std::int64_t m = delta - q * stride;
+  const auto rows_meet = [&](std::int64_t shift) { return shift < a.rows && shift + b.rows > 0; };
+  const auto cols_meet = [&](std::int64_t first, std::int64_t last) {
+    return first < a.cols && last > 0 && first < last;
+  };
+  return (rows_meet(q) && cols_meet(m, std::min(m + b.cols, stride))) ||
+         (m + b.cols > stride && rows_meet(q + 1) && cols_meet(0, m + b.cols - stride));
 }
 
 // For outputs allowed to alias an input: true when they are the very same window, or disjoint.

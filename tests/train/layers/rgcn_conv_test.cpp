@@ -18,6 +18,7 @@
 #include "kernels/tensor.hpp"
 #include "tests/reference/naive_layers.hpp"
 #include "tests/train/gradient_check.hpp"
+#include "tests/train/layers/hetero_test_graphs.hpp"
 #include "train/features/feature_pipeline.hpp"
 #include "train/features/feature_source.hpp"
 #include "train/layers/layer.hpp"
@@ -25,48 +26,15 @@
 
 using namespace halo;
 using namespace halo::train;
+using halo::test::csr;
 using halo::test::Dense;
+using halo::test::random_mag;
+using halo::test::random_relation;
+using halo::test::type_rows;
 using kernels::ConstTensorView;
 using kernels::Tensor;
 
 namespace {
-
-graph::CsrGraph csr(std::int64_t rows, std::int64_t cols, const std::vector<std::int64_t>& dst,
-                    const std::vector<std::int64_t>& src) {
-  return graph::csr_from_coo<std::int64_t>(rows, cols, dst.data(), src.data(), nullptr,
-                                           static_cast<std::int64_t>(dst.size()));
-}
-
-// A random relation (rows: dst vertices, columns: src vertices) with repeated edges and rows
-// without entries.
-graph::CsrGraph random_relation(RandomStream& rng, std::int64_t rows, std::int64_t cols, std::int64_t edges) {
-  std::vector<std::int64_t> dst, src;
-  for (std::int64_t e = 0; e < edges && rows > 0 && cols > 0; ++e) {
-    dst.push_back(static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(rows))));
-    src.push_back(static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(cols))));
-  }
-  return csr(rows, cols, dst, src);
-}
-
-//  paper (6) <-writes- author (7), author <-rev_writes- paper, paper <-cites- paper,
-//  field (3) <-has_topic- paper, paper <-rev_has_topic- field, and a type "venue" with no
-//  vertices that publishes papers and lists fields (relations of empty blocks and rows).
-graph::HeteroGraph random_mag(std::uint64_t seed) {
-  RandomStream rng(seed, 0x6d6167ull);
-  graph::HeteroGraph g;
-  g.add_vertex_type("paper", 6);
-  g.add_vertex_type("author", 7);
-  g.add_vertex_type("field", 3);
-  g.add_vertex_type("venue", 0);
-  g.add_relation({"author", "writes", "paper"}, random_relation(rng, 6, 7, 12));
-  g.add_relation({"paper", "cites", "paper"}, random_relation(rng, 6, 6, 9));
-  g.add_relation({"paper", "has_topic", "field"}, random_relation(rng, 3, 6, 7));
-  g.add_relation({"venue", "publishes", "paper"}, random_relation(rng, 6, 0, 0));
-  g.add_relation({"field", "rev_has_topic", "paper"}, random_relation(rng, 6, 3, 7));
-  g.add_relation({"paper", "rev_writes", "author"}, random_relation(rng, 7, 6, 12));
-  g.add_relation({"field", "listed_by", "venue"}, random_relation(rng, 0, 3, 0));
-  return g;
-}
 
 // The mean over each row's entries, from the raw relation: count / degree (repeated entries
 // count as often as they appear), an empty row all zero.
@@ -86,13 +54,6 @@ Dense block(const Dense& d, std::int64_t first, std::int64_t rows, std::int64_t 
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = 0; j < cols; ++j) out.at(i, j) = d.at(first + i, j);
   return out;
-}
-
-// Where each type's rows sit in the stacked inputs and outputs of StackedRgcn.
-std::vector<std::int64_t> type_rows(const graph::HeteroGraph& g) {
-  std::vector<std::int64_t> rows{0};
-  for (int t = 0; t < g.num_vertex_types(); ++t) rows.push_back(rows.back() + g.vertex_count(t));
-  return rows;
 }
 
 // R-GCN by its formula, in double, relation by relation over the raw relations: for every type t
@@ -149,58 +110,6 @@ Dense naive_rgcn(const graph::HeteroGraph& g, const std::vector<std::int64_t>& i
   }
   return y;
 }
-
-// RgcnConv seen as one Layer, so the shared gradient check applies: the input holds every type's
-// rows stacked type after type, `width` columns of which type t reads its first in_dims[t] (a
-// strided view); the output and its gradient are stacked the same way.
-class StackedRgcn : public Layer {
- public:
-  StackedRgcn(RgcnConv& conv, std::vector<std::int64_t> rows, std::vector<std::int64_t> in_dims, std::int64_t out_dim)
-      : StackedRgcn(conv, rows, rows, std::move(in_dims), out_dim) {}
-  // Inputs stacked by in_rows, outputs by out_rows (a part: each type's outputs are its first
-  // input rows).
-  StackedRgcn(RgcnConv& conv, std::vector<std::int64_t> in_rows, std::vector<std::int64_t> out_rows,
-              std::vector<std::int64_t> in_dims, std::int64_t out_dim)
-      : conv_(conv), rows_(std::move(in_rows)), out_rows_(std::move(out_rows)), in_dims_(std::move(in_dims)),
-        out_dim_(out_dim) {}
-
-  Tensor forward(const Tensor& x, const Step& step) override {
-    std::vector<ConstTensorView> views;
-    for (std::size_t t = 0; t + 1 < rows_.size(); ++t)
-      views.push_back({x.data() + rows_[t] * x.cols(), rows_[t + 1] - rows_[t], in_dims_[t], x.cols(), x.device()});
-    const std::vector<Tensor> ys = conv_.forward(views, step);
-    Tensor y = Tensor::zeros(out_rows_.back(), out_dim_);
-    for (std::size_t t = 0; t < ys.size(); ++t)
-      if (conv_.computes(static_cast<int>(t)))
-        kernels::copy(ys[t].view(), y.view().slice_rows(out_rows_[t], out_rows_[t + 1]));
-    width_ = x.cols();
-    return y;
-  }
-  Tensor backward(Tensor grad_y, const Step& step) override {
-    std::vector<Tensor> parts;
-    for (std::size_t t = 0; t + 1 < out_rows_.size(); ++t) {
-      parts.push_back(Tensor::empty(out_rows_[t + 1] - out_rows_[t], grad_y.cols()));
-      kernels::copy(grad_y.view().slice_rows(out_rows_[t], out_rows_[t + 1]), parts.back().view());
-    }
-    const std::vector<Tensor> gx = conv_.backward(std::move(parts), step);
-    Tensor out = Tensor::zeros(rows_.back(), width_);
-    for (std::size_t t = 0; t < gx.size(); ++t)
-      if (!gx[t].empty())
-        kernels::copy(gx[t].view(), {out.data() + rows_[t] * width_, rows_[t + 1] - rows_[t], in_dims_[t], width_,
-                                   kernels::Device::cpu()});
-    return out;
-  }
-  std::vector<Parameter*> parameters() override { return conv_.parameters(); }
-  std::int64_t saved_bytes(std::int64_t /*vertices*/) const override { return conv_.saved_bytes(); }
-
- private:
-  RgcnConv& conv_;
-  std::vector<std::int64_t> rows_;
-  std::vector<std::int64_t> out_rows_;
-  std::vector<std::int64_t> in_dims_;
-  std::int64_t out_dim_;
-  std::int64_t width_ = 0;
-};
 
 // Random values for every parameter of `conv`, in its order (scaled down for the weights).
 std::vector<Dense> random_parameters(RgcnConv& conv, RandomStream& rng) {
@@ -260,7 +169,7 @@ TEST_CASE("RgcnConv matches the per-relation mean sum and its finite-difference 
   const RgcnGraph rg(g, type);
   RgcnConv conv(rg, in_dims, out_dim, num_bases, bias, "conv0", kernels::Device::cpu(), {outputs, order, {}});
   for (int t : outputs) CHECK(conv.order(t) == order);
-  StackedRgcn layer(conv, type_rows(g), in_dims, out_dim);
+  test::StackedHetero<RgcnConv> layer(conv, type_rows(g), in_dims, out_dim);
   RandomStream rng(seed, 1);
   // Stacked inputs one column wider than the widest type, so every view is strided.
   Dense x = test::random_dense(rng, type_rows(g).back(), 6);
@@ -558,7 +467,7 @@ TEST_CASE("RgcnConv on a part computes the first input rows of each type from al
   const std::int64_t out_dim = 4;
   RgcnConv conv(rg, in_dims, out_dim, 0, true, "conv0", kernels::Device::cpu(), {{}, order, {}});
   const std::vector<std::int64_t> in_rows{0, 7, 12}, out_rows{0, 4, 7};
-  StackedRgcn layer(conv, in_rows, out_rows, in_dims, out_dim);
+  test::StackedHetero<RgcnConv> layer(conv, in_rows, out_rows, in_dims, out_dim);
   Dense x = test::random_dense(rng, 12, 3);
   std::vector<Dense> params = random_parameters(conv, rng);
   // params: W_writes, W_cites, W_rev_writes, root paper, root author, bias paper, bias author.
