@@ -3,7 +3,8 @@
 // key and message matrices and prior; one softmax over a destination's edges of every relation;
 // GELU, the output linear and the sigmoid skip gate), and every gradient against central finite
 // differences of it, on a small ogbn-mag-like graph with repeated edges, empty rows and an empty
-// type, for every type or some types as outputs and both index widths; the layer's refusals.
+// type, for every type or some types as outputs and both index widths, and on a part whose inputs
+// include halo rows; the layer's refusals.
 #include "train/layers/hgt_conv.hpp"
 
 #include <algorithm>
@@ -26,59 +27,87 @@ namespace {
 
 double gelu(double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }
 
-// HGT by its formula, in double, over the raw relations; x and the output stacked type after
-// type (test::type_rows), type t reading its first in_dims[t] columns; params in HgtConv's order.
-Dense naive_hgt(const graph::HeteroGraph& g, const std::vector<std::int64_t>& in_dims, const Dense& x,
+// What the reference reads of a graph: per type its output and input rows (a part's inputs add
+// halo rows after its outputs), per relation its source and destination types and its CSR
+// (destination outputs x source inputs).
+struct Relations {
+  std::vector<std::int64_t> outputs, inputs;
+  std::vector<int> src, dst;
+  std::vector<const graph::CsrGraph*> csr;
+
+  static Relations of(const graph::HeteroGraph& g) {
+    Relations r;
+    for (int t = 0; t < g.num_vertex_types(); ++t) {
+      r.outputs.push_back(g.vertex_count(t));
+      r.inputs.push_back(g.vertex_count(t));
+    }
+    for (int k = 0; k < g.num_relations(); ++k) {
+      r.src.push_back(g.vertex_type(g.relation_type(k).src));
+      r.dst.push_back(g.vertex_type(g.relation_type(k).dst));
+      r.csr.push_back(&g.relation(k));
+    }
+    return r;
+  }
+};
+
+// Where each type's rows start in a stacking of `rows` rows per type.
+std::vector<std::int64_t> offsets(const std::vector<std::int64_t>& rows) {
+  std::vector<std::int64_t> out{0};
+  for (std::int64_t n : rows) out.push_back(out.back() + n);
+  return out;
+}
+
+// HGT by its formula, in double, over the raw relations; x stacked by the types' inputs and the
+// output by their outputs, type t reading its first in_dims[t] columns; params in HgtConv's order.
+Dense naive_hgt(const Relations& g, const std::vector<std::int64_t>& in_dims, const Dense& x,
                 const std::vector<Dense>& params, std::int64_t f, std::int64_t heads, std::vector<int> outputs) {
-  const int types = g.num_vertex_types();
+  const auto types = static_cast<int>(g.outputs.size());
+  const auto relations = static_cast<int>(g.csr.size());
   if (outputs.empty())
     for (int t = 0; t < types; ++t) outputs.push_back(t);
   const auto computes = [&](int t) { return std::find(outputs.begin(), outputs.end(), t) != outputs.end(); };
-  const auto dst_of = [&](int r) { return g.vertex_type(g.relation_type(r).dst); };
-  const auto src_of = [&](int r) { return g.vertex_type(g.relation_type(r).src); };
   std::vector<char> reads(static_cast<std::size_t>(types), 0);
   std::vector<int> computed;
   for (int t = 0; t < types; ++t) reads[static_cast<std::size_t>(t)] = computes(t) ? 1 : 0;
-  for (int r = 0; r < g.num_relations(); ++r)
-    if (computes(dst_of(r))) {
+  for (int r = 0; r < relations; ++r)
+    if (computes(g.dst[static_cast<std::size_t>(r)])) {
       computed.push_back(r);
-      reads[static_cast<std::size_t>(src_of(r))] = 1;
+      reads[static_cast<std::size_t>(g.src[static_cast<std::size_t>(r)])] = 1;
     }
-  const std::vector<std::int64_t> rows = test::type_rows(g);
+  const std::vector<std::int64_t> in_rows = offsets(g.inputs), out_rows = offsets(g.outputs);
   const std::int64_t d = f / heads;
   std::size_t next = 0;
   std::vector<Dense> kqv(static_cast<std::size_t>(types));
   for (int t = 0; t < types; ++t) {
     if (!reads[static_cast<std::size_t>(t)]) continue;
     const auto ts = static_cast<std::size_t>(t);
-    Dense xt(g.vertex_count(t), in_dims[ts]);
+    Dense xt(g.inputs[ts], in_dims[ts]);
     for (std::int64_t i = 0; i < xt.rows; ++i)
-      for (std::int64_t c = 0; c < xt.cols; ++c) xt.at(i, c) = x.at(rows[ts] + i, c);
+      for (std::int64_t c = 0; c < xt.cols; ++c) xt.at(i, c) = x.at(in_rows[ts] + i, c);
     kqv[ts] = test::add_row(test::matmul(xt, params[next]), params[next + 1]);
     next += 2;
   }
-  std::vector<const Dense*> a_rel(static_cast<std::size_t>(g.num_relations())), m_rel(a_rel.size()),
-      prior(a_rel.size());
+  std::vector<const Dense*> a_rel(static_cast<std::size_t>(relations)), m_rel(a_rel.size()), prior(a_rel.size());
   for (int r : computed) {
     a_rel[static_cast<std::size_t>(r)] = &params[next++];
     m_rel[static_cast<std::size_t>(r)] = &params[next++];
     prior[static_cast<std::size_t>(r)] = &params[next++];
   }
-  Dense y(rows.back(), f);
+  Dense y(out_rows.back(), f);
   for (int t = 0; t < types; ++t) {
     if (!computes(t)) continue;
     const auto ts = static_cast<std::size_t>(t);
-    Dense agg(g.vertex_count(t), f);
+    Dense agg(g.outputs[ts], f);
     for (std::int64_t i = 0; i < agg.rows; ++i)
       for (std::int64_t h = 0; h < heads; ++h) {
         // Every entry of row i in every relation into t: its score and its message.
         std::vector<double> scores;
         std::vector<std::vector<double>> messages;
         for (int r : computed) {
-          if (dst_of(r) != t) continue;
           const auto rs = static_cast<std::size_t>(r);
-          const auto s = static_cast<std::size_t>(src_of(r));
-          const graph::CsrGraph& rel = g.relation(r);
+          if (g.dst[rs] != t) continue;
+          const auto s = static_cast<std::size_t>(g.src[rs]);
+          const graph::CsrGraph& rel = *g.csr[rs];
           for (std::int64_t e = rel.indptr()[i]; e < rel.indptr()[i + 1]; ++e) {
             const std::int64_t j = rel.index_type() == graph::IndexType::i32 ? rel.indices<std::int32_t>()[e]
                                                                               : rel.indices<std::int64_t>()[e];
@@ -111,10 +140,10 @@ Dense naive_hgt(const graph::HeteroGraph& g, const std::vector<std::int64_t>& in
     if (in_dims[ts] == f) {
       const double a = 1.0 / (1.0 + std::exp(-params[next++].at(0, 0)));
       for (std::int64_t i = 0; i < out.rows; ++i)
-        for (std::int64_t c = 0; c < f; ++c) out.at(i, c) = a * out.at(i, c) + (1 - a) * x.at(rows[ts] + i, c);
+        for (std::int64_t c = 0; c < f; ++c) out.at(i, c) = a * out.at(i, c) + (1 - a) * x.at(in_rows[ts] + i, c);
     }
     for (std::int64_t i = 0; i < out.rows; ++i)
-      for (std::int64_t c = 0; c < f; ++c) y.at(rows[ts] + i, c) = out.at(i, c);
+      for (std::int64_t c = 0; c < f; ++c) y.at(out_rows[ts] + i, c) = out.at(i, c);
   }
   return y;
 }
@@ -141,7 +170,35 @@ TEST_CASE("HgtConv matches an explicit float64 HGT and its finite-difference gra
   std::vector<Dense> params;
   for (Parameter* p : conv.parameters())
     params.push_back(test::random_dense(rng, p->value.rows(), p->value.cols(), 0.8));
-  const auto reference = [&] { return naive_hgt(g, in_dims, x, params, f, heads, outputs); };
+  const Relations relations = Relations::of(g);
+  const auto reference = [&] { return naive_hgt(relations, in_dims, x, params, f, heads, outputs); };
+  const test::GradientErrors e = test::check_layer_gradients(layer, x, params, reference, rng);
+  CAPTURE(e.forward, e.input, e.parameters);
+  CHECK(e.forward < 1e-5);
+  CHECK(e.worst_gradient() < 2e-3);
+}
+
+TEST_CASE("HgtConv on a part computes the first input rows of each type from all of them", "[train]") {
+  // Two types with halo rows (inputs beyond the outputs): paper 4 of 7 rows, author 3 of 5; papers
+  // as wide as the output (the skip gate reads their first rows).
+  const std::uint64_t seed = test::case_seed(95);
+  RandomStream rng(seed, 0);
+  const std::vector<std::int64_t> in_dims{4, 3};
+  const graph::CsrGraph writes = test::random_relation(rng, 4, 5, 9);
+  const graph::CsrGraph cites = test::random_relation(rng, 4, 7, 8);
+  const graph::CsrGraph rev_writes = test::random_relation(rng, 3, 7, 9);
+  const RgcnGraph rg({"paper", "author"}, {4, 3}, {7, 5},
+                     {{{"author", "writes", "paper"}, 1, 0, &writes},
+                      {{"paper", "cites", "paper"}, 0, 0, &cites},
+                      {{"paper", "rev_writes", "author"}, 0, 1, &rev_writes}});
+  HgtConv conv(rg, in_dims, 4, {2, {}}, "conv0");
+  test::StackedHetero<HgtConv> layer(conv, {0, 7, 12}, {0, 4, 7}, in_dims, 4);
+  Dense x = test::random_dense(rng, 12, 4);
+  std::vector<Dense> params;
+  for (Parameter* p : conv.parameters())
+    params.push_back(test::random_dense(rng, p->value.rows(), p->value.cols(), 0.8));
+  const Relations relations{{4, 3}, {7, 5}, {1, 0, 0}, {0, 0, 1}, {&writes, &cites, &rev_writes}};
+  const auto reference = [&] { return naive_hgt(relations, in_dims, x, params, 4, 2, {}); };
   const test::GradientErrors e = test::check_layer_gradients(layer, x, params, reference, rng);
   CAPTURE(e.forward, e.input, e.parameters);
   CHECK(e.forward < 1e-5);
