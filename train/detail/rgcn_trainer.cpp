@@ -77,10 +77,11 @@ std::int64_t feature_bytes(const RgcnProblem& problem) {
   return bytes;
 }
 
-// The plan of the model's device, made from its layout before anything of it exists. On the CPU: the process before training, the graph with its
-// stacked copies, the model's items and the host state (tables, dropout keys). On a GPU only
-// what lives there: the layers' matrices, the model's items and the tables; the graph, its
-// stacks and the dropout keys stay on the host.
+// The plan of the model's device, made from its layout before anything of it exists. On the CPU:
+// the process before training, the graph with its relation stacks, the layers' matrices, the
+// model's items and the host state (tables, dropout keys). On a GPU only what lives there: the
+// layers' matrices, the model's items and the tables; the graph, its stacks and the dropout keys
+// stay on the host.
 MemoryPlan plan(const RgcnProblem& problem, const RgcnModelLayout& model, const OptimizerConfig& optimizer,
                 const kernels::Device& device) {
   const std::int64_t params = model.parameter_bytes();
@@ -101,7 +102,8 @@ MemoryPlan plan(const RgcnProblem& problem, const RgcnModelLayout& model, const 
     return p;
   }
   p.items = {{"process before training", problem.process_bytes},
-             {"graph (CSR, all relations) and its stacked copies", 3 * 12 * problem.graph_entries}};
+             {"graph (CSR, all relations) and its relation stacks", 2 * 12 * problem.graph_entries},
+             {"graph operators (the layers' blocks, stacks and transposes)", model.graph_bytes()}};
   p.items.insert(p.items.end(), model_items.begin(), model_items.end());
   p.items.push_back({"embedding tables and other host state", model.host_bytes()});
   return p;

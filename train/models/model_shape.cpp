@@ -44,17 +44,21 @@ std::int64_t ModelShape::activation_bytes(std::int64_t vertices) const {
   const auto rows = [&](std::int64_t width) { return vertices * width * float_bytes; };
   std::int64_t kept = 0;
   std::int64_t widest_gradient = num_classes_;
+  std::int64_t attention_backward = 0;
   for (int i = 0; i < layers(); ++i) {
     const float p = i == 0 ? config_.input_dropout : config_.dropout;
     if (p > 0.0f) kept += rows(layer_in(i));
     kept += conv_saved(i, vertices);
     if (i + 1 < layers()) kept += rows(layer_out(i));  // the activation's output
     widest_gradient = std::max(widest_gradient, std::max(layer_out(i), layer_heads(i) * head_width(i)));
+    // GAT's backward also holds both scores' gradients and the attention kernel's workspace
+    // (kernels/attention.hpp: 4 H floats per row on the CPU, H on a GPU): 6 H per row at most.
+    if (attention()) attention_backward = std::max(attention_backward, rows(6 * layer_heads(i)));
     // The conv's output (batch norm's input) and the statistics it keeps.
     if (normalized(i)) kept += rows(layer_out(i)) + 2 * layer_out(i) * float_bytes;
   }
   // Backward holds at most the incoming gradient, one temporary and the outgoing gradient at once.
-  return kept + 3 * rows(widest_gradient);
+  return kept + 3 * rows(widest_gradient) + attention_backward;
 }
 
 std::int64_t ModelShape::input_activation_bytes(std::int64_t vertices) const {

@@ -49,7 +49,8 @@ class ModelShape {
   // GAT's x · W with its scores and softmax statistics, conv outputs kept for batch norm with its
   // statistics, activation outputs) plus the gradients and temporaries alive at once in backward
   // (at most three of vertices x the widest layer output, GAT's heads before their mean
-  // included). O(layers).
+  // included; for GAT also its scores' gradients and the attention kernel's workspace, 6 heads
+  // wide). O(layers).
   std::int64_t activation_bytes(std::int64_t vertices) const;
   // The part of activation_bytes that holds the first layer's input: the input dropout's output
   // and, when the first layer aggregates first, Â·x. Neither exists when the features are
