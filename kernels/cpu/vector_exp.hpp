@@ -22,7 +22,7 @@ template <class T>
 struct Format;
 template <>
 struct Format<float> {
-  using Bits = std::int32_t;
+  using Bits = std::uint32_t;
   static constexpr int degree = 7;
   static constexpr float lowest = -87.0f, highest = 88.0f;
   static constexpr float round_shift = 12582912.0f;  // 1.5 · 2^23
@@ -33,7 +33,7 @@ struct Format<float> {
 };
 template <>
 struct Format<double> {
-  using Bits = std::int64_t;
+  using Bits = std::uint64_t;
   static constexpr int degree = 13;
   static constexpr double lowest = -708.0, highest = 709.0;
   static constexpr double round_shift = 6755399441055744.0;  // 1.5 · 2^52
@@ -67,12 +67,13 @@ inline __attribute__((always_inline)) T reduce_argument(T x, T& two_n) {
   const T n = shifted - F::round_shift;
   const T r = (x - n * F::ln2_hi) - n * F::ln2_lo;
   // bits(shift + n) = bits(shift) + n: the sum has the shift's exponent, so n is the difference
-  // of the bit patterns.
+  // of the bit patterns. Unsigned arithmetic: a NaN's garbage bits wrap instead of overflowing
+  // (the result is NaN all the same, from r).
   typename F::Bits shifted_bits, shift_bits;
   const T shift = F::round_shift;
   std::memcpy(&shifted_bits, &shifted, sizeof shifted);
   std::memcpy(&shift_bits, &shift, sizeof shift);
-  const typename F::Bits bits = (shifted_bits - shift_bits + F::exponent_bias) * (typename F::Bits{1} << F::mantissa_bits);
+  const typename F::Bits bits = (shifted_bits - shift_bits + F::exponent_bias) << F::mantissa_bits;
   std::memcpy(&two_n, &bits, sizeof two_n);
   return r;
 }
