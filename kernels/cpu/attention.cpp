@@ -60,15 +60,7 @@ inline __attribute__((always_inline)) void forward_rows(const graph::CsrView<I>&
   const std::int64_t heads = o.heads, width = o.width;
   std::vector<float> weight_buffer, keep_buffer;
   for (std::int64_t i = begin; i < end; ++i) {
-    float* mi = row_max.row(i);
-    float* si = row_sum.row(i);
     const std::int64_t first = a.indptr[i], degree = a.indptr[i + 1] - first;
-    if (degree == 0) {
-      std::fill(out.row(i), out.row(i) + heads * width, 0.0f);
-      std::fill(mi, mi + heads, 0.0f);
-      std::fill(si, si + heads, 0.0f);
-      continue;
-    }
     const I* sources = a.indices + first;
     const float* di = o.dst + i * o.dst_stride;
     float* __restrict w = scratch(weight_buffer, degree * heads);
@@ -80,12 +72,15 @@ inline __attribute__((always_inline)) void forward_rows(const graph::CsrView<I>&
       }
     }
     softmax_and_gather(a, i, o.mask, {o.h, o.h_stride}, heads, width, w, scratch(keep_buffer, degree * heads),
-                       out.row(i), mi, si);
+                       out.row(i), row_max.row(i), row_sum.row(i));
   }
 }
 
 // The packed row of destination i for pass 2: [score | max | 1 / sum | Σ_j α · dα], H each.
-inline float* packed_row(float* pack, std::int64_t heads, std::int64_t i) { return pack + i * 4 * heads; }
+template <class T>
+T* packed_row(T* pack, std::int64_t heads, std::int64_t i) {
+  return pack + i * 4 * heads;
+}
 
 // Pass 1 of backward, over A's rows: grad_dst_score, and each row's packed row.
 template <class I>
@@ -122,15 +117,11 @@ inline __attribute__((always_inline)) void dst_rows(const graph::CsrView<I>& a, 
       for (std::int64_t k = 0; k < heads; ++k) {
         const float z = sj[k] + di[k];
         slopes[t * heads + k] = o.slope_at(z);
-        alpha[t * heads + k] = z * slopes[t * heads + k] - mi[k];
+        alpha[t * heads + k] = z * slopes[t * heads + k];
       }
     }
-    exp_in_place(alpha, degree * heads);
-    for (std::int64_t t = 0; t < degree; ++t)
-      for (std::int64_t k = 0; k < heads; ++k) alpha[t * heads + k] *= inverse[k];
-    edge_keep(
-        o.mask, heads, degree, [&](std::int64_t) { return o.mask.dst_id(i); },
-        [&](std::int64_t t) { return o.mask.src_id(static_cast<std::int64_t>(sources[t])); }, keep);
+    coefficients_from_stats(alpha, degree, heads, mi, inverse);
+    row_keep(o.mask, heads, a, i, keep);
     const float* gi = grad_out.row(i);
     for (std::int64_t t = 0; t < degree; ++t) {
       if (first + t + gather_ahead < a.num_edges)
@@ -169,7 +160,7 @@ inline __attribute__((always_inline)) void src_rows(const graph::CsrView<I>& at,
     float* __restrict slopes = scratch(slope_buffer, degree * heads);
     float* __restrict c = scratch(c_buffer, degree * heads);
     for (std::int64_t t = 0; t < degree; ++t) {
-      const float* pi = packed_row(const_cast<float*>(pack), heads, static_cast<std::int64_t>(destinations[t]));
+      const float* pi = packed_row(pack, heads, static_cast<std::int64_t>(destinations[t]));
       for (std::int64_t k = 0; k < heads; ++k) {
         const float z = sj[k] + pi[k];
         slopes[t * heads + k] = o.slope_at(z);
@@ -180,10 +171,7 @@ inline __attribute__((always_inline)) void src_rows(const graph::CsrView<I>& at,
     }
     exp_in_place(alpha, degree * heads);
     for (std::int64_t t = 0; t < degree * heads; ++t) alpha[t] *= keep[t];
-    edge_keep(
-        o.mask, heads, degree,
-        [&](std::int64_t t) { return o.mask.dst_id(static_cast<std::int64_t>(destinations[t])); },
-        [&](std::int64_t) { return o.mask.src_id(j); }, keep);
+    column_keep(o.mask, heads, at, j, keep);
     for (std::int64_t t = 0; t < degree; ++t) {
       if (first + t + gather_ahead < at.num_edges)
         request_row(grad_out.row(static_cast<std::int64_t>(at.indices[first + t + gather_ahead])), cols);
@@ -201,33 +189,31 @@ inline __attribute__((always_inline)) void src_rows(const graph::CsrView<I>& at,
 // The range loops for each index width, in the clones described at the top.
 #define HALO_ATTENTION_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 HALO_ATTENTION_CLONES void forward_range(const graph::CsrView<std::int32_t>& a, const Operands& o, TensorView out,
-                                             TensorView row_max, TensorView row_sum, std::int64_t begin,
-                                             std::int64_t end) {
+                                         TensorView row_max, TensorView row_sum, std::int64_t begin, std::int64_t end) {
   forward_rows(a, o, out, row_max, row_sum, begin, end);
 }
 HALO_ATTENTION_CLONES void forward_range(const graph::CsrView<std::int64_t>& a, const Operands& o, TensorView out,
-                                             TensorView row_max, TensorView row_sum, std::int64_t begin,
-                                             std::int64_t end) {
+                                         TensorView row_max, TensorView row_sum, std::int64_t begin, std::int64_t end) {
   forward_rows(a, o, out, row_max, row_sum, begin, end);
 }
-HALO_ATTENTION_CLONES void dst_range(const graph::CsrView<std::int32_t>& a, const Operands& o,
-                                         ConstTensorView row_max, ConstTensorView row_sum, ConstTensorView grad_out,
-                                         TensorView grad_dst, float* pack, std::int64_t begin, std::int64_t end) {
+HALO_ATTENTION_CLONES void dst_range(const graph::CsrView<std::int32_t>& a, const Operands& o, ConstTensorView row_max,
+                                     ConstTensorView row_sum, ConstTensorView grad_out, TensorView grad_dst,
+                                     float* pack, std::int64_t begin, std::int64_t end) {
   dst_rows(a, o, row_max, row_sum, grad_out, grad_dst, pack, begin, end);
 }
-HALO_ATTENTION_CLONES void dst_range(const graph::CsrView<std::int64_t>& a, const Operands& o,
-                                         ConstTensorView row_max, ConstTensorView row_sum, ConstTensorView grad_out,
-                                         TensorView grad_dst, float* pack, std::int64_t begin, std::int64_t end) {
+HALO_ATTENTION_CLONES void dst_range(const graph::CsrView<std::int64_t>& a, const Operands& o, ConstTensorView row_max,
+                                     ConstTensorView row_sum, ConstTensorView grad_out, TensorView grad_dst,
+                                     float* pack, std::int64_t begin, std::int64_t end) {
   dst_rows(a, o, row_max, row_sum, grad_out, grad_dst, pack, begin, end);
 }
 HALO_ATTENTION_CLONES void src_range(const graph::CsrView<std::int32_t>& at, const Operands& o, const float* pack,
-                                         ConstTensorView grad_out, TensorView grad_h, TensorView grad_src,
-                                         std::int64_t begin, std::int64_t end) {
+                                     ConstTensorView grad_out, TensorView grad_h, TensorView grad_src,
+                                     std::int64_t begin, std::int64_t end) {
   src_rows(at, o, pack, grad_out, grad_h, grad_src, begin, end);
 }
 HALO_ATTENTION_CLONES void src_range(const graph::CsrView<std::int64_t>& at, const Operands& o, const float* pack,
-                                         ConstTensorView grad_out, TensorView grad_h, TensorView grad_src,
-                                         std::int64_t begin, std::int64_t end) {
+                                     ConstTensorView grad_out, TensorView grad_h, TensorView grad_src,
+                                     std::int64_t begin, std::int64_t end) {
   src_rows(at, o, pack, grad_out, grad_h, grad_src, begin, end);
 }
 #undef HALO_ATTENTION_CLONES

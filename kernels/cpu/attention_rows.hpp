@@ -83,6 +83,27 @@ inline __attribute__((always_inline)) void edge_keep(const EdgeMask& mask, std::
   }
 }
 
+// keep of row i of A's entries (destination i, sources its columns), and of row j of Aᵀ's
+// (destinations its columns, source j): edge_keep over the row.
+template <class I>
+inline __attribute__((always_inline)) void row_keep(const EdgeMask& mask, std::int64_t heads,
+                                                    const graph::CsrView<I>& a, std::int64_t i, float* __restrict keep) {
+  const I* sources = a.indices + a.indptr[i];
+  edge_keep(
+      mask, heads, a.indptr[i + 1] - a.indptr[i], [&](std::int64_t) { return mask.dst_id(i); },
+      [&](std::int64_t t) { return mask.src_id(static_cast<std::int64_t>(sources[t])); }, keep);
+}
+template <class I>
+inline __attribute__((always_inline)) void column_keep(const EdgeMask& mask, std::int64_t heads,
+                                                       const graph::CsrView<I>& at, std::int64_t j,
+                                                       float* __restrict keep) {
+  const I* destinations = at.indices + at.indptr[j];
+  edge_keep(
+      mask, heads, at.indptr[j + 1] - at.indptr[j],
+      [&](std::int64_t t) { return mask.dst_id(static_cast<std::int64_t>(destinations[t])); },
+      [&](std::int64_t) { return mask.src_id(j); }, keep);
+}
+
 // A scratch row of at least n floats (grown, never shrunk, within one range of rows).
 inline float* scratch(std::vector<float>& buffer, std::int64_t n) {
   if (buffer.size() < static_cast<std::size_t>(n)) buffer.resize(static_cast<std::size_t>(n));
@@ -101,6 +122,18 @@ inline __attribute__((always_inline)) void subtract_head_max(float* __restrict e
     for (std::int64_t k = 0; k < heads; ++k) m[k] = std::max(m[k], e[t * heads + k]);
   for (std::int64_t t = 0; t < n; ++t)
     for (std::int64_t k = 0; k < heads; ++k) e[t * heads + k] -= m[k];
+}
+
+// The coefficients α = exp(e - max) / sum of n x heads scores e in place, from a row's per-head
+// maximum and 1 / sum (backward's first pass).
+inline __attribute__((always_inline)) void coefficients_from_stats(float* __restrict e, std::int64_t n,
+                                                                   std::int64_t heads, const float* max,
+                                                                   const float* inverse) {
+  for (std::int64_t t = 0; t < n; ++t)
+    for (std::int64_t k = 0; k < heads; ++k) e[t * heads + k] -= max[k];
+  exp_in_place(e, n * heads);
+  for (std::int64_t t = 0; t < n; ++t)
+    for (std::int64_t k = 0; k < heads; ++k) e[t * heads + k] *= inverse[k];
 }
 
 // Requests every cache line of a row of n floats.
@@ -128,10 +161,10 @@ struct GatheredRows {
   const float* row(std::int64_t j) const { return data + j * stride; }
 };
 
-// The rest of forward for row i of A (at least one entry) once its scores (entries x heads) are in
-// w: each head's maximum into mi, the exponentials into w and their sums into si, the mask into
-// keep (scratch), and y (heads x width, overwritten) = Σ_t exp(e_t - max) · keep_t · values[j_t]
-// / sum per head.
+// The rest of forward for row i of A once its scores (entries x heads) are in w: each head's
+// maximum into mi, the exponentials into w and their sums into si, the mask into keep (scratch),
+// and y (heads x width, overwritten) = Σ_t exp(e_t - max) · keep_t · values[j_t] / sum per head;
+// a row without entries gets zeros, its maximum and sum 0.
 template <class I>
 inline __attribute__((always_inline)) void softmax_and_gather(const graph::CsrView<I>& a, std::int64_t i,
                                                               const EdgeMask& mask, GatheredRows values,
@@ -139,16 +172,19 @@ inline __attribute__((always_inline)) void softmax_and_gather(const graph::CsrVi
                                                               float* __restrict keep, float* __restrict y, float* mi,
                                                               float* si) {
   const std::int64_t first = a.indptr[i], degree = a.indptr[i + 1] - first;
+  std::fill(y, y + heads * width, 0.0f);
+  if (degree == 0) {
+    std::fill(mi, mi + heads, 0.0f);
+    std::fill(si, si + heads, 0.0f);
+    return;
+  }
   const I* sources = a.indices + first;
   subtract_head_max(w, degree, heads, mi);
   exp_in_place(w, degree * heads);
   std::fill(si, si + heads, 0.0f);
   for (std::int64_t t = 0; t < degree; ++t)
     for (std::int64_t k = 0; k < heads; ++k) si[k] += w[t * heads + k];
-  edge_keep(
-      mask, heads, degree, [&](std::int64_t) { return mask.dst_id(i); },
-      [&](std::int64_t t) { return mask.src_id(static_cast<std::int64_t>(sources[t])); }, keep);
-  std::fill(y, y + heads * width, 0.0f);
+  row_keep(mask, heads, a, i, keep);
   for (std::int64_t t = 0; t < degree; ++t) {
     if (first + t + gather_ahead < a.num_edges)
       request_row(values.row(static_cast<std::int64_t>(a.indices[first + t + gather_ahead])), heads * width);

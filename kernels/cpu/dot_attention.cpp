@@ -75,24 +75,19 @@ inline __attribute__((always_inline)) void forward_rows(const graph::CsrView<I>&
   const std::int64_t heads = o.heads, fv = o.value_width;
   std::vector<float> weight_buffer, keep_buffer;
   for (std::int64_t i = begin; i < end; ++i) {
-    float* mi = row_max.row(i);
-    float* si = row_sum.row(i);
     const std::int64_t degree = a.indptr[i + 1] - a.indptr[i];
-    if (degree == 0) {
-      std::fill(out.row(i), out.row(i) + heads * fv, 0.0f);
-      std::fill(mi, mi + heads, 0.0f);
-      std::fill(si, si + heads, 0.0f);
-      continue;
-    }
     float* __restrict w = scratch(weight_buffer, degree * heads);
     row_scores(a, o, i, w);
     softmax_and_gather(a, i, o.mask, {o.v, o.v_stride}, heads, fv, w, scratch(keep_buffer, degree * heads),
-                       out.row(i), mi, si);
+                       out.row(i), row_max.row(i), row_sum.row(i));
   }
 }
 
 // The packed row of destination i for pass 2: [max | 1 / sum | Σ_j α · dα], H each.
-inline float* packed_row(float* pack, std::int64_t heads, std::int64_t i) { return pack + i * 3 * heads; }
+template <class T>
+T* packed_row(T* pack, std::int64_t heads, std::int64_t i) {
+  return pack + i * 3 * heads;
+}
 
 // Pass 1 of backward, over A's rows: grad_query, and each row's packed row.
 template <class I>
@@ -122,14 +117,8 @@ inline __attribute__((always_inline)) void dst_rows(const graph::CsrView<I>& a, 
     float* __restrict keep = scratch(keep_buffer, degree * heads);
     float* __restrict delta = scratch(delta_buffer, degree * heads);  // dα, then de
     row_scores(a, o, i, alpha);
-    for (std::int64_t t = 0; t < degree; ++t)
-      for (std::int64_t h = 0; h < heads; ++h) alpha[t * heads + h] -= mi[h];
-    exp_in_place(alpha, degree * heads);
-    for (std::int64_t t = 0; t < degree; ++t)
-      for (std::int64_t h = 0; h < heads; ++h) alpha[t * heads + h] *= inverse[h];
-    edge_keep(
-        o.mask, heads, degree, [&](std::int64_t) { return o.mask.dst_id(i); },
-        [&](std::int64_t t) { return o.mask.src_id(static_cast<std::int64_t>(sources[t])); }, keep);
+    coefficients_from_stats(alpha, degree, heads, mi, inverse);
+    row_keep(o.mask, heads, a, i, keep);
     const float* gi = grad_out.row(i);
     for (std::int64_t t = 0; t < degree; ++t) {
       if (first + t + gather_ahead < a.num_edges)
@@ -175,7 +164,7 @@ inline __attribute__((always_inline)) void src_rows(const graph::CsrView<I>& at,
         request_row(o.query_row(static_cast<std::int64_t>(at.indices[first + t + gather_ahead])), heads * fk);
       const auto i = static_cast<std::int64_t>(destinations[t]);
       const float* qi = o.query_row(i);
-      const float* pi = pack + i * 3 * heads;
+      const float* pi = packed_row(pack, heads, i);
       for (std::int64_t h = 0; h < heads; ++h) {
         alpha[t * heads + h] = dot(qi + h * fk, kj + h * fk, fk) - pi[h];
         keep[t * heads + h] = pi[heads + h];  // 1 / sum until the exponentials are taken
@@ -184,10 +173,7 @@ inline __attribute__((always_inline)) void src_rows(const graph::CsrView<I>& at,
     }
     exp_in_place(alpha, degree * heads);
     for (std::int64_t t = 0; t < degree * heads; ++t) alpha[t] *= keep[t];
-    edge_keep(
-        o.mask, heads, degree,
-        [&](std::int64_t t) { return o.mask.dst_id(static_cast<std::int64_t>(destinations[t])); },
-        [&](std::int64_t) { return o.mask.src_id(j); }, keep);
+    column_keep(o.mask, heads, at, j, keep);
     for (std::int64_t t = 0; t < degree; ++t) {
       if (first + t + gather_ahead < at.num_edges)
         request_row(grad_out.row(static_cast<std::int64_t>(at.indices[first + t + gather_ahead])), heads * fv);
@@ -206,36 +192,34 @@ inline __attribute__((always_inline)) void src_rows(const graph::CsrView<I>& at,
 
 // The range loops for each index width, in the clones described at the top.
 #define HALO_DOT_ATTENTION_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-HALO_DOT_ATTENTION_CLONES void forward_range(const graph::CsrView<std::int32_t>& a, const Operands& o,
-                                                 TensorView out, TensorView row_max, TensorView row_sum,
-                                                 std::int64_t begin, std::int64_t end) {
+HALO_DOT_ATTENTION_CLONES void forward_range(const graph::CsrView<std::int32_t>& a, const Operands& o, TensorView out,
+                                             TensorView row_max, TensorView row_sum, std::int64_t begin,
+                                             std::int64_t end) {
   forward_rows(a, o, out, row_max, row_sum, begin, end);
 }
-HALO_DOT_ATTENTION_CLONES void forward_range(const graph::CsrView<std::int64_t>& a, const Operands& o,
-                                                 TensorView out, TensorView row_max, TensorView row_sum,
-                                                 std::int64_t begin, std::int64_t end) {
+HALO_DOT_ATTENTION_CLONES void forward_range(const graph::CsrView<std::int64_t>& a, const Operands& o, TensorView out,
+                                             TensorView row_max, TensorView row_sum, std::int64_t begin,
+                                             std::int64_t end) {
   forward_rows(a, o, out, row_max, row_sum, begin, end);
 }
 HALO_DOT_ATTENTION_CLONES void dst_range(const graph::CsrView<std::int32_t>& a, const Operands& o,
-                                             ConstTensorView row_max, ConstTensorView row_sum,
-                                             ConstTensorView grad_out, TensorView grad_query, float* pack,
-                                             std::int64_t begin, std::int64_t end) {
+                                         ConstTensorView row_max, ConstTensorView row_sum, ConstTensorView grad_out,
+                                         TensorView grad_query, float* pack, std::int64_t begin, std::int64_t end) {
   dst_rows(a, o, row_max, row_sum, grad_out, grad_query, pack, begin, end);
 }
 HALO_DOT_ATTENTION_CLONES void dst_range(const graph::CsrView<std::int64_t>& a, const Operands& o,
-                                             ConstTensorView row_max, ConstTensorView row_sum,
-                                             ConstTensorView grad_out, TensorView grad_query, float* pack,
-                                             std::int64_t begin, std::int64_t end) {
+                                         ConstTensorView row_max, ConstTensorView row_sum, ConstTensorView grad_out,
+                                         TensorView grad_query, float* pack, std::int64_t begin, std::int64_t end) {
   dst_rows(a, o, row_max, row_sum, grad_out, grad_query, pack, begin, end);
 }
-HALO_DOT_ATTENTION_CLONES void src_range(const graph::CsrView<std::int32_t>& at, const Operands& o,
-                                             const float* pack, ConstTensorView grad_out, TensorView grad_keys,
-                                             TensorView grad_values, std::int64_t begin, std::int64_t end) {
+HALO_DOT_ATTENTION_CLONES void src_range(const graph::CsrView<std::int32_t>& at, const Operands& o, const float* pack,
+                                         ConstTensorView grad_out, TensorView grad_keys, TensorView grad_values,
+                                         std::int64_t begin, std::int64_t end) {
   src_rows(at, o, pack, grad_out, grad_keys, grad_values, begin, end);
 }
-HALO_DOT_ATTENTION_CLONES void src_range(const graph::CsrView<std::int64_t>& at, const Operands& o,
-                                             const float* pack, ConstTensorView grad_out, TensorView grad_keys,
-                                             TensorView grad_values, std::int64_t begin, std::int64_t end) {
+HALO_DOT_ATTENTION_CLONES void src_range(const graph::CsrView<std::int64_t>& at, const Operands& o, const float* pack,
+                                         ConstTensorView grad_out, TensorView grad_keys, TensorView grad_values,
+                                         std::int64_t begin, std::int64_t end) {
   src_rows(at, o, pack, grad_out, grad_keys, grad_values, begin, end);
 }
 #undef HALO_DOT_ATTENTION_CLONES
