@@ -28,11 +28,6 @@ namespace {
 
 float sigmoid(float b) { return 1.0f / (1.0f + std::exp(-b)); }
 
-// A tensor's columns [first, first + width) as a writable view.
-TensorView columns(Tensor& t, std::int64_t first, std::int64_t width) {
-  return t.view().slice_cols(first, first + width);
-}
-
 }  // namespace
 
 HgtConv::HgtConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, std::int64_t out_dim,
@@ -236,7 +231,7 @@ std::vector<Tensor> HgtConv::backward(std::vector<Tensor> grad_y, const Step& /*
     const graph::RelationStack& stack = g.stack(t);
     Tensor grad_keys = Tensor::empty(stack.width(), f, device_), grad_values = Tensor::empty(stack.width(), f, device_);
     const ConstTensorView query = kqv_[tt].view().slice_cols(f, 2 * f).slice_rows(0, n);
-    const TensorView grad_query = columns(grad_kqv[tt], f, f).slice_rows(0, n);
+    const TensorView grad_query = grad_kqv[tt].view().slice_cols(f, 2 * f).slice_rows(0, n);
     stacks_[tt].visit([&](const auto& a) {
       transposes_[tt].visit([&](const auto& at) {
         if constexpr (std::is_same_v<std::decay_t<decltype(a)>, std::decay_t<decltype(at)>>)
@@ -266,9 +261,9 @@ std::vector<Tensor> HgtConv::backward(std::vector<Tensor> grad_y, const Step& /*
         value_weight_segments.push_back({head_columns(kqv_[src], 2, h), dv,
                                          v_rel_[rr].grad.view().slice_rows(h * d, (h + 1) * d)});
         input_segments.push_back({dk, s.key_weights[bb].view().slice_rows(h * d, (h + 1) * d),
-                                  columns(grad_kqv[src], h * d, d)});
+                                  grad_kqv[src].view().slice_cols(h * d, (h + 1) * d)});
         input_segments.push_back({dv, v_rel_[rr].value.view().slice_rows(h * d, (h + 1) * d),
-                                  columns(grad_kqv[src], 2 * f + h * d, d)});
+                                  grad_kqv[src].view().slice_cols(2 * f + h * d, 2 * f + (h + 1) * d)});
       }
     }
     kernels::segmented_gemm(weight_segments, Transpose::yes, Transpose::no, 1.0f, 1.0f);
