@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The PyG side of bench/rgcn_vs_pyg.py: the R-GCN that halo's RgcnModel computes, written with
+"""The PyG side of bench/rgcn_vs_pyg.py: the R-GCN that halo's HeteroModel computes, written with
 torch_geometric's HeteroConv, trained full-batch on a heterogeneous dataset in OGB's raw layout.
 
-Model (train/models/rgcn_model.hpp, the OGB R-GCN example for ogbn-mag): per layer and vertex type t,
+Model (train/models/hetero_model.hpp, the OGB R-GCN example for ogbn-mag): per layer and vertex type t,
     h'_t = h_t W_root,t + b_t + sum over relations r into t of mean_{j in N_r(i)} h_j W_r
 (HeteroConv summing one SAGEConv per relation: mean aggregation, no root, no bias; plus one Linear
 with bias per type for the root term), ReLU and dropout between layers. Types without features get
@@ -11,7 +11,7 @@ halo draws them. Adam; weight decay on the weights (relation and root), not on b
 Reverse relations are added ("rev_<rel>"), as halo-convert --add-reverse-relations does.
 Accuracy runs compute the first layer's products of the (constant) features once
 (fixed_first_layer_inputs); timing runs the plain HeteroConv in every layer and epoch. Loaded with
-RgcnModel's initial tensors and trained without dropout, this model reproduced halo's training
+HeteroModel's initial tensors and trained without dropout, this model reproduced halo's training
 losses on acm and dblp to 1e-7 relative over the first epochs (a one-off check, 2026-11-30).
 
 Run as a child process, one JSON object on stdout:

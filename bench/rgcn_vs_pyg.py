@@ -5,7 +5,7 @@
    (paper classification) and dblp (author classification), `--runs` runs (seeds 0..runs-1), test
    accuracy at the best validation accuracy (OGB's rule), mean ± std. Their READMEs quote no R-GCN
    result, so the reference is the PyG model trained here (bench/rgcn_reference.py: HeteroConv of
-   mean-aggregating SAGEConvs plus a root Linear per type, i.e. halo's RgcnModel) with
+   mean-aggregating SAGEConvs plus a root Linear per type, i.e. halo's HeteroModel) with
    HYPERPARAMETERS below, which halo uses unchanged.
 2. Epoch time on a generated heterogeneous graph shaped like ogbn-mag at 1/10 scale (`--scale`):
    paper (128 float features, 349 classes), author, institution, field_of_study; author writes

@@ -3,16 +3,16 @@
 #include "train/trainer.hpp"
 
 #include "train/detail/homogeneous_trainer.hpp"
-#include "train/detail/rgcn_problem.hpp"
+#include "train/detail/hetero_problem.hpp"
 #include "train/dist/detail/part_trainers.hpp"
-#include "train/models/rgcn_model.hpp"
+#include "train/models/hetero_model.hpp"
 
 namespace halo::train {
 
 TrainSummary train(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config,
                    const EpochCallback& on_epoch) {
   check_model_config(model);
-  if (is_heterogeneous_kind(model.kind)) return detail::train_rgcn(ds, rgcn_model_config(model), config, on_epoch);
+  if (is_heterogeneous_kind(model.kind)) return detail::train_hetero(ds, hetero_model_config(model), config, on_epoch);
   return detail::train_homogeneous(ds, model, config, on_epoch);
 }
 
@@ -20,7 +20,7 @@ TrainSummary train(const std::string& partition_dir, dist::Communicator& comm, c
                    const TrainConfig& config, const EpochCallback& on_epoch) {
   check_model_config(model);
   if (is_heterogeneous_kind(model.kind))
-    return dist::detail::train_rgcn_part(partition_dir, comm, rgcn_model_config(model), config, on_epoch);
+    return dist::detail::train_hetero_part(partition_dir, comm, hetero_model_config(model), config, on_epoch);
   return dist::detail::train_homogeneous_part(partition_dir, comm, model, config, on_epoch);
 }
 

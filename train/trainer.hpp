@@ -167,13 +167,13 @@ using EpochCallback = std::function<void(int run, const EpochRecord& record)>;
 // UnsupportedError for a device this build or machine cannot use, and on a GPU for feature
 // streaming or a precomputed first aggregation.
 //
-// R-GCN: an RgcnModel over all vertex types, on the labelled type's split. Types with features
+// R-GCN: an HeteroModel over all vertex types, on the labelled type's split. Types with features
 // feed them in; types without get embedding tables updated sparsely after each optimiser step.
 // On a GPU everything an epoch touches lives there (features, tables and their sparse Adam, the
 // layers' relation matrices, uploaded once), and an epoch reads back only what a GCN epoch does —
 // unless the tables are streamed: config.feature_memory_budget > 0 (on any device), or on a GPU
 // tables that would take more than half of the GPU memory the features leave, stay in host
-// memory with their sparse Adam and stream through the first layer (RgcnModelConfig::
+// memory with their sparse Adam and stream through the first layer (HeteroModelConfig::
 // table_stream_budget; the budget given, or a sixteenth of the GPU's memory). In training only
 // the training rows' logits are computed. Throws UnsupportedError for boundary sampling and a
 // precomputed first aggregation. The memory plan (parameters, gradients, optimiser state,

@@ -16,7 +16,7 @@ using halo::tools::user_message;
 
 TEST_CASE("user_message drops the library function's name and joins lines", "[tools]") {
   CHECK(user_message("read_ogb: the metadata names no split") == "the metadata names no split");
-  CHECK(user_message("RgcnModel: bad inputs") == "bad inputs");
+  CHECK(user_message("HeteroModel: bad inputs") == "bad inputs");
   CHECK(user_message("dist::train: no peer") == "no peer");
   // Plain words, dataset names, paths and ranks stay.
   CHECK(user_message("acm: no vertex type 'x'") == "acm: no vertex type 'x'");

@@ -1,6 +1,6 @@
 // Tests of R-GCN on one GPU (the CUDA paths of train/layers/rgcn_conv.*,
-// train/layers/detail/rgcn_panels.*, train/layers/embedding_table.*, train/models/rgcn_model.* and
-// train/detail/rgcn_trainer.cpp): RgcnConv on a GPU gives the CPU layer's outputs and gradients in
+// train/layers/detail/rgcn_panels.*, train/layers/embedding_table.*, train/models/hetero_model.* and
+// train/detail/hetero_trainer.cpp): RgcnConv on a GPU gives the CPU layer's outputs and gradients in
 // both orders, with and without bases; an embedding table on a GPU steps as the CPU's; train() of
 // an R-GCN model on a GPU gives the CPU run's per-epoch losses to
 // 1e-4 relative on a generated three-type graph with embedding tables, bases and dropout (also
@@ -23,10 +23,10 @@
 #include "tests/support/test_paths.hpp"
 #include "tests/train/trainer_fixture.hpp"
 #include "train/checkpoint.hpp"
-#include "train/detail/rgcn_problem.hpp"
+#include "train/detail/hetero_problem.hpp"
 #include "train/layers/embedding_table.hpp"
 #include "train/layers/rgcn_conv.hpp"
-#include "train/models/rgcn_model.hpp"
+#include "train/models/hetero_model.hpp"
 #include "train/trainer.hpp"
 
 using namespace halo;
@@ -323,17 +323,17 @@ TEST_CASE("distributed R-GCN refuses a GPU before it reads its part, and so does
           "[train]") {
   TrainConfig config = test::short_training(1);
   config.device = Device::cuda();
-  CHECK_THROWS_AS(train::detail::check_rgcn_settings(config), UnsupportedError);
-  CHECK_THROWS_WITH(train::detail::check_rgcn_settings(config),
+  CHECK_THROWS_AS(train::detail::check_hetero_settings(config), UnsupportedError);
+  CHECK_THROWS_WITH(train::detail::check_hetero_settings(config),
                     Catch::Contains("distributed R-GCN") && Catch::Contains("cuda:0"));
   config.device = Device::cpu();
-  CHECK_NOTHROW(train::detail::check_rgcn_settings(config));
+  CHECK_NOTHROW(train::detail::check_hetero_settings(config));
 
   const datasets::Dataset ds = generated_mag(2);
   const RgcnGraph graph(ds.hetero);
   const Tensor features = Tensor::zeros(240, 16);
-  const RgcnHaloRows halo;
+  const HeteroHaloRows halo;
   CHECK_THROWS_WITH(
-      RgcnModel(rgcn_model_config(small_rgcn()), graph, {&features, nullptr, nullptr}, 0, 4, 1, Device::cuda(), &halo),
+      HeteroModel(hetero_model_config(small_rgcn()), graph, {&features, nullptr, nullptr}, 0, 4, 1, Device::cuda(), &halo),
       Catch::Contains("cpu only") && Catch::Contains("cuda:0"));
 }

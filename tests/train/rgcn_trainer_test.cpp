@@ -1,4 +1,4 @@
-// Tests of train/detail/rgcn_trainer.cpp, through train() with model kind rgcn: R-GCN through the
+// Tests of train/detail/hetero_trainer.cpp, through train() with model kind rgcn: R-GCN through the
 // shared trainer loop learns a tiny hand-made heterogeneous dataset deterministically, resumes
 // from checkpoints bitwise (embedding tables included), refuses what it cannot train, and (slow,
 // when the shared datasets are present) classifies ACM's papers well above chance.

@@ -70,7 +70,7 @@ inline train::ModelConfig small_gcn() {
   return m;
 }
 
-// R-GCN with the defaults of its model (train/models/rgcn_model.hpp's RgcnModelConfig): 2 layers of
+// R-GCN with the defaults of its model (train/models/hetero_model.hpp's HeteroModelConfig): 2 layers of
 // 64 hidden, dropout 0.5 between them and none on the inputs, 128-wide embedding tables.
 inline train::ModelConfig rgcn_model() {
   train::ModelConfig m;

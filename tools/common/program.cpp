@@ -25,7 +25,7 @@ namespace {
 bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
 // True for a C++ function or type name as the library prefixes its messages with: a qualified
-// name, or one holding an underscore or an inner capital ("read_ogb", "RgcnModel", "a::b"); plain
+// name, or one holding an underscore or an inner capital ("read_ogb", "HeteroModel", "a::b"); plain
 // words ("acm", "train", "rank 0 of 2") are not.
 bool looks_like_code_name(const std::string& name) {
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) != 0) return false;

@@ -33,7 +33,7 @@ CLI::Validator writable_output_file();
 int parse_command_line(CLI::App& app, const std::string& program, int argc, char** argv);
 
 // An error as a program prints it: one line (line breaks become "; "), without the name of the
-// library function that raised it ("read_ogb: ", "RgcnModel: ", "dist::x: ").
+// library function that raised it ("read_ogb: ", "HeteroModel: ", "dist::x: ").
 std::string user_message(const std::string& what);
 
 // Runs `body` and returns its exit code; any exception becomes "PROGRAM: error: WHAT" (WHAT as

@@ -1,7 +1,7 @@
 // The trainer's loop, shared by every kind of model: runs, epochs (training step, evaluation,
 // early stopping, checkpoints), the loss and metrics all-reduced over ranks, and the summary's
 // statistics. The GCN / GraphSAGE and the R-GCN trainers (train/detail/homogeneous_trainer.hpp,
-// train/detail/rgcn_problem.hpp), on one process or a rank of many, set up a
+// train/detail/hetero_problem.hpp), on one process or a rank of many, set up a
 // LoopContext and a model factory, then call run_all().
 #pragma once
 

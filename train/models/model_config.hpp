@@ -1,6 +1,6 @@
 // ModelConfig: the model a user asks train() for (train/trainer.hpp). Its kind picks the family:
 // GCN and GraphSAGE stacks (train/models/model.hpp) for homogeneous datasets, R-GCN
-// (train/models/rgcn_model.hpp) for heterogeneous ones.
+// (train/models/hetero_model.hpp) for heterogeneous ones.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +27,7 @@ struct ModelConfig {
   float attention_dropout = 0.6f;  // on the attention coefficients, in training
   float negative_slope = 0.2f;     // of the LeakyReLU on the attention scores
   bool residual = false;           // every layer adds x · W_res of its input (PyG's residual=True)
-  // R-GCN only (train/models/rgcn_model.hpp's RgcnModelConfig says what each does):
+  // R-GCN only (train/models/hetero_model.hpp's HeteroModelConfig says what each does):
   int num_bases = 0;                    // basis matrices per layer; 0 = one weight per relation
   std::int64_t embedding_dim = 128;     // width of the learnt inputs of vertex types without features
   float embedding_weight_decay = 0.0f;  // the embedding tables' decay

@@ -1,6 +1,6 @@
 // train(partition_dir, comm, ...) (train/trainer.hpp) per model family: rank comm.rank() opens its
 // part and trains on it, GCN / GraphSAGE (homogeneous_part_trainer.cpp) or R-GCN
-// (rgcn_part_trainer.cpp). Collective: every rank calls it with the same arguments.
+// (hetero_part_trainer.cpp). Collective: every rank calls it with the same arguments.
 #pragma once
 
 #include <string>
@@ -8,7 +8,7 @@
 #include "partition/partition_dir.hpp"
 #include "train/dist/communicator.hpp"
 #include "train/models/model_config.hpp"
-#include "train/models/rgcn_model.hpp"
+#include "train/models/hetero_model.hpp"
 #include "train/trainer.hpp"
 
 namespace halo::train::dist::detail {
@@ -24,7 +24,7 @@ TrainSummary train_homogeneous_part(const std::string& partition_dir, Communicat
                                     const TrainConfig& config, const EpochCallback& on_epoch);
 
 // A partition of a heterogeneous dataset (model kind rgcn).
-TrainSummary train_rgcn_part(const std::string& partition_dir, Communicator& comm, const RgcnModelConfig& model,
+TrainSummary train_hetero_part(const std::string& partition_dir, Communicator& comm, const HeteroModelConfig& model,
                              const TrainConfig& config, const EpochCallback& on_epoch);
 
 }  // namespace halo::train::dist::detail

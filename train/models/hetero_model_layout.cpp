@@ -1,5 +1,5 @@
-// RgcnModelLayout: the layers, tables and byte counts of an R-GCN, before it is built.
-#include "train/models/rgcn_model_layout.hpp"
+// HeteroModelLayout: the layers, tables and byte counts of an R-GCN, before it is built.
+#include "train/models/hetero_model_layout.hpp"
 
 #include <algorithm>
 #include <string>
@@ -7,27 +7,27 @@
 
 #include "graph/base/error.hpp"
 #include "train/layers/embedding_table.hpp"
-#include "train/models/rgcn_model.hpp"
+#include "train/models/hetero_model.hpp"
 
 namespace halo::train {
 namespace {
 
 constexpr std::int64_t float_bytes = sizeof(float);
 
-void check_config(const RgcnModelConfig& c, std::int64_t num_classes) {
-  HALO_EXPECTS(c.layers >= 1, "RgcnModel: needs at least one layer, got " + std::to_string(c.layers));
+void check_config(const HeteroModelConfig& c, std::int64_t num_classes) {
+  HALO_EXPECTS(c.layers >= 1, "HeteroModel: needs at least one layer, got " + std::to_string(c.layers));
   HALO_EXPECTS(c.layers == 1 || c.hidden > 0,
-               "RgcnModel: hidden width must be positive, got " + std::to_string(c.hidden));
-  HALO_EXPECTS(num_classes > 0, "RgcnModel: num_classes must be positive, got " + std::to_string(num_classes));
-  HALO_EXPECTS(c.num_bases >= 0, "RgcnModel: num_bases must be >= 0, got " + std::to_string(c.num_bases));
+               "HeteroModel: hidden width must be positive, got " + std::to_string(c.hidden));
+  HALO_EXPECTS(num_classes > 0, "HeteroModel: num_classes must be positive, got " + std::to_string(num_classes));
+  HALO_EXPECTS(c.num_bases >= 0, "HeteroModel: num_bases must be >= 0, got " + std::to_string(c.num_bases));
   HALO_EXPECTS(c.weight_decay >= 0 && c.embedding_weight_decay >= 0,
-               "RgcnModel: weight decays must be non-negative, got " + std::to_string(c.weight_decay) + " and " +
+               "HeteroModel: weight decays must be non-negative, got " + std::to_string(c.weight_decay) + " and " +
                    std::to_string(c.embedding_weight_decay));
 }
 
 }  // namespace
 
-RgcnModelLayout::RgcnModelLayout(const RgcnModelConfig& config, const RgcnGraph& graph,
+HeteroModelLayout::HeteroModelLayout(const HeteroModelConfig& config, const RgcnGraph& graph,
                                  std::vector<std::int64_t> feature_widths, int target_type, std::int64_t num_classes,
                                  kernels::Device device, std::vector<char> halo_types)
     : graph_(&graph),
@@ -38,21 +38,21 @@ RgcnModelLayout::RgcnModelLayout(const RgcnModelConfig& config, const RgcnGraph&
   check_config(config, num_classes);
   const int types = graph.num_vertex_types();
   const auto all_types = static_cast<std::size_t>(types);
-  HALO_EXPECTS(feature_widths_.size() == all_types, "RgcnModel: expected one feature tensor (or nullptr) per vertex "
+  HALO_EXPECTS(feature_widths_.size() == all_types, "HeteroModel: expected one feature tensor (or nullptr) per vertex "
                                                     "type (" + std::to_string(types) + "), got " +
                                                         std::to_string(feature_widths_.size()));
-  HALO_EXPECTS(target_type >= 0 && target_type < types, "RgcnModel: target type " + std::to_string(target_type) +
+  HALO_EXPECTS(target_type >= 0 && target_type < types, "HeteroModel: target type " + std::to_string(target_type) +
                                                             " is not one of the " + std::to_string(types) +
                                                             " vertex types");
   HALO_EXPECTS(halo_types_.empty() || halo_types_.size() == all_types,
-               "RgcnModel: the halo rows need an exchange per vertex type");
+               "HeteroModel: the halo rows need an exchange per vertex type");
 
   // The tables, and with a stream budget their chunks: the budget split evenly over the tables,
   // each share holding two staging chunks and the chunk its gradient comes back in.
   std::vector<int> table_types;
   for (int t = 0; t < types; ++t) {
     if (!has_table(t)) continue;
-    HALO_EXPECTS(config.embedding_dim > 0, "RgcnModel: type " + graph.vertex_type_name(t) +
+    HALO_EXPECTS(config.embedding_dim > 0, "HeteroModel: type " + graph.vertex_type_name(t) +
                                                " has no features and embedding_dim is " +
                                                std::to_string(config.embedding_dim) + " (must be positive)");
     table_types.push_back(t);
@@ -65,7 +65,7 @@ RgcnModelLayout::RgcnModelLayout(const RgcnModelConfig& config, const RgcnGraph&
     for (int t : table_types) {
       const std::int64_t rows = graph.num_outputs(t);
       const std::int64_t chunk = rows == 0 ? 1 : std::min(rows, share / (3 * row_bytes));
-      HALO_EXPECTS(chunk >= 1, "RgcnModel: a table stream budget of " + std::to_string(config.table_stream_budget) +
+      HALO_EXPECTS(chunk >= 1, "HeteroModel: a table stream budget of " + std::to_string(config.table_stream_budget) +
                                    " bytes leaves " + std::to_string(share) + " to table embedding." +
                                    graph.vertex_type_name(t) + ", below the 3 rows of " + std::to_string(row_bytes) +
                                    " bytes it needs; give at least " + std::to_string(count * 3 * row_bytes) +
@@ -110,11 +110,11 @@ RgcnModelLayout::RgcnModelLayout(const RgcnModelConfig& config, const RgcnGraph&
   }
 }
 
-std::int64_t RgcnModelLayout::input_width(int t) const {
+std::int64_t HeteroModelLayout::input_width(int t) const {
   return has_table(t) ? embedding_dim_ : feature_widths_.at(static_cast<std::size_t>(t));
 }
 
-std::int64_t RgcnModelLayout::activation_bytes() const {
+std::int64_t HeteroModelLayout::activation_bytes() const {
   const RgcnGraph& g = *graph_;
   std::int64_t kept = 0;
   std::int64_t busiest = 0;  // the most one layer holds at once besides what is kept
@@ -141,13 +141,13 @@ std::int64_t RgcnModelLayout::activation_bytes() const {
   return kept + busiest;
 }
 
-std::int64_t RgcnModelLayout::parameter_bytes() const {
+std::int64_t HeteroModelLayout::parameter_bytes() const {
   std::int64_t bytes = 0;
   for (const RgcnConvLayout& c : convs_) bytes += c.parameter_bytes(*graph_);
   return bytes;
 }
 
-std::int64_t RgcnModelLayout::table_bytes() const {
+std::int64_t HeteroModelLayout::table_bytes() const {
   const RgcnGraph& g = *graph_;
   std::int64_t bytes = 0;
   for (int t = 0; t < g.num_vertex_types(); ++t) {
@@ -162,7 +162,7 @@ std::int64_t RgcnModelLayout::table_bytes() const {
   return bytes;
 }
 
-std::int64_t RgcnModelLayout::host_bytes() const {
+std::int64_t HeteroModelLayout::host_bytes() const {
   const RgcnGraph& g = *graph_;
   // One process numbers every vertex itself (8 bytes each); a rank reads its ids from its part.
   std::int64_t bytes = 0;
@@ -174,7 +174,7 @@ std::int64_t RgcnModelLayout::host_bytes() const {
   return bytes;
 }
 
-std::int64_t RgcnModelLayout::graph_bytes() const {
+std::int64_t HeteroModelLayout::graph_bytes() const {
   std::int64_t bytes = 0;
   for (const RgcnConvLayout& c : convs_) bytes += c.graph_bytes(*graph_);
   return bytes;

@@ -1,6 +1,6 @@
-// RgcnModel: the layer stack of an R-GCN, its inputs (features or embedding tables), its forward
+// HeteroModel: the layer stack of an R-GCN, its inputs (features or embedding tables), its forward
 // pass keeping what backward needs, and its backward pass freeing it layer by layer.
-#include "train/models/rgcn_model.hpp"
+#include "train/models/hetero_model.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -43,9 +43,9 @@ struct Stage {
 
 }  // namespace
 
-struct RgcnModel::Impl {
-  RgcnModelConfig config;
-  std::optional<RgcnModelLayout> layout;
+struct HeteroModel::Impl {
+  HeteroModelConfig config;
+  std::optional<HeteroModelLayout> layout;
   const RgcnGraph* graph = nullptr;
   std::vector<const Tensor*> features;                  // per type; null where a table stands in
   std::vector<std::unique_ptr<EmbeddingTable>> tables;  // per type; null where features exist
@@ -106,7 +106,7 @@ struct RgcnModel::Impl {
   }
 };
 
-void RgcnModel::Impl::stream_tables() {
+void HeteroModel::Impl::stream_tables() {
   table_sources.resize(static_cast<std::size_t>(types()));
   table_pipelines.resize(static_cast<std::size_t>(types()));
   for (int t = 0; t < types(); ++t) {
@@ -130,7 +130,7 @@ void RgcnModel::Impl::stream_tables() {
   }
 }
 
-void RgcnModel::Impl::add_table_gradient(int t, kernels::TensorView rows, std::int64_t first_row, const Step& step) {
+void HeteroModel::Impl::add_table_gradient(int t, kernels::TensorView rows, std::int64_t first_row, const Step& step) {
   const auto ts = static_cast<std::size_t>(t);
   const Dropout& dropout = stages.front().dropout;
   if (dropout.active(step))
@@ -146,11 +146,11 @@ void RgcnModel::Impl::add_table_gradient(int t, kernels::TensorView rows, std::i
   tables[ts]->accumulate_grad(first_row, g);
 }
 
-void RgcnModel::Impl::fill_halo(int t, Tensor& x) const {
+void HeteroModel::Impl::fill_halo(int t, Tensor& x) const {
   if (dist::HaloExchange* e = exchange(t)) e->forward(x.view());
 }
 
-Tensor RgcnModel::Impl::owned_gradient(int t, Tensor grad) const {
+Tensor HeteroModel::Impl::owned_gradient(int t, Tensor grad) const {
   dist::HaloExchange* e = exchange(t);
   if (e == nullptr) return grad;
   e->backward(grad.view());
@@ -159,8 +159,8 @@ Tensor RgcnModel::Impl::owned_gradient(int t, Tensor grad) const {
   return owned;
 }
 
-RgcnModelConfig rgcn_model_config(const ModelConfig& m) {
-  RgcnModelConfig r;
+HeteroModelConfig hetero_model_config(const ModelConfig& m) {
+  HeteroModelConfig r;
   r.layers = m.layers;
   r.hidden = m.hidden;
   r.dropout = m.dropout;
@@ -173,9 +173,9 @@ RgcnModelConfig rgcn_model_config(const ModelConfig& m) {
   return r;
 }
 
-RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std::vector<const Tensor*> features,
+HeteroModel::HeteroModel(const HeteroModelConfig& config, const RgcnGraph& graph, std::vector<const Tensor*> features,
                      int target_type, std::int64_t num_classes, std::uint64_t seed, kernels::Device device,
-                     const RgcnHaloRows* halo)
+                     const HeteroHaloRows* halo)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.config = config;
@@ -186,11 +186,11 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
   m.device = device;
   const int types = graph.num_vertex_types();
   HALO_EXPECTS(static_cast<int>(m.features.size()) == types,
-               "RgcnModel: expected one feature tensor (or nullptr) per vertex type (" + std::to_string(types) +
+               "HeteroModel: expected one feature tensor (or nullptr) per vertex type (" + std::to_string(types) +
                    "), got " + std::to_string(m.features.size()));
   const auto all_types = static_cast<std::size_t>(types);
   if (halo != nullptr && device.is_cuda())
-    throw UnsupportedError("RgcnModel: a rank's part of a distributed R-GCN (halo rows) trains on the cpu only, "
+    throw UnsupportedError("HeteroModel: a rank's part of a distributed R-GCN (halo rows) trains on the cpu only, "
                            "not on " + device.to_string() + "; one GPU trains the whole graph");
   std::vector<std::int64_t> feature_widths;
   for (int t = 0; t < types; ++t) {
@@ -199,30 +199,30 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
     if (x == nullptr) continue;
     const std::string& name = graph.vertex_type_name(t);
     HALO_EXPECTS(x->rows() == graph.num_inputs(t) && x->cols() > 0,
-                 "RgcnModel: features of type " + name + " are " + std::to_string(x->rows()) + " x " +
+                 "HeteroModel: features of type " + name + " are " + std::to_string(x->rows()) + " x " +
                      std::to_string(x->cols()) + ", expected " + std::to_string(graph.num_inputs(t)) +
                      " rows and at least one column");
-    HALO_EXPECTS(x->device() == device, "RgcnModel: features of type " + name + " are on " +
+    HALO_EXPECTS(x->device() == device, "HeteroModel: features of type " + name + " are on " +
                                             x->device().to_string() + ", the model on " + device.to_string());
   }
   if (halo != nullptr && config.table_stream_budget > 0)
-    throw UnsupportedError("RgcnModel: streamed embedding tables are not available on a rank of a distributed "
+    throw UnsupportedError("HeteroModel: streamed embedding tables are not available on a rank of a distributed "
                            "run (its tables' halo rows are exchanged whole)");
   std::vector<char> halo_types;
   if (halo != nullptr) {
     HALO_EXPECTS(halo->exchanges.size() == all_types && halo->global_ids.size() == all_types &&
                      halo->type_offsets.size() == all_types + 1,
-                 "RgcnModel: the halo rows need an exchange and global ids per vertex type and types + 1 offsets");
+                 "HeteroModel: the halo rows need an exchange and global ids per vertex type and types + 1 offsets");
     for (dist::HaloExchange* e : halo->exchanges) halo_types.push_back(e != nullptr ? 1 : 0);
   }
   m.layout.emplace(config, graph, std::move(feature_widths), target_type, num_classes, device, std::move(halo_types));
-  const RgcnModelLayout& layout = *m.layout;
+  const HeteroModelLayout& layout = *m.layout;
 
   std::vector<std::int64_t> type_offsets{0};  // the global id of each type's vertex 0
   if (halo != nullptr) {
     for (int t = 0; t < types; ++t)
       HALO_EXPECTS(halo->global_ids[static_cast<std::size_t>(t)].size == graph.num_inputs(t),
-                   "RgcnModel: " + std::to_string(halo->global_ids[static_cast<std::size_t>(t)].size) +
+                   "HeteroModel: " + std::to_string(halo->global_ids[static_cast<std::size_t>(t)].size) +
                        " global ids for the " + std::to_string(graph.num_inputs(t)) + " input rows of type " +
                        graph.vertex_type_name(t));
     m.exchanges = halo->exchanges;
@@ -231,7 +231,7 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
   } else {
     for (int t = 0; t < types; ++t) {
       HALO_EXPECTS(graph.num_inputs(t) == graph.num_outputs(t),
-                   "RgcnModel: type " + graph.vertex_type_name(t) + " has halo rows but no exchange was given");
+                   "HeteroModel: type " + graph.vertex_type_name(t) + " has halo rows but no exchange was given");
       type_offsets.push_back(type_offsets.back() + graph.num_outputs(t));
     }
     m.own_ids = Array<std::int64_t>::vector(type_offsets.back());
@@ -288,14 +288,14 @@ RgcnModel::RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std:
   }
 }
 
-RgcnModel::~RgcnModel() = default;
-RgcnModel::RgcnModel(RgcnModel&&) noexcept = default;
-RgcnModel& RgcnModel::operator=(RgcnModel&&) noexcept = default;
+HeteroModel::~HeteroModel() = default;
+HeteroModel::HeteroModel(HeteroModel&&) noexcept = default;
+HeteroModel& HeteroModel::operator=(HeteroModel&&) noexcept = default;
 
-Tensor RgcnModel::forward(const Step& step) {
+Tensor HeteroModel::forward(const Step& step) {
   Impl& m = *impl_;
   HALO_EXPECTS(step.global_ids.data == nullptr,
-               "RgcnModel: step.global_ids must be empty (the model numbers the vertices of all types itself), got " +
+               "HeteroModel: step.global_ids must be empty (the model numbers the vertices of all types itself), got " +
                    std::to_string(step.global_ids.size) + " ids");
   m.backward_pending = false;
   m.release_tape();
@@ -354,12 +354,12 @@ Tensor RgcnModel::forward(const Step& step) {
   return logits;
 }
 
-void RgcnModel::backward(Tensor grad_logits, const Step& step) {
+void HeteroModel::backward(Tensor grad_logits, const Step& step) {
   Impl& m = *impl_;
-  HALO_EXPECTS(m.backward_pending, "RgcnModel: backward needs a training forward before it");
+  HALO_EXPECTS(m.backward_pending, "HeteroModel: backward needs a training forward before it");
   const std::int64_t rows = m.stages.back().conv->training_rows(m.target);
   HALO_EXPECTS(grad_logits.rows() == rows && grad_logits.cols() == m.num_classes,
-               "RgcnModel: the logits' gradient is " + std::to_string(grad_logits.rows()) + " x " +
+               "HeteroModel: the logits' gradient is " + std::to_string(grad_logits.rows()) + " x " +
                    std::to_string(grad_logits.cols()) + ", expected " + std::to_string(rows) + " x " +
                    std::to_string(m.num_classes));
   m.backward_pending = false;
@@ -403,14 +403,14 @@ void RgcnModel::backward(Tensor grad_logits, const Step& step) {
   }
 }
 
-void RgcnModel::set_training_rows(kernels::IndexView rows) {
+void HeteroModel::set_training_rows(kernels::IndexView rows) {
   impl_->backward_pending = false;
   impl_->stages.back().conv->set_training_rows(impl_->target, rows);
 }
 
-std::vector<Parameter*> RgcnModel::parameters() { return impl_->parameters; }
+std::vector<Parameter*> HeteroModel::parameters() { return impl_->parameters; }
 
-std::vector<std::pair<std::string, Tensor*>> RgcnModel::buffers() {
+std::vector<std::pair<std::string, Tensor*>> HeteroModel::buffers() {
   std::vector<std::pair<std::string, Tensor*>> out;
   for (auto& table : impl_->tables) {
     if (!table) continue;
@@ -420,48 +420,48 @@ std::vector<std::pair<std::string, Tensor*>> RgcnModel::buffers() {
   return out;
 }
 
-std::vector<std::pair<std::string, Array<std::int64_t>*>> RgcnModel::counters() {
+std::vector<std::pair<std::string, Array<std::int64_t>*>> HeteroModel::counters() {
   std::vector<std::pair<std::string, Array<std::int64_t>*>> out;
   for (auto& table : impl_->tables)
     if (table) out.emplace_back(table->parameter().name + ".steps", &table->row_steps());
   return out;
 }
 
-void RgcnModel::zero_grad() {
+void HeteroModel::zero_grad() {
   for (Parameter* p : impl_->parameters) p->grad.fill(0.0f);
   for (auto& table : impl_->tables)
     if (table) table->zero_grad();
 }
 
-void RgcnModel::sparse_step(const OptimizerConfig& config) {
+void HeteroModel::sparse_step(const OptimizerConfig& config) {
   for (auto& table : impl_->tables)
     if (table) table->step(config);
 }
 
-const RgcnModelConfig& RgcnModel::config() const { return impl_->config; }
-int RgcnModel::target_type() const { return impl_->target; }
-std::int64_t RgcnModel::num_classes() const { return impl_->num_classes; }
-int RgcnModel::num_layers() const { return static_cast<int>(impl_->stages.size()); }
+const HeteroModelConfig& HeteroModel::config() const { return impl_->config; }
+int HeteroModel::target_type() const { return impl_->target; }
+std::int64_t HeteroModel::num_classes() const { return impl_->num_classes; }
+int HeteroModel::num_layers() const { return static_cast<int>(impl_->stages.size()); }
 
-EmbeddingTable* RgcnModel::embedding(int type) {
-  HALO_EXPECTS(type >= 0 && type < impl_->types(), "RgcnModel: no vertex type " + std::to_string(type) +
+EmbeddingTable* HeteroModel::embedding(int type) {
+  HALO_EXPECTS(type >= 0 && type < impl_->types(), "HeteroModel: no vertex type " + std::to_string(type) +
                                                        " (there are " + std::to_string(impl_->types()) + ")");
   return impl_->tables[static_cast<std::size_t>(type)].get();
 }
 
-bool RgcnModel::uses_bases(int layer) const { return impl_->stages.at(static_cast<std::size_t>(layer)).bases; }
+bool HeteroModel::uses_bases(int layer) const { return impl_->stages.at(static_cast<std::size_t>(layer)).bases; }
 
-bool RgcnModel::streams_tables() const {
+bool HeteroModel::streams_tables() const {
   for (int t = 0; t < impl_->types(); ++t)
     if (impl_->layout->streams(t)) return true;
   return false;
 }
 
-std::int64_t RgcnModel::table_chunk_rows(int type) const {
-  HALO_EXPECTS(type >= 0 && type < impl_->types(), "RgcnModel: no vertex type " + std::to_string(type));
+std::int64_t HeteroModel::table_chunk_rows(int type) const {
+  HALO_EXPECTS(type >= 0 && type < impl_->types(), "HeteroModel: no vertex type " + std::to_string(type));
   return impl_->layout->table_chunk_rows(type);
 }
 
-const RgcnModelLayout& RgcnModel::layout() const { return *impl_->layout; }
+const HeteroModelLayout& HeteroModel::layout() const { return *impl_->layout; }
 
 }  // namespace halo::train

@@ -1,4 +1,4 @@
-// RgcnModel: an R-GCN network over a heterogeneous graph (the OGB R-GCN example for ogbn-mag):
+// HeteroModel: an R-GCN network over a heterogeneous graph (the OGB R-GCN example for ogbn-mag):
 // RgcnConv layers with ReLU and dropout between them, the features of each vertex type as its
 // input or, for a type without features, a learnable EmbeddingTable updated sparsely; the output
 // is the logits of the labelled (target) type. Hand-written forward and backward.
@@ -17,12 +17,12 @@
 #include "train/layers/rgcn_conv.hpp"
 #include "train/layers/step.hpp"
 #include "train/models/model_config.hpp"
-#include "train/models/rgcn_model_layout.hpp"
+#include "train/models/hetero_model_layout.hpp"
 #include "train/optimizer.hpp"
 
 namespace halo::train {
 
-struct RgcnModelConfig {
+struct HeteroModelConfig {
   int layers = 2;
   std::int64_t hidden = 64;
   float dropout = 0.5f;        // on the input of every layer after the first (after its ReLU)
@@ -47,7 +47,7 @@ struct RgcnModelConfig {
 
 // The R-GCN settings of a user's ModelConfig (kind "rgcn"): its layers, widths, dropout, bias and
 // decays; the tables resident (the trainer sets table_stream_budget).
-RgcnModelConfig rgcn_model_config(const ModelConfig& config);
+HeteroModelConfig hetero_model_config(const ModelConfig& config);
 
 namespace dist {
 class HaloExchange;
@@ -59,13 +59,13 @@ class HaloExchange;
 // rows), the global id of each input row (dropout keys), and the global id of each type's
 // vertex 0 (type_offsets, types + 1 entries: the whole graph's type sizes, which its embedding
 // tables and their initialisation have). The exchanges and ids must outlive the model.
-struct RgcnHaloRows {
+struct HeteroHaloRows {
   std::vector<dist::HaloExchange*> exchanges;
   std::vector<kernels::IndexView> global_ids;
   std::vector<std::int64_t> type_offsets;
 };
 
-class RgcnModel {
+class HeteroModel {
  public:
   // features: one per vertex type of `graph`, in its type order: the type's features (vertices
   // x width, on `device`), or nullptr for a type without, which gets an EmbeddingTable of
@@ -75,7 +75,7 @@ class RgcnModel {
   // Initialisation depends on `seed` only: Glorot-uniform for every conv weight (relation
   // weights, bases, comp, roots) and every table, zero biases; each tensor draws from the stream
   // of its position in parameters(), the tables numbered on after them in type order. Weight
-  // decay as RgcnModelConfig says. Throws InvalidArgument for a bad configuration or inputs that
+  // decay as HeteroModelConfig says. Throws InvalidArgument for a bad configuration or inputs that
   // do not match the graph.
   //
   // On a rank of a distributed run, `halo` describes the halo rows: features then have the
@@ -85,12 +85,12 @@ class RgcnModel {
   // rank runs the same steps). Losses and gradients then equal the single process's up to the
   // order of additions (each row's neighbours are summed in the order its RgcnGraph gives).
   // Such a model trains on the CPU only (UnsupportedError with `halo` on a GPU).
-  RgcnModel(const RgcnModelConfig& config, const RgcnGraph& graph, std::vector<const kernels::Tensor*> features,
+  HeteroModel(const HeteroModelConfig& config, const RgcnGraph& graph, std::vector<const kernels::Tensor*> features,
             int target_type, std::int64_t num_classes, std::uint64_t seed,
-            kernels::Device device = kernels::Device::cpu(), const RgcnHaloRows* halo = nullptr);
-  ~RgcnModel();
-  RgcnModel(RgcnModel&&) noexcept;
-  RgcnModel& operator=(RgcnModel&&) noexcept;
+            kernels::Device device = kernels::Device::cpu(), const HeteroHaloRows* halo = nullptr);
+  ~HeteroModel();
+  HeteroModel(HeteroModel&&) noexcept;
+  HeteroModel& operator=(HeteroModel&&) noexcept;
 
   // Logits of the target type. Per layer: dropout on every input the layer reads (mask keyed on step's
   // seed and epoch, the layer, and the vertex's global id = the vertex counts of the types before
@@ -134,7 +134,7 @@ class RgcnModel {
   // rows (EmbeddingTable::step); nothing without tables. O(rows + touched · dim) per table.
   void sparse_step(const OptimizerConfig& config);
 
-  const RgcnModelConfig& config() const;
+  const HeteroModelConfig& config() const;
   int target_type() const;
   std::int64_t num_classes() const;
   int num_layers() const;
@@ -148,7 +148,7 @@ class RgcnModel {
   std::int64_t table_chunk_rows(int type) const;
 
   // What the model holds (its layers' layouts, its tables) and the memory plan's byte counts.
-  const RgcnModelLayout& layout() const;
+  const HeteroModelLayout& layout() const;
 
  private:
   struct Impl;

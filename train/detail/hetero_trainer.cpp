@@ -1,5 +1,5 @@
-// R-GCN behind train() (train/trainer.hpp): an RgcnModel per run, driven by the shared trainer loop.
-#include "train/detail/rgcn_problem.hpp"
+// R-GCN behind train() (train/trainer.hpp): an HeteroModel per run, driven by the shared trainer loop.
+#include "train/detail/hetero_problem.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -24,10 +24,10 @@
 namespace halo::train::detail {
 namespace {
 
-// An RgcnModel seen by the trainer loop; its embedding tables step after the optimiser.
-class RgcnTrainable : public Trainable {
+// An HeteroModel seen by the trainer loop; its embedding tables step after the optimiser.
+class HeteroTrainable : public Trainable {
  public:
-  explicit RgcnTrainable(RgcnModel model) : model_(std::move(model)) {}
+  explicit HeteroTrainable(HeteroModel model) : model_(std::move(model)) {}
   kernels::Tensor forward(const Step& step) override { return model_.forward(step); }
   void backward(kernels::Tensor grad_logits, const Step& step) override { model_.backward(std::move(grad_logits), step); }
   std::vector<Parameter*> parameters() override { return model_.parameters(); }
@@ -39,10 +39,10 @@ class RgcnTrainable : public Trainable {
     model_.set_training_rows(rows);
     return true;
   }
-  const RgcnModel& model() const { return model_; }
+  const HeteroModel& model() const { return model_; }
 
  private:
-  RgcnModel model_;
+  HeteroModel model_;
 };
 
 void check_inputs(const datasets::Dataset& ds) {
@@ -58,7 +58,7 @@ void check_inputs(const datasets::Dataset& ds) {
                                              " classes, expected >= 2");
 }
 
-std::string fingerprint(const RgcnProblem& p, const RgcnModelConfig& m, const TrainConfig& c) {
+std::string fingerprint(const HeteroProblem& p, const HeteroModelConfig& m, const TrainConfig& c) {
   nlohmann::json j = training_settings_json(c);
   j["dataset"] = {{"name", p.name}, {"num_nodes", p.num_nodes}, {"num_edges", p.num_edges},
                   {"target_type", p.target_type}, {"num_classes", p.num_classes}};
@@ -70,7 +70,7 @@ std::string fingerprint(const RgcnProblem& p, const RgcnModelConfig& m, const Tr
 }
 
 // Bytes of the features of every type that has them, with their halo rows on a rank.
-std::int64_t feature_bytes(const RgcnProblem& problem) {
+std::int64_t feature_bytes(const HeteroProblem& problem) {
   std::int64_t bytes = 0;
   for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
     bytes += problem.graph->num_inputs(t) * problem.feature_widths[static_cast<std::size_t>(t)] * 4;
@@ -82,7 +82,7 @@ std::int64_t feature_bytes(const RgcnProblem& problem) {
 // model's items and the host state (tables, dropout keys). On a GPU only what lives there: the
 // layers' matrices, the model's items and the tables; the graph, its stacks and the dropout keys
 // stay on the host.
-MemoryPlan plan(const RgcnProblem& problem, const RgcnModelLayout& model, const OptimizerConfig& optimizer,
+MemoryPlan plan(const HeteroProblem& problem, const HeteroModelLayout& model, const OptimizerConfig& optimizer,
                 const kernels::Device& device) {
   const std::int64_t params = model.parameter_bytes();
   const bool adam = optimizer.kind == "adam" || optimizer.kind == "adamw";
@@ -128,7 +128,7 @@ std::vector<std::string> unreached_types(const RgcnGraph& g, int target, int lay
 }
 
 // Says, once per job, which types the model cannot hear from and how to let them in.
-void warn_unreached_types(const RgcnProblem& p, int layers) {
+void warn_unreached_types(const HeteroProblem& p, int layers) {
   const std::vector<std::string> names = unreached_types(*p.graph, p.target, layers);
   if (names.empty() || p.comm->rank() != 0) return;
   std::string list;
@@ -152,7 +152,7 @@ void check_input_settings(const TrainConfig& c) {
 // types stay resident; the tables are R-GCN's streamed input); on a GPU, also when the tables,
 // their gradients and Adam moments would take more than half of the GPU memory the features
 // leave, then with a sixteenth of the GPU's memory for their staging; else 0 (resident).
-std::int64_t table_stream_budget(const RgcnProblem& problem, const RgcnModelConfig& m, const TrainConfig& c) {
+std::int64_t table_stream_budget(const HeteroProblem& problem, const HeteroModelConfig& m, const TrainConfig& c) {
   if (c.feature_memory_budget > 0) return c.feature_memory_budget;
   if (!c.device.is_cuda()) return 0;
   std::int64_t tables = 0;
@@ -167,7 +167,7 @@ std::int64_t table_stream_budget(const RgcnProblem& problem, const RgcnModelConf
 }  // namespace
 
 
-void check_rgcn_settings(const TrainConfig& c) {
+void check_hetero_settings(const TrainConfig& c) {
   // Its ranks' halo exchanges and embedding tables are host-side: refused before anything of the
   // partition is read or placed on the GPU.
   if (c.device.is_cuda())
@@ -180,16 +180,16 @@ void check_rgcn_settings(const TrainConfig& c) {
   check_input_settings(c);
 }
 
-TrainSummary train_rgcn_problem(RgcnProblem& problem, const RgcnModelConfig& model_config, const TrainConfig& config,
+TrainSummary train_hetero_problem(HeteroProblem& problem, const HeteroModelConfig& model_config, const TrainConfig& config,
                                 const EpochCallback& on_epoch) {
   ThreadScope threads(config.threads);
   kernels::reset_tensor_peak_bytes(config.device);
   warn_unreached_types(problem, model_config.layers);
-  RgcnModelConfig settings = model_config;
+  HeteroModelConfig settings = model_config;
   settings.table_stream_budget = table_stream_budget(problem, model_config, config);
   // The plan is made and checked from the model's layout before its inputs, parameters, tables,
   // activations or matrices exist.
-  const RgcnModelLayout layout(settings, *problem.graph, problem.feature_widths, problem.target, problem.num_classes,
+  const HeteroModelLayout layout(settings, *problem.graph, problem.feature_widths, problem.target, problem.num_classes,
                                config.device, problem.halo_types);
   if (settings.table_stream_budget > 0) {
     std::string tables;
@@ -223,7 +223,7 @@ TrainSummary train_rgcn_problem(RgcnProblem& problem, const RgcnModelConfig& mod
     context.fingerprint = fingerprint(problem, model_config, config);
     count_splits(context);
     auto make_model = [&](int /*run*/, std::uint64_t seed) -> std::unique_ptr<Trainable> {
-      return std::make_unique<RgcnTrainable>(RgcnModel(settings, *problem.graph, problem.features, problem.target,
+      return std::make_unique<HeteroTrainable>(HeteroModel(settings, *problem.graph, problem.features, problem.target,
                                                        problem.num_classes, seed, config.device, problem.halo));
     };
     run_all(context, make_model, problem.graph->num_outputs(problem.target), on_epoch, summary);
@@ -232,7 +232,7 @@ TrainSummary train_rgcn_problem(RgcnProblem& problem, const RgcnModelConfig& mod
   });
 }
 
-TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& model_config, const TrainConfig& config,
+TrainSummary train_hetero(const datasets::Dataset& ds, const HeteroModelConfig& model_config, const TrainConfig& config,
                         const EpochCallback& on_epoch) {
   check_train_config(config);
   check_inputs(ds);
@@ -241,14 +241,14 @@ TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& mode
   const std::int64_t process_bytes = std::max<std::int64_t>(0, process_resident_bytes());
   const graph::HeteroGraph& g = ds.hetero;
   const RgcnGraph graph(g);
-  RgcnProblem problem;
+  HeteroProblem problem;
   for (int t = 0; t < g.num_vertex_types(); ++t) {
     const Array<float>& x = ds.node_type(g.vertex_type_name(t)).features;
     problem.feature_widths.push_back(x.empty() ? 0 : x.cols());
   }
   // Each vertex type's features (normalised when asked) on the device, or none: an embedding table.
   std::vector<kernels::Tensor> features(static_cast<std::size_t>(g.num_vertex_types()));
-  problem.build_inputs = [&](RgcnProblem& p) {
+  problem.build_inputs = [&](HeteroProblem& p) {
     for (int t = 0; t < g.num_vertex_types(); ++t) {
       const datasets::NodeType& type = ds.node_type(g.vertex_type_name(t));
       if (type.features.empty()) {
@@ -276,7 +276,7 @@ TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& mode
   problem.comm = &local;
   problem.graph_entries = ds.num_edges();
   problem.process_bytes = process_bytes;
-  return train_rgcn_problem(problem, model_config, config, on_epoch);
+  return train_hetero_problem(problem, model_config, config, on_epoch);
 }
 
 }  // namespace halo::train::detail

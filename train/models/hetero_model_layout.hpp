@@ -1,7 +1,7 @@
-// RgcnModelLayout: what an RgcnModel holds, decided from the graph's counts, the input widths and
+// HeteroModelLayout: what an HeteroModel holds, decided from the graph's counts, the input widths and
 // the settings alone: the types each layer computes, its RgcnConvLayout, which layers use bases,
 // the embedding tables and whether they stream. The memory plan reads its byte counts before any
-// parameter, table, activation or matrix exists; RgcnModel is built from the same layout, so the
+// parameter, table, activation or matrix exists; HeteroModel is built from the same layout, so the
 // plan and the model cannot disagree.
 #pragma once
 
@@ -14,17 +14,17 @@
 
 namespace halo::train {
 
-struct RgcnModelConfig;
+struct HeteroModelConfig;
 
-class RgcnModelLayout {
+class HeteroModelLayout {
  public:
   // feature_widths: per vertex type of `graph` (its type order), the width of its features, or 0
   // for a type without, which gets an embedding table of config.embedding_dim columns. `halo_types`:
   // per type, whether it has halo rows filled by an exchange (a rank of a distributed run; empty
-  // on one process). Throws InvalidArgument for the settings RgcnModel refuses (layers, widths,
+  // on one process). Throws InvalidArgument for the settings HeteroModel refuses (layers, widths,
   // bases, decays, a target outside the types, a table without a positive embedding_dim, a table
   // stream budget below three rows per table). O(layers · (types + relations)).
-  RgcnModelLayout(const RgcnModelConfig& config, const RgcnGraph& graph, std::vector<std::int64_t> feature_widths,
+  HeteroModelLayout(const HeteroModelConfig& config, const RgcnGraph& graph, std::vector<std::int64_t> feature_widths,
                   int target_type, std::int64_t num_classes, kernels::Device device,
                   std::vector<char> halo_types = {});
 

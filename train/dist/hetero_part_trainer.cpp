@@ -13,7 +13,7 @@
 #include "graph/base/log.hpp"
 #include "kernels/elementwise.hpp"
 #include "partition/partition_dir.hpp"
-#include "train/detail/rgcn_problem.hpp"
+#include "train/detail/hetero_problem.hpp"
 #include "train/detail/run_loop.hpp"
 #include "train/dist/halo_exchange.hpp"
 #include "train/dist/rgcn_part.hpp"
@@ -37,11 +37,11 @@ Array<std::int64_t> target_rows(const Array<std::int64_t>& rows, std::int64_t fi
 
 }  // namespace
 
-TrainSummary train_rgcn_part(const std::string& partition_dir, Communicator& comm, const RgcnModelConfig& model,
+TrainSummary train_hetero_part(const std::string& partition_dir, Communicator& comm, const HeteroModelConfig& model,
                              const TrainConfig& config, const EpochCallback& on_epoch) {
   const auto start = std::chrono::steady_clock::now();
   train::detail::check_train_config(config);
-  train::detail::check_rgcn_settings(config);
+  train::detail::check_hetero_settings(config);
   const std::int64_t process_bytes = std::max<std::int64_t>(0, process_resident_bytes());
   const partition::PartitionDirInfo info = partition::read_partition_info(partition_dir);
   const partition::Part part = read_rank_part(partition_dir, info, comm, config.verify_checksums);
@@ -63,7 +63,7 @@ TrainSummary train_rgcn_part(const std::string& partition_dir, Communicator& com
                fmt::format("partition {}: needs one label per owned '{}' vertex ({}), has {}", partition_dir,
                            labelled.name, labelled.count, labelled.labels.size()));
 
-  train::detail::RgcnProblem problem;
+  train::detail::HeteroProblem problem;
   for (int t = 0; t < types; ++t) {
     const Array<float>& x = part.node_types[static_cast<std::size_t>(t)].features;
     problem.feature_widths.push_back(x.empty() ? 0 : x.cols());
@@ -73,9 +73,9 @@ TrainSummary train_rgcn_part(const std::string& partition_dir, Communicator& com
   // collective, so a rank without halo rows of a type still serves its peers), and the features
   // of every type that has them, with their halo rows filled once.
   std::vector<std::unique_ptr<HaloExchange>> exchanges;
-  RgcnHaloRows halo;
+  HeteroHaloRows halo;
   std::vector<kernels::Tensor> features(static_cast<std::size_t>(types));
-  problem.build_inputs = [&](train::detail::RgcnProblem& p) {
+  problem.build_inputs = [&](train::detail::HeteroProblem& p) {
     for (int t = 0; t < types; ++t) {
       const auto ts = static_cast<std::size_t>(t);
       exchanges.push_back(std::make_unique<HaloExchange>(rp.exchange_graphs[ts], comm));
@@ -125,7 +125,7 @@ TrainSummary train_rgcn_part(const std::string& partition_dir, Communicator& com
   problem.comm = &comm;
   problem.graph_entries = entries;
   problem.process_bytes = process_bytes;
-  return train::detail::train_rgcn_problem(problem, model, config, on_epoch);
+  return train::detail::train_hetero_problem(problem, model, config, on_epoch);
 }
 
 }  // namespace halo::train::dist::detail

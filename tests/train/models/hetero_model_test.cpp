@@ -1,11 +1,11 @@
-// Tests of train/models/rgcn_model.*: the model's structure (names, decay groups, bases per layer,
+// Tests of train/models/hetero_model.*: the model's structure (names, decay groups, bases per layer,
 // initialisation from the seed), its forward and backward through log_softmax_nll against a
 // float64 R-GCN written edge by edge and central finite differences (dense parameters and
 // embedding tables, with dropout keyed on global ids), the sparse update leaving rows outside the
 // target's receptive field untouched, results that do not depend on the thread count beyond
 // float32 rounding, training on the training rows' logits alone, streamed tables against resident
 // ones, the memory estimate, and misuse.
-#include "train/models/rgcn_model.hpp"
+#include "train/models/hetero_model.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -116,7 +116,7 @@ std::vector<std::int64_t> global_ids(const graph::HeteroGraph& g, int type) {
 // relation into them.
 struct ReferenceRgcn {
   const graph::HeteroGraph* g = nullptr;
-  RgcnModelConfig config;
+  HeteroModelConfig config;
   std::vector<bool> layer_bases;
   std::map<std::string, Dense> params;    // dense parameters and "embedding.<type>" by name
   std::map<std::string, Dense> features;  // by type name
@@ -185,9 +185,9 @@ struct ReferenceRgcn {
   }
 };
 
-RgcnModelConfig config_of(int layers, std::int64_t hidden, float dropout, float input_dropout, int num_bases,
+HeteroModelConfig config_of(int layers, std::int64_t hidden, float dropout, float input_dropout, int num_bases,
                           bool bias, std::int64_t embedding_dim) {
-  RgcnModelConfig c;
+  HeteroModelConfig c;
   c.layers = layers;
   c.hidden = hidden;
   c.dropout = dropout;
@@ -200,7 +200,7 @@ RgcnModelConfig config_of(int layers, std::int64_t hidden, float dropout, float 
 
 struct ModelCase {
   const char* name;
-  RgcnModelConfig config;
+  HeteroModelConfig config;
   std::int64_t feature_dim;
 };
 
@@ -210,9 +210,9 @@ struct HandDrawn {
   RgcnGraph rg{g};
   Dense x;
   Tensor features;
-  RgcnModel model;
+  HeteroModel model;
 
-  HandDrawn(const RgcnModelConfig& config, std::int64_t feature_dim, std::uint64_t seed, std::int64_t classes = 3)
+  HandDrawn(const HeteroModelConfig& config, std::int64_t feature_dim, std::uint64_t seed, std::int64_t classes = 3)
       : x(random_x(seed, feature_dim)),
         features(test::to_tensor(x)),
         model(config, rg, {nullptr, &features, nullptr}, paper, classes, seed) {}
@@ -227,12 +227,12 @@ const std::vector<std::int64_t> paper_labels{2, 0, 1};
 
 }  // namespace
 
-TEST_CASE("RgcnModel names its parameters and tables, and decays only conv weights", "[train]") {
+TEST_CASE("HeteroModel names its parameters and tables, and decays only conv weights", "[train]") {
   HandDrawn h(config_of(2, 4, 0.5f, 0.0f, 0, true, 3), 5, 1);
-  RgcnModelConfig c = config_of(2, 4, 0.5f, 0.0f, 0, true, 3);
+  HeteroModelConfig c = config_of(2, 4, 0.5f, 0.0f, 0, true, 3);
   c.weight_decay = 5e-4f;
   c.embedding_weight_decay = 1e-4f;
-  RgcnModel model(c, h.rg, {nullptr, &h.features, nullptr}, paper, 3, 1);
+  HeteroModel model(c, h.rg, {nullptr, &h.features, nullptr}, paper, 3, 1);
   const std::vector<Parameter*> ps = model.parameters();
   // Layer 0: 6 relation weights, 3 roots, 3 biases. Layer 1 computes the papers only: the 4
   // relations into them (writes, cites, rev_cites, rev_has_subject), their root and bias.
@@ -271,12 +271,12 @@ TEST_CASE("RgcnModel names its parameters and tables, and decays only conv weigh
   CHECK(model.num_layers() == 2);
 }
 
-TEST_CASE("RgcnModel uses bases in the layers whose relations read one width", "[train]") {
+TEST_CASE("HeteroModel uses bases in the layers whose relations read one width", "[train]") {
   const graph::HeteroGraph g = hand_drawn_graph();
   const RgcnGraph rg(g);
   const Tensor features = Tensor::full(3, 5, 1.0f);
   // Tables of width 3 beside features of width 5: the first layer keeps its relation weights.
-  RgcnModel mixed(config_of(3, 4, 0.5f, 0.0f, 2, true, 3), rg, {nullptr, &features, nullptr}, paper, 3, 1);
+  HeteroModel mixed(config_of(3, 4, 0.5f, 0.0f, 2, true, 3), rg, {nullptr, &features, nullptr}, paper, 3, 1);
   CHECK_FALSE(mixed.uses_bases(0));
   CHECK(mixed.uses_bases(1));
   CHECK(mixed.uses_bases(2));
@@ -285,22 +285,22 @@ TEST_CASE("RgcnModel uses bases in the layers whose relations read one width", "
   CHECK(mixed.parameters()[12]->value.rows() == 2 * 4);
   CHECK(mixed.parameters()[13]->name == "conv1.comp");
   // Tables as wide as the features: every layer composes its weights.
-  RgcnModel same(config_of(2, 4, 0.5f, 0.0f, 2, true, 5), rg, {nullptr, &features, nullptr}, paper, 3, 1);
+  HeteroModel same(config_of(2, 4, 0.5f, 0.0f, 2, true, 5), rg, {nullptr, &features, nullptr}, paper, 3, 1);
   CHECK(same.uses_bases(0));
   CHECK(same.parameters()[0]->name == "conv0.bases");
-  RgcnModel none(config_of(2, 4, 0.5f, 0.0f, 0, true, 5), rg, {nullptr, &features, nullptr}, paper, 3, 1);
+  HeteroModel none(config_of(2, 4, 0.5f, 0.0f, 0, true, 5), rg, {nullptr, &features, nullptr}, paper, 3, 1);
   CHECK_FALSE(none.uses_bases(0));
   CHECK_FALSE(none.uses_bases(1));
 }
 
-TEST_CASE("RgcnModel draws Glorot weights and tables and zero biases from its seed alone", "[train]") {
+TEST_CASE("HeteroModel draws Glorot weights and tables and zero biases from its seed alone", "[train]") {
   const graph::HeteroGraph g = hand_drawn_graph();
   const RgcnGraph rg(g);
   const Tensor features = Tensor::full(3, 5, 1.0f);
-  const RgcnModelConfig c = config_of(2, 8, 0.5f, 0.0f, 2, true, 4);
-  RgcnModel a(c, rg, {nullptr, &features, nullptr}, paper, 3, 42);
-  RgcnModel b(c, rg, {nullptr, &features, nullptr}, paper, 3, 42);
-  RgcnModel other(c, rg, {nullptr, &features, nullptr}, paper, 3, 43);
+  const HeteroModelConfig c = config_of(2, 8, 0.5f, 0.0f, 2, true, 4);
+  HeteroModel a(c, rg, {nullptr, &features, nullptr}, paper, 3, 42);
+  HeteroModel b(c, rg, {nullptr, &features, nullptr}, paper, 3, 42);
+  HeteroModel other(c, rg, {nullptr, &features, nullptr}, paper, 3, 43);
   const auto check_glorot = [](const Tensor& w) {
     const double limit = std::sqrt(6.0 / static_cast<double>(w.rows() + w.cols()));
     const std::vector<float> values = w.to_vector();
@@ -330,7 +330,7 @@ TEST_CASE("RgcnModel draws Glorot weights and tables and zero biases from its se
   CHECK(a.parameters()[0]->value.to_vector()[0] != a.parameters()[1]->value.to_vector()[0]);
 }
 
-TEST_CASE("RgcnModel gradients through log_softmax_nll match finite differences of a float64 R-GCN", "[train]") {
+TEST_CASE("HeteroModel gradients through log_softmax_nll match finite differences of a float64 R-GCN", "[train]") {
   const ModelCase mc = GENERATE(
       ModelCase{"two layers, dropout everywhere", config_of(2, 5, 0.5f, 0.3f, 0, true, 3), 4},
       ModelCase{"three layers, bases everywhere, no bias", config_of(3, 4, 0.4f, 0.0f, 2, false, 4), 4},
@@ -340,7 +340,7 @@ TEST_CASE("RgcnModel gradients through log_softmax_nll match finite differences 
   CAPTURE(mc.name, seed);
   const std::int64_t classes = 3;
   HandDrawn h(mc.config, mc.feature_dim, seed, classes);
-  RgcnModel& model = h.model;
+  HeteroModel& model = h.model;
   const graph::HeteroGraph& g = h.g;
 
   RandomStream rng(seed, 1);
@@ -427,14 +427,14 @@ TEST_CASE("RgcnModel gradients through log_softmax_nll match finite differences 
   CHECK_THROWS_AS(model.backward(Tensor::zeros(3, classes), eval), InvalidArgument);
 }
 
-TEST_CASE("RgcnModel updates only the embedding rows in the receptive field of the labelled vertices", "[train]") {
+TEST_CASE("HeteroModel updates only the embedding rows in the receptive field of the labelled vertices", "[train]") {
   // Loss on p0 only. Two layers reach a0, a1 (write p0) and s0 (p0's subject) directly, and
   // through p1 (which p0 cites) again a1 and s0, but never a2 (no edges) or s1 (three hops:
   // s1 -> p2 -> p1 -> p0). A third layer reaches s1.
   const int layers = GENERATE(2, 3);
   CAPTURE(layers);
   HandDrawn h(config_of(layers, 16, 0.0f, 0.0f, 0, true, 4), 3, 7);
-  RgcnModel& model = h.model;
+  HeteroModel& model = h.model;
   EmbeddingTable& authors = *model.embedding(author);
   EmbeddingTable& subjects = *model.embedding(subject);
   const std::vector<float> authors_before = authors.parameter().value.to_vector();
@@ -473,7 +473,7 @@ TEST_CASE("RgcnModel updates only the embedding rows in the receptive field of t
   CHECK((row(subjects_after, 1) == row(subjects_before, 1)) == (layers == 2));
 }
 
-TEST_CASE("RgcnModel computes the same logits, gradients and updates on one and on two threads, to float32 rounding", "[train]") {
+TEST_CASE("HeteroModel computes the same logits, gradients and updates on one and on two threads, to float32 rounding", "[train]") {
   const std::uint64_t seed = test::case_seed(31);
   CAPTURE(seed);
   const RandomProblem problem(seed, 4);
@@ -481,7 +481,7 @@ TEST_CASE("RgcnModel computes the same logits, gradients and updates on one and 
   const Tensor& features = problem.features;
   const std::vector<std::int64_t>& labels = problem.labels;
   const std::vector<std::int64_t>& rows = problem.rows;
-  RgcnModelConfig c = config_of(3, 32, 0.5f, 0.2f, 0, true, 16);
+  HeteroModelConfig c = config_of(3, 32, 0.5f, 0.2f, 0, true, 16);
   SECTION("relation weights") {}
   SECTION("bases") { c.num_bases = 3; }
 
@@ -489,7 +489,7 @@ TEST_CASE("RgcnModel computes the same logits, gradients and updates on one and 
     std::vector<std::vector<float>> logits, grads, tables;
   };
   const auto run = [&] {
-    RgcnModel model(c, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
+    HeteroModel model(c, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
     Outcome o;
     OptimizerConfig adam;
     std::unique_ptr<Optimizer> optimizer = make_optimizer(adam);
@@ -539,7 +539,7 @@ TEST_CASE("RgcnModel computes the same logits, gradients and updates on one and 
   CHECK(worst(one.tables, two.tables) < 1e-3);
 }
 
-TEST_CASE("RgcnModel trained on the training rows' logits alone follows the model that computes every row",
+TEST_CASE("HeteroModel trained on the training rows' logits alone follows the model that computes every row",
           "[train]") {
   const std::uint64_t seed = test::case_seed(32);
   CAPTURE(seed);
@@ -554,12 +554,12 @@ TEST_CASE("RgcnModel trained on the training rows' logits alone follows the mode
     row_labels.push_back(labels[static_cast<std::size_t>(i)]);
   }
   const auto n = static_cast<std::int64_t>(rows.size());
-  RgcnModelConfig c = config_of(2, 32, 0.5f, 0.2f, 0, true, 16);
+  HeteroModelConfig c = config_of(2, 32, 0.5f, 0.2f, 0, true, 16);
   SECTION("relation weights") {}
   SECTION("bases") { c.num_bases = 3; }
 
-  RgcnModel every(c, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
-  RgcnModel some(c, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
+  HeteroModel every(c, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
+  HeteroModel some(c, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
   some.set_training_rows({rows.data(), n});
   OptimizerConfig adam;
   std::unique_ptr<Optimizer> opt_every = make_optimizer(adam);
@@ -603,7 +603,7 @@ TEST_CASE("RgcnModel trained on the training rows' logits alone follows the mode
   CHECK_THROWS_AS(some.backward(Tensor::zeros(300, 5), Step{}), InvalidArgument);
 }
 
-TEST_CASE("RgcnModel with streamed tables trains as with the tables resident", "[train]") {
+TEST_CASE("HeteroModel with streamed tables trains as with the tables resident", "[train]") {
   const std::uint64_t seed = test::case_seed(33);
   CAPTURE(seed);
   const RandomProblem problem(seed, 3);
@@ -613,11 +613,11 @@ TEST_CASE("RgcnModel with streamed tables trains as with the tables resident", "
   const std::vector<std::int64_t>& labels = problem.labels;
   const std::vector<std::int64_t>& rows = problem.rows;
   // Input dropout too: its mask is drawn chunk by chunk, and its backward undone chunk by chunk.
-  const RgcnModelConfig resident_config = config_of(2, 32, 0.5f, 0.2f, 0, true, 16);
-  RgcnModelConfig streamed_config = resident_config;
+  const HeteroModelConfig resident_config = config_of(2, 32, 0.5f, 0.2f, 0, true, 16);
+  HeteroModelConfig streamed_config = resident_config;
   streamed_config.table_stream_budget = 3 * 3 * 7 * 16 * 4;  // three tables, three chunks of 7 rows each
-  RgcnModel resident(resident_config, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
-  RgcnModel streamed(streamed_config, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
+  HeteroModel resident(resident_config, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
+  HeteroModel streamed(streamed_config, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed);
   CHECK_FALSE(resident.streams_tables());
   REQUIRE(streamed.streams_tables());
   CHECK(streamed.table_chunk_rows(0) == 0);
@@ -644,7 +644,7 @@ TEST_CASE("RgcnModel with streamed tables trains as with the tables resident", "
     step.seed = seed;
     step.epoch = static_cast<std::uint64_t>(epoch);
     std::vector<double> losses;
-    for (RgcnModel* model : {&resident, &streamed}) {
+    for (HeteroModel* model : {&resident, &streamed}) {
       model->zero_grad();
       const Tensor logits = model->forward(step);
       Tensor grad = Tensor::empty(300, 5);
@@ -679,14 +679,14 @@ TEST_CASE("RgcnModel with streamed tables trains as with the tables resident", "
         1e-3);
 
   // A budget below three rows of one table is refused with the minimum.
-  RgcnModelConfig tiny = resident_config;
+  HeteroModelConfig tiny = resident_config;
   tiny.table_stream_budget = 100;
-  CHECK_THROWS_WITH(RgcnModel(tiny, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed),
+  CHECK_THROWS_WITH(HeteroModel(tiny, rg, {&features, nullptr, nullptr, nullptr}, 0, 5, seed),
                     Catch::Contains("give at least 576 bytes"));
 }
 
-TEST_CASE("RgcnModelLayout::activation_bytes bounds what a training step allocates", "[train]") {
-  const RgcnModelConfig c = GENERATE(config_of(2, 32, 0.5f, 0.5f, 0, true, 16),
+TEST_CASE("HeteroModelLayout::activation_bytes bounds what a training step allocates", "[train]") {
+  const HeteroModelConfig c = GENERATE(config_of(2, 32, 0.5f, 0.5f, 0, true, 16),
                                      config_of(3, 16, 0.5f, 0.0f, 2, true, 24),
                                      config_of(2, 64, 0.0f, 0.0f, 0, false, 8));
   CAPTURE(c.layers, c.hidden, c.num_bases);
@@ -696,7 +696,7 @@ TEST_CASE("RgcnModelLayout::activation_bytes bounds what a training step allocat
   RandomStream rng(seed, 1);
   Dense x = test::random_dense(rng, 300, 24);
   const Tensor features = test::to_tensor(x);
-  RgcnModel model(c, rg, {&features, nullptr, nullptr, nullptr}, 0, 7, seed);
+  HeteroModel model(c, rg, {&features, nullptr, nullptr, nullptr}, 0, 7, seed);
   std::vector<std::int64_t> labels(300, 1), rows{0, 1, 2};
   Step step;
 
@@ -717,27 +717,27 @@ TEST_CASE("RgcnModelLayout::activation_bytes bounds what a training step allocat
   CHECK(kernels::tensor_bytes_in_use(cpu) - before <= 300 * 7 * 4 + 4096);
 }
 
-TEST_CASE("RgcnModel refuses bad configurations, inputs that do not fit the graph, and misuse", "[train]") {
+TEST_CASE("HeteroModel refuses bad configurations, inputs that do not fit the graph, and misuse", "[train]") {
   const graph::HeteroGraph g = hand_drawn_graph();
   const RgcnGraph rg(g);
   const Tensor features = Tensor::full(3, 5, 1.0f), short_features = Tensor::full(2, 5, 1.0f);
-  const RgcnModelConfig c = config_of(2, 4, 0.5f, 0.0f, 0, true, 3);
-  CHECK_THROWS_WITH(RgcnModel(c, rg, {nullptr, &features}, paper, 3, 1),
+  const HeteroModelConfig c = config_of(2, 4, 0.5f, 0.0f, 0, true, 3);
+  CHECK_THROWS_WITH(HeteroModel(c, rg, {nullptr, &features}, paper, 3, 1),
                     Catch::Contains("one feature tensor (or nullptr) per vertex type (3), got 2"));
-  CHECK_THROWS_WITH(RgcnModel(c, rg, {nullptr, &short_features, nullptr}, paper, 3, 1),
+  CHECK_THROWS_WITH(HeteroModel(c, rg, {nullptr, &short_features, nullptr}, paper, 3, 1),
                     Catch::Contains("features of type paper are 2 x 5, expected 3 rows"));
-  CHECK_THROWS_WITH(RgcnModel(c, rg, {nullptr, &features, nullptr}, 3, 3, 1), Catch::Contains("target type 3"));
-  CHECK_THROWS_WITH(RgcnModel(config_of(2, 4, 0.5f, 0.0f, 0, true, 0), rg, {nullptr, &features, nullptr}, paper, 3, 1),
+  CHECK_THROWS_WITH(HeteroModel(c, rg, {nullptr, &features, nullptr}, 3, 3, 1), Catch::Contains("target type 3"));
+  CHECK_THROWS_WITH(HeteroModel(config_of(2, 4, 0.5f, 0.0f, 0, true, 0), rg, {nullptr, &features, nullptr}, paper, 3, 1),
                     Catch::Contains("type author has no features and embedding_dim is 0"));
-  CHECK_THROWS_AS(RgcnModel(config_of(0, 4, 0.5f, 0.0f, 0, true, 3), rg, {nullptr, &features, nullptr}, paper, 3, 1),
+  CHECK_THROWS_AS(HeteroModel(config_of(0, 4, 0.5f, 0.0f, 0, true, 3), rg, {nullptr, &features, nullptr}, paper, 3, 1),
                   InvalidArgument);
-  CHECK_THROWS_AS(RgcnModel(config_of(2, 0, 0.5f, 0.0f, 0, true, 3), rg, {nullptr, &features, nullptr}, paper, 3, 1),
+  CHECK_THROWS_AS(HeteroModel(config_of(2, 0, 0.5f, 0.0f, 0, true, 3), rg, {nullptr, &features, nullptr}, paper, 3, 1),
                   InvalidArgument);
-  CHECK_THROWS_AS(RgcnModel(config_of(2, 4, 1.0f, 0.0f, 0, true, 3), rg, {nullptr, &features, nullptr}, paper, 3, 1),
+  CHECK_THROWS_AS(HeteroModel(config_of(2, 4, 1.0f, 0.0f, 0, true, 3), rg, {nullptr, &features, nullptr}, paper, 3, 1),
                   InvalidArgument);
-  CHECK_THROWS_AS(RgcnModel(c, rg, {nullptr, &features, nullptr}, paper, 0, 1), InvalidArgument);
+  CHECK_THROWS_AS(HeteroModel(c, rg, {nullptr, &features, nullptr}, paper, 0, 1), InvalidArgument);
 
-  RgcnModel model(c, rg, {nullptr, &features, nullptr}, paper, 3, 1);
+  HeteroModel model(c, rg, {nullptr, &features, nullptr}, paper, 3, 1);
   Step step;
   CHECK_THROWS_WITH(model.backward(Tensor::zeros(3, 3), step), Catch::Contains("training forward"));
   model.forward(step);

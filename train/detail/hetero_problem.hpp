@@ -1,5 +1,5 @@
 // R-GCN behind train() (train/trainer.hpp): what the R-GCN trainer needs from the process it runs
-// in, one process (train_rgcn) or one rank of many (dist::detail::train_rgcn_part): the graph
+// in, one process (train_hetero) or one rank of many (dist::detail::train_hetero_part): the graph
 // side, the inputs, the labelled rows and the communicator, so both share one training routine.
 #pragma once
 
@@ -12,12 +12,12 @@
 #include "kernels/tensor.hpp"
 #include "train/dist/communicator.hpp"
 #include "train/layers/rgcn_conv.hpp"
-#include "train/models/rgcn_model.hpp"
+#include "train/models/hetero_model.hpp"
 #include "train/trainer.hpp"
 
 namespace halo::train::detail {
 
-struct RgcnProblem {
+struct HeteroProblem {
   // The whole dataset, for the checkpoint fingerprint.
   std::string name;
   std::int64_t num_nodes = 0;
@@ -37,22 +37,22 @@ struct RgcnProblem {
   // Called once the memory plan has passed, before the model is built: places the features on
   // the training device (on a rank with their halo rows, through the exchanges it builds) and
   // sets `features` (and `halo`), so that nothing the plan counts exists before it is checked.
-  std::function<void(RgcnProblem&)> build_inputs;
+  std::function<void(HeteroProblem&)> build_inputs;
   std::vector<const kernels::Tensor*> features;  // per type: its input rows, or null (a table)
-  const RgcnHaloRows* halo = nullptr;            // null on one process
+  const HeteroHaloRows* halo = nullptr;            // null on one process
 };
 
-// Checks the memory plan, then trains config.runs runs of an RgcnModel on `problem` with the
+// Checks the memory plan, then trains config.runs runs of an HeteroModel on `problem` with the
 // trainer loop. Collective when problem.comm has several ranks.
-TrainSummary train_rgcn_problem(RgcnProblem& problem, const RgcnModelConfig& model, const TrainConfig& config,
+TrainSummary train_hetero_problem(HeteroProblem& problem, const HeteroModelConfig& model, const TrainConfig& config,
                                 const EpochCallback& on_epoch);
 
 // train() of a heterogeneous dataset (model kind rgcn) on one process.
-TrainSummary train_rgcn(const datasets::Dataset& ds, const RgcnModelConfig& model, const TrainConfig& config,
+TrainSummary train_hetero(const datasets::Dataset& ds, const HeteroModelConfig& model, const TrainConfig& config,
                         const EpochCallback& on_epoch = {});
 
 // Refuses settings distributed R-GCN training does not support (UnsupportedError naming them): a
 // GPU, boundary sampling, feature streaming.
-void check_rgcn_settings(const TrainConfig& config);
+void check_hetero_settings(const TrainConfig& config);
 
 }  // namespace halo::train::detail
