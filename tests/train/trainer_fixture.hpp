@@ -83,6 +83,21 @@ inline train::ModelConfig rgcn_model() {
   return m;
 }
 
+// HGT as PyG's HGT example: 1 layer of 64 hidden in 2 heads, no dropout, weight decay 1e-3,
+// 64-wide embedding tables.
+inline train::ModelConfig hgt_model() {
+  train::ModelConfig m;
+  m.kind = "hgt";
+  m.layers = 1;
+  m.hidden = 64;
+  m.heads = 2;
+  m.dropout = 0.0f;
+  m.input_dropout = 0.0f;
+  m.weight_decay = 1e-3f;
+  m.embedding_dim = 64;
+  return m;
+}
+
 // Adam, lr 0.01, `epochs` epochs, seed 3, one run.
 inline train::TrainConfig short_training(int epochs) {
   train::TrainConfig c;

@@ -136,10 +136,13 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
 
   app.add_option("--model", m.kind,
                  "Model: gcn (Kipf & Welling), sage (GraphSAGE, mean aggregator), gat (Veličković et al., graph "
-                 "attention) or rgcn (Schlichtkrull et al., heterogeneous datasets)")
+                 "attention); for heterogeneous datasets rgcn (Schlichtkrull et al.) or hgt (Hu et al., "
+                 "heterogeneous graph transformer)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"gcn", "sage", "gat", "rgcn"}));
-  app.add_option("--heads", m.heads, "GAT: attention heads of every hidden layer (each --hidden wide, concatenated)")
+      ->check(CLI::IsMember({"gcn", "sage", "gat", "rgcn", "hgt"}));
+  app.add_option("--heads", m.heads,
+                 "GAT: attention heads of every hidden layer (each --hidden wide, concatenated); HGT: attention "
+                 "heads of every layer (splitting --hidden)")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1024}));
   app.add_option("--out-heads", m.out_heads, "GAT: attention heads of the last layer (averaged)")
@@ -156,7 +159,7 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(0, 4096));
   app.add_option("--embedding-dim", m.embedding_dim,
-                 "R-GCN: width of the learnt embeddings of vertex types without features")
+                 "R-GCN, HGT: width of the learnt embeddings of vertex types without features")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 16));
   app.add_flag("--add-reverse-relations", o.add_reverse_relations,

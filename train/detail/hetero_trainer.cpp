@@ -62,10 +62,11 @@ std::string fingerprint(const HeteroProblem& p, const HeteroModelConfig& m, cons
   nlohmann::json j = training_settings_json(c);
   j["dataset"] = {{"name", p.name}, {"num_nodes", p.num_nodes}, {"num_edges", p.num_edges},
                   {"target_type", p.target_type}, {"num_classes", p.num_classes}};
-  j["model"] = {{"kind", "rgcn"}, {"layers", m.layers}, {"hidden", m.hidden}, {"dropout", m.dropout},
+  j["model"] = {{"kind", m.kind}, {"layers", m.layers}, {"hidden", m.hidden}, {"dropout", m.dropout},
                 {"input_dropout", m.input_dropout}, {"num_bases", m.num_bases}, {"bias", m.bias},
                 {"embedding_dim", m.embedding_dim}, {"weight_decay", m.weight_decay},
                 {"embedding_weight_decay", m.embedding_weight_decay}};
+  if (m.kind == "hgt") j["model"]["heads"] = m.heads;
   return j.dump();
 }
 
@@ -128,24 +129,24 @@ std::vector<std::string> unreached_types(const RgcnGraph& g, int target, int lay
 }
 
 // Says, once per job, which types the model cannot hear from and how to let them in.
-void warn_unreached_types(const HeteroProblem& p, int layers) {
+void warn_unreached_types(const HeteroProblem& p, const std::string& kind, int layers) {
   const std::vector<std::string> names = unreached_types(*p.graph, p.target, layers);
   if (names.empty() || p.comm->rank() != 0) return;
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
-  log_warning(fmt::format("R-GCN: within {} layer{} no relation carries the vertex type{} {} to '{}' (the relations "
+  log_warning(fmt::format("{}: within {} layer{} no relation carries the vertex type{} {} to '{}' (the relations "
                           "point away from it), so {} unused; the reverse relations let {} in "
                           "(--add-reverse-relations of halo-train or of halo-convert ogb)",
-                          layers, layers == 1 ? "" : "s", names.size() == 1 ? "" : "s", list,
+                          kind, layers, layers == 1 ? "" : "s", names.size() == 1 ? "" : "s", list,
                           p.graph->vertex_type_name(p.target), names.size() == 1 ? "its input goes" : "their inputs go",
                           names.size() == 1 ? "it" : "them"));
 }
 
-// What R-GCN training refuses on every device (UnsupportedError naming it).
+// What heterogeneous training refuses on every device (UnsupportedError naming it).
 void check_input_settings(const TrainConfig& c) {
   if (c.boundary_sample_rate < 1.0 || c.precompute_first_aggregation)
     throw UnsupportedError("train: boundary sampling and a precomputed first aggregation are not available for "
-                           "R-GCN");
+                           "heterogeneous models (rgcn, hgt)");
 }
 
 // The model's table_stream_budget: --feature-memory-budget when given (the features of featured
@@ -153,7 +154,13 @@ void check_input_settings(const TrainConfig& c) {
 // their gradients and Adam moments would take more than half of the GPU memory the features
 // leave, then with a sixteenth of the GPU's memory for their staging; else 0 (resident).
 std::int64_t table_stream_budget(const HeteroProblem& problem, const HeteroModelConfig& m, const TrainConfig& c) {
-  if (c.feature_memory_budget > 0) return c.feature_memory_budget;
+  if (c.feature_memory_budget > 0) {
+    if (m.kind != "rgcn")
+      throw UnsupportedError("train: --feature-memory-budget streams R-GCN's embedding tables; " + m.kind +
+                             " keeps its tables resident");
+    return c.feature_memory_budget;
+  }
+  if (m.kind != "rgcn") return 0;
   if (!c.device.is_cuda()) return 0;
   std::int64_t tables = 0;
   for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
@@ -184,7 +191,7 @@ TrainSummary train_hetero_problem(HeteroProblem& problem, const HeteroModelConfi
                                 const EpochCallback& on_epoch) {
   ThreadScope threads(config.threads);
   kernels::reset_tensor_peak_bytes(config.device);
-  warn_unreached_types(problem, model_config.layers);
+  warn_unreached_types(problem, model_config.kind == "hgt" ? "HGT" : "R-GCN", model_config.layers);
   HeteroModelConfig settings = model_config;
   settings.table_stream_budget = table_stream_budget(problem, model_config, config);
   // The plan is made and checked from the model's layout before its inputs, parameters, tables,

@@ -26,35 +26,103 @@ using kernels::Transpose;
 
 namespace {
 
+constexpr std::int64_t float_bytes = static_cast<std::int64_t>(sizeof(float));
+
 float sigmoid(float b) { return 1.0f / (1.0f + std::exp(-b)); }
 
 }  // namespace
 
-HgtConv::HgtConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, std::int64_t out_dim,
-                 const HgtConvOptions& options, const std::string& name, kernels::Device device)
-    : graph_(&graph), name_(name), device_(device), in_dims_(std::move(in_dims)), out_dim_(out_dim),
-      heads_(options.heads) {
+HgtConvLayout::HgtConvLayout(const RgcnGraph& graph, std::vector<std::int64_t> input_widths,
+                             std::int64_t output_width, const HgtConvOptions& options, const std::string& name)
+    : in_dims(std::move(input_widths)), out_dim(output_width), heads(options.heads) {
   const int types = graph.num_vertex_types();
-  HALO_EXPECTS(static_cast<int>(in_dims_.size()) == types,
+  HALO_EXPECTS(static_cast<int>(in_dims.size()) == types,
                "HgtConv " + name + ": needs one input width per vertex type (" + std::to_string(types) + "), got " +
-                   std::to_string(in_dims_.size()));
-  HALO_EXPECTS(out_dim > 0 && heads_ > 0 && out_dim % heads_ == 0,
+                   std::to_string(in_dims.size()));
+  HALO_EXPECTS(out_dim > 0 && heads > 0 && out_dim % heads == 0,
                "HgtConv " + name + ": the output width must be a positive multiple of the heads, got " +
-                   std::to_string(out_dim) + " and " + std::to_string(heads_) + " heads");
-  const auto ts = static_cast<std::size_t>(types);
-  computes_.assign(ts, options.outputs.empty() ? 1 : 0);
+                   std::to_string(out_dim) + " and " + std::to_string(heads) + " heads");
+  computes.assign(static_cast<std::size_t>(types), options.outputs.empty() ? 1 : 0);
   for (int t : options.outputs) {
     HALO_EXPECTS(t >= 0 && t < types, "HgtConv " + name + ": output type " + std::to_string(t) + " out of range");
-    computes_[static_cast<std::size_t>(t)] = 1;
+    computes[static_cast<std::size_t>(t)] = 1;
   }
-  reads_ = computes_;
+  reads = computes;
   for (int r = 0; r < graph.num_relations(); ++r)
-    if (computes(graph.relation_dst(r))) {
-      computed_relations_.push_back(r);
-      reads_[static_cast<std::size_t>(graph.relation_src(r))] = 1;
+    if (computes[static_cast<std::size_t>(graph.relation_dst(r))] != 0) {
+      computed.push_back(r);
+      reads[static_cast<std::size_t>(graph.relation_src(r))] = 1;
     }
+  for (int t = 0; t < types; ++t)
+    HALO_EXPECTS(reads[static_cast<std::size_t>(t)] == 0 || in_dims[static_cast<std::size_t>(t)] > 0,
+                 "HgtConv " + name + ": type " + graph.vertex_type_name(t) + " is read but has input width " +
+                     std::to_string(in_dims[static_cast<std::size_t>(t)]));
+}
+
+std::int64_t HgtConvLayout::parameter_bytes(const RgcnGraph& graph) const {
+  const std::int64_t f = out_dim, d = out_dim / heads;
+  std::int64_t floats = static_cast<std::int64_t>(computed.size()) * (2 * heads * d * d + heads);
+  for (int t = 0; t < graph.num_vertex_types(); ++t) {
+    const auto ts = static_cast<std::size_t>(t);
+    if (reads[ts] != 0) floats += (in_dims[ts] + 1) * 3 * f;
+    if (computes[ts] != 0) floats += (f + 1) * f + (has_skip(t) ? 1 : 0);
+  }
+  return floats * float_bytes;
+}
+
+std::int64_t HgtConvLayout::saved_bytes(const RgcnGraph& graph) const {
+  const std::int64_t f = out_dim, d = out_dim / heads;
+  std::int64_t floats = 0;
+  for (int t = 0; t < graph.num_vertex_types(); ++t) {
+    const auto ts = static_cast<std::size_t>(t);
+    if (reads[ts] != 0) floats += graph.num_inputs(t) * 3 * f;
+    if (computes[ts] == 0) continue;
+    const graph::RelationStack& stack = graph.stack(t);
+    floats += 2 * stack.width() * f + (has_skip(t) ? 3 : 2) * graph.num_outputs(t) * f +
+              2 * graph.num_outputs(t) * heads + stack.num_blocks() * heads * d * d;
+  }
+  return floats * float_bytes;
+}
+
+std::int64_t HgtConvLayout::workspace_bytes(const RgcnGraph& graph) const {
+  const std::int64_t f = out_dim, d = out_dim / heads;
+  std::int64_t floats = 0, busiest = 0;
+  for (int t = 0; t < graph.num_vertex_types(); ++t) {
+    const auto ts = static_cast<std::size_t>(t);
+    if (reads[ts] != 0) floats += graph.num_inputs(t) * 3 * f;
+    if (computes[ts] == 0) continue;
+    const graph::RelationStack& stack = graph.stack(t);
+    busiest = std::max(busiest, graph.num_outputs(t) * f + 2 * stack.width() * f + stack.num_blocks() * heads * d * d);
+  }
+  return (floats + busiest) * float_bytes;
+}
+
+std::int64_t HgtConvLayout::graph_bytes(const RgcnGraph& graph) const {
+  std::int64_t bytes = 0;
+  for (int t = 0; t < graph.num_vertex_types(); ++t) {
+    if (computes[static_cast<std::size_t>(t)] == 0) continue;
+    const graph::RelationStack& stack = graph.stack(t);
+    const std::int64_t entries = stack.csr.num_edges();
+    const std::int64_t id = graph::index_type_for(std::max(stack.width(), graph.num_outputs(t))) ==
+                                    graph::IndexType::i32
+                                ? 4
+                                : 8;
+    // The stack and its transpose: row offsets, column ids and edge ids.
+    bytes += (graph.num_outputs(t) + 1 + stack.width() + 1) * 8 + 2 * entries * (id + 8);
+  }
+  return bytes;
+}
+
+HgtConv::HgtConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, std::int64_t out_dim,
+                 const HgtConvOptions& options, const std::string& name, kernels::Device device)
+    : HgtConv(graph, HgtConvLayout(graph, std::move(in_dims), out_dim, options, name), name, device) {}
+
+HgtConv::HgtConv(const RgcnGraph& graph, HgtConvLayout layout, const std::string& name, kernels::Device device)
+    : graph_(&graph), name_(name), device_(device), layout_(std::move(layout)), heads_(layout_.heads) {
+  const int types = graph.num_vertex_types();
+  const auto ts = static_cast<std::size_t>(types);
   input_grad_.assign(ts, 1);
-  const std::int64_t f = out_dim, d = out_dim / heads_;
+  const std::int64_t f = layout_.out_dim, d = f / heads_;
   kqv_weight_.resize(ts);
   kqv_bias_.resize(ts);
   out_weight_.resize(ts);
@@ -62,13 +130,12 @@ HgtConv::HgtConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, std:
   skip_.resize(ts);
   stacks_.resize(ts);
   transposes_.resize(ts);
+  selection_.resize(ts);
   for (int t = 0; t < types; ++t) {
     const auto tt = static_cast<std::size_t>(t);
     const std::string type = graph.vertex_type_name(t);
     if (reads(t)) {
-      HALO_EXPECTS(in_dims_[tt] > 0, "HgtConv " + name + ": type " + type + " is read but has input width " +
-                                         std::to_string(in_dims_[tt]));
-      kqv_weight_[tt] = make_parameter(name + "." + type + ".kqv.weight", in_dims_[tt], 3 * f, device);
+      kqv_weight_[tt] = make_parameter(name + "." + type + ".kqv.weight", layout_.in_dims[tt], 3 * f, device);
       kqv_bias_[tt] = make_parameter(name + "." + type + ".kqv.bias", 1, 3 * f, device);
     }
     if (!computes(t)) continue;
@@ -83,7 +150,7 @@ HgtConv::HgtConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, std:
   k_rel_.resize(rs);
   v_rel_.resize(rs);
   prior_.resize(rs);
-  for (int r : computed_relations_) {
+  for (int r : layout_.computed) {
     const std::string key = name + "." + graph.relation_type(r).key();
     k_rel_[static_cast<std::size_t>(r)] = make_parameter(key + ".k_rel.weight", heads_ * d, d, device);
     v_rel_[static_cast<std::size_t>(r)] = make_parameter(key + ".v_rel.weight", heads_ * d, d, device);
@@ -92,8 +159,25 @@ HgtConv::HgtConv(const RgcnGraph& graph, std::vector<std::int64_t> in_dims, std:
   saved_.resize(ts);
 }
 
+void HgtConv::check_output(int type) const {
+  HALO_EXPECTS(type >= 0 && type < graph_->num_vertex_types() && computes(type),
+               "HgtConv " + name_ + ": type " + std::to_string(type) + " is not one of its outputs");
+}
+
+void HgtConv::set_training_rows(int type, kernels::IndexView rows) {
+  check_output(type);
+  selection_[static_cast<std::size_t>(type)] =
+      TrainingRows(rows, graph_->num_outputs(type), device_, "HgtConv " + name_, graph_->vertex_type_name(type));
+  pending_ = false;
+}
+
+std::int64_t HgtConv::training_rows(int type) const {
+  check_output(type);
+  return selection_[static_cast<std::size_t>(type)].count(graph_->num_outputs(type));
+}
+
 Tensor HgtConv::composed_key_weight(int r) const {
-  const std::int64_t d = out_dim_ / heads_;
+  const std::int64_t d = layout_.out_dim / heads_;
   std::vector<float> w = k_rel_[static_cast<std::size_t>(r)].value.to_vector();
   const std::vector<float> mu = prior_[static_cast<std::size_t>(r)].value.to_vector();
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
@@ -104,26 +188,29 @@ Tensor HgtConv::composed_key_weight(int r) const {
 }
 
 ConstTensorView HgtConv::head_columns(const Tensor& kqv, int kind, std::int64_t h) const {
-  const std::int64_t d = out_dim_ / heads_;
-  return kqv.view().slice_cols(kind * out_dim_ + h * d, kind * out_dim_ + (h + 1) * d);
+  const std::int64_t d = layout_.out_dim / heads_;
+  return kqv.view().slice_cols(kind * layout_.out_dim + h * d, kind * layout_.out_dim + (h + 1) * d);
 }
 
-std::vector<Tensor> HgtConv::forward(const std::vector<ConstTensorView>& x, const Step& step) {
+std::vector<Tensor> HgtConv::forward(const std::vector<ConstTensorView>& x, const Step& step,
+                                     const std::vector<InputMatrix>& streamed_x) {
+  for (const InputMatrix& m : streamed_x)
+    if (!m.empty()) throw UnsupportedError("HgtConv " + name_ + ": takes no streamed input");
   const RgcnGraph& g = *graph_;
   const int types = g.num_vertex_types();
   HALO_EXPECTS(static_cast<int>(x.size()) == types, "HgtConv " + name_ + ": needs one input per vertex type (" +
                                                         std::to_string(types) + "), got " + std::to_string(x.size()));
-  const std::int64_t f = out_dim_, d = out_dim_ / heads_;
+  const std::int64_t f = layout_.out_dim, d = layout_.out_dim / heads_;
   pending_ = false;
   kqv_.clear();
   kqv_.resize(static_cast<std::size_t>(types));
   for (int t = 0; t < types; ++t) {
     if (!reads(t)) continue;
     const auto tt = static_cast<std::size_t>(t);
-    HALO_EXPECTS(x[tt].rows == g.num_inputs(t) && x[tt].cols == in_dims_[tt],
+    HALO_EXPECTS(x[tt].rows == g.num_inputs(t) && x[tt].cols == layout_.in_dims[tt],
                  "HgtConv " + name_ + ": input of " + g.vertex_type_name(t) + " is " + std::to_string(x[tt].rows) +
                      " x " + std::to_string(x[tt].cols) + ", expected " + std::to_string(g.num_inputs(t)) + " x " +
-                     std::to_string(in_dims_[tt]));
+                     std::to_string(layout_.in_dims[tt]));
     kqv_[tt] = Tensor::empty(x[tt].rows, 3 * f, device_);
     kernels::gemm(x[tt], Transpose::no, kqv_weight_[tt].value.view(), Transpose::no, kqv_[tt].view());
     kernels::add_bias(kqv_[tt].view(), kqv_bias_[tt].value.view());
@@ -176,6 +263,7 @@ std::vector<Tensor> HgtConv::forward(const std::vector<ConstTensorView>& x, cons
     } else {
       y[tt] = std::move(s.out);
     }
+    if (step.training && selection_[tt].selected()) y[tt] = selection_[tt].gather(y[tt].view());
     if (step.training) saved_[tt] = std::move(s);
   }
   if (step.training) {
@@ -187,18 +275,19 @@ std::vector<Tensor> HgtConv::forward(const std::vector<ConstTensorView>& x, cons
   return y;
 }
 
-std::vector<Tensor> HgtConv::backward(std::vector<Tensor> grad_y, const Step& /*step*/) {
+std::vector<Tensor> HgtConv::backward(std::vector<Tensor> grad_y, const Step& /*step*/,
+                                      const RowGradientSink& /*sink*/) {
   HALO_EXPECTS(pending_, "HgtConv " + name_ + ": backward needs a training forward before it");
   pending_ = false;
   const RgcnGraph& g = *graph_;
   const int types = g.num_vertex_types();
-  const std::int64_t f = out_dim_, d = out_dim_ / heads_;
+  const std::int64_t f = layout_.out_dim, d = layout_.out_dim / heads_;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   std::vector<Tensor> grad_kqv(static_cast<std::size_t>(types)), grad_x(static_cast<std::size_t>(types));
   for (int t = 0; t < types; ++t) {
     const auto tt = static_cast<std::size_t>(t);
     if (reads(t)) grad_kqv[tt] = Tensor::zeros(g.num_inputs(t), 3 * f, device_);
-    if (reads(t) && input_grad(t)) grad_x[tt] = Tensor::zeros(g.num_inputs(t), in_dims_[tt], device_);
+    if (reads(t) && input_grad(t)) grad_x[tt] = Tensor::zeros(g.num_inputs(t), layout_.in_dims[tt], device_);
   }
   for (int t = 0; t < types; ++t) {
     if (!computes(t)) continue;
@@ -206,9 +295,10 @@ std::vector<Tensor> HgtConv::backward(std::vector<Tensor> grad_y, const Step& /*
     const std::int64_t n = g.num_outputs(t);
     Saved& s = saved_[tt];
     Tensor& dy = grad_y.at(tt);
-    HALO_EXPECTS(dy.rows() == n && dy.cols() == f, "HgtConv " + name_ + ": gradient of " + g.vertex_type_name(t) +
-                                                       " is " + std::to_string(dy.rows()) + " x " +
-                                                       std::to_string(dy.cols()));
+    HALO_EXPECTS(dy.rows() == training_rows(t) && dy.cols() == f,
+                 "HgtConv " + name_ + ": gradient of " + g.vertex_type_name(t) + " is " + std::to_string(dy.rows()) +
+                     " x " + std::to_string(dy.cols()));
+    if (selection_[tt].selected()) dy = selection_[tt].scatter(dy.view(), n);
     if (has_skip(t)) {
       const ConstTensorView x_out = inputs_[tt].slice_rows(0, n);
       const float a = sigmoid(skip_[tt].value.to_vector()[0]);
@@ -308,7 +398,7 @@ std::vector<Parameter*> HgtConv::parameters() {
       all.push_back(&kqv_weight_[t]);
       all.push_back(&kqv_bias_[t]);
     }
-  for (int r : computed_relations_) {
+  for (int r : layout_.computed) {
     const auto rr = static_cast<std::size_t>(r);
     all.push_back(&k_rel_[rr]);
     all.push_back(&v_rel_[rr]);
@@ -321,6 +411,23 @@ std::vector<Parameter*> HgtConv::parameters() {
       if (has_skip(static_cast<int>(t))) all.push_back(&skip_[t]);
     }
   return all;
+}
+
+void HgtConv::initialize(std::uint64_t seed, std::uint64_t first_stream, float weight_decay) {
+  std::uint64_t stream = first_stream;
+  for (Parameter* p : parameters()) {
+    const std::string& n = p->name;
+    const auto ends_with = [&n](const std::string& tail) {
+      return n.size() >= tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    if (ends_with(".weight")) {
+      glorot_uniform(p->value, seed, stream);
+      p->weight_decay = weight_decay;
+    } else if (ends_with(".prior") || ends_with(".skip")) {
+      p->value.fill(1.0f);
+    }
+    ++stream;
+  }
 }
 
 }  // namespace halo::train

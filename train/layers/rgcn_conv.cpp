@@ -14,6 +14,7 @@
 #include "kernels/segmented_gemm.hpp"
 #include "kernels/spmm.hpp"
 #include "train/layers/init.hpp"
+#include "train/layers/training_rows.hpp"
 
 namespace halo::train {
 
@@ -100,21 +101,8 @@ RgcnOrder RgcnConv::order(int type) const {
 void RgcnConv::set_training_rows(int type, kernels::IndexView rows) {
   check_output(type);
   const auto ts = static_cast<std::size_t>(type);
-  const std::int64_t outputs = graph_->num_outputs(type);
-  std::vector<char> seen(static_cast<std::size_t>(outputs), 0);
-  for (std::int64_t i = 0; i < rows.size; ++i) {
-    const std::int64_t row = rows.data[i];
-    HALO_EXPECTS(row >= 0 && row < outputs, "RgcnConv " + name_ + ": training row " + std::to_string(row) +
-                                                " (entry " + std::to_string(i) + ") is not one of the " +
-                                                std::to_string(outputs) + " outputs of type " +
-                                                graph_->vertex_type_name(type));
-    HALO_EXPECTS(seen[static_cast<std::size_t>(row)] == 0, "RgcnConv " + name_ + ": training row " +
-                                                               std::to_string(row) + " of type " +
-                                                               graph_->vertex_type_name(type) + " is listed twice");
-    seen[static_cast<std::size_t>(row)] = 1;
-  }
-  Array<std::int64_t> selection = Array<std::int64_t>::vector(rows.size);
-  std::copy(rows.data, rows.data + rows.size, selection.data());
+  Array<std::int64_t> selection =
+      checked_training_rows(rows, graph_->num_outputs(type), "RgcnConv " + name_, graph_->vertex_type_name(type));
   if (aggregate(type)) {
     const graph::RelationStack& st = graph_->stack(type);
     for (int k = 0; k < st.num_blocks(); ++k) {
@@ -476,6 +464,19 @@ std::vector<Parameter*> RgcnConv::parameters() {
     for (int t = 0; t < graph_->num_vertex_types(); ++t)
       if (computes(t)) out.push_back(&biases_[static_cast<std::size_t>(t)]);
   return out;
+}
+
+void RgcnConv::initialize(std::uint64_t seed, std::uint64_t first_stream, float weight_decay) {
+  std::uint64_t stream = first_stream;
+  for (Parameter* p : parameters()) {
+    bool is_bias = false;
+    for (const Parameter& b : biases_) is_bias = is_bias || p == &b;
+    if (!is_bias) {
+      glorot_uniform(p->value, seed, stream);
+      p->weight_decay = weight_decay;
+    }
+    ++stream;
+  }
 }
 
 void RgcnConv::set_input_grad(int type, bool needed) {

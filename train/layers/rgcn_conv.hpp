@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include "kernels/device.hpp"
 #include "kernels/tensor.hpp"
 #include "train/layers/detail/rgcn_panels.hpp"
+#include "train/layers/hetero_layer.hpp"
 #include "train/layers/layer_input.hpp"
 #include "train/layers/parameter.hpp"
 #include "train/layers/rgcn_graph.hpp"
@@ -93,7 +93,7 @@ struct RgcnConvLayout {
   std::int64_t basis_input(const RgcnGraph& graph) const;
 };
 
-class RgcnConv {
+class RgcnConv : public HeteroLayer {
  public:
   // in_dims: the input width of every vertex type (in the graph's type order), out_dim the
   // output width of all of them. Parameters, all zero on `device`, for the computed relations
@@ -134,7 +134,7 @@ class RgcnConv {
   // streams): its panel is one streaming pass, and a training forward keeps the handle (the
   // caller keeps its pipeline alive, and the source unchanged, until backward).
   std::vector<kernels::Tensor> forward(const std::vector<kernels::ConstTensorView>& x, const Step& step,
-                                       const std::vector<InputMatrix>& streamed_x = {});
+                                       const std::vector<InputMatrix>& streamed_x = {}) override;
 
   // From grad_y[t] = d loss / d y[t] of the last training forward (one per type; those of types
   // that are not outputs are ignored and may be empty): adds d loss / d θ to every parameter's
@@ -151,9 +151,8 @@ class RgcnConv {
   // first_row) in row chunks of its pipeline's chunk size, in row order: rows is d loss / d x[t]
   // for rows [first_row, first_row + rows.rows), on the layer's device, valid during the call
   // (the sink may work on it in place).
-  using RowGradientSink = std::function<void(int type, kernels::TensorView rows, std::int64_t first_row)>;
   std::vector<kernels::Tensor> backward(std::vector<kernels::Tensor> grad_y, const Step& step,
-                                        const RowGradientSink& sink = {});
+                                        const RowGradientSink& sink = {}) override;
 
   // From now on a training forward computes only the output rows `rows` of type `type` (its
   // y[type] has rows.size rows, row k being output row rows[k]) and the backward after it takes
@@ -163,23 +162,26 @@ class RgcnConv {
   // transposes then replace the whole blocks' for backward); a transform-first type computes
   // every row and keeps the selected ones. `rows` is copied; InvalidArgument for a type that is
   // not an output, a row outside its outputs or a row listed twice. O(rows + their entries).
-  void set_training_rows(int type, kernels::IndexView rows);
+  void set_training_rows(int type, kernels::IndexView rows) override;
   // The output rows a training forward computes of an output type.
-  std::int64_t training_rows(int type) const;
+  std::int64_t training_rows(int type) const override;
 
   // Relation weights (computed relations in relation order) or bases and comp, then roots, then
   // biases (output types in type order).
-  std::vector<Parameter*> parameters();
+  std::vector<Parameter*> parameters() override;
+  // Glorot-uniform for every weight (relation weights or bases and comp, roots) with
+  // `weight_decay`; the biases stay zero, undecayed.
+  void initialize(std::uint64_t seed, std::uint64_t first_stream, float weight_decay) override;
 
   // Whether backward returns d loss / d x[t]; on for every type by default. Switch it off for a
   // type whose input is fixed features; keep it on for a type whose input is an embedding table.
-  void set_input_grad(int type, bool needed);
-  bool input_grad(int type) const { return input_grad_.at(static_cast<std::size_t>(type)) != 0; }
+  void set_input_grad(int type, bool needed) override;
+  bool input_grad(int type) const override { return input_grad_.at(static_cast<std::size_t>(type)) != 0; }
   // Whether type t's input is streamed (options.streamed).
   bool streamed(int type) const { return layout_.streamed.at(static_cast<std::size_t>(type)) != 0; }
   // Whether the layer computes y[t]; whether some computed term reads x[t].
-  bool computes(int type) const { return layout_.computes.at(static_cast<std::size_t>(type)) != 0; }
-  bool reads(int type) const { return layout_.reads.at(static_cast<std::size_t>(type)) != 0; }
+  bool computes(int type) const override { return layout_.computes.at(static_cast<std::size_t>(type)) != 0; }
+  bool reads(int type) const override { return layout_.reads.at(static_cast<std::size_t>(type)) != 0; }
   // The order fixed for an output type.
   RgcnOrder order(int type) const;
 

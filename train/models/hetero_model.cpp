@@ -1,11 +1,11 @@
-// HeteroModel: the layer stack of an R-GCN, its inputs (features or embedding tables), its forward
+// HeteroModel: the layer stack of an R-GCN or HGT, its inputs (features or embedding tables), its forward
 // pass keeping what backward needs, and its backward pass freeing it layer by layer.
 #include "train/models/hetero_model.hpp"
 
 #include <algorithm>
 #include <optional>
-#include <set>
 #include <utility>
+#include <variant>
 
 #include "graph/base/array.hpp"
 #include "graph/base/error.hpp"
@@ -16,7 +16,9 @@
 #include "train/features/feature_pipeline.hpp"
 #include "train/features/feature_source.hpp"
 #include "train/layers/activation.hpp"
+#include "train/layers/hgt_conv.hpp"
 #include "train/layers/init.hpp"
+#include "train/layers/typed_linear.hpp"
 
 namespace halo::train {
 
@@ -27,19 +29,30 @@ namespace {
 
 constexpr std::int64_t float_bytes = static_cast<std::int64_t>(sizeof(float));
 
-// One layer: dropout on every input it reads -> RgcnConv -> (unless last) ReLU per output type,
-// with the tensors a training forward keeps for backward.
+// One layer: dropout on every input it reads -> the layer -> ReLU per output type where the
+// kind puts one, with the tensors a training forward keeps for backward.
 struct Stage {
   Dropout dropout;
-  std::unique_ptr<RgcnConv> conv;
+  std::unique_ptr<HeteroLayer> conv;
+  bool relu = false;
   bool bases = false;
-  std::vector<Tensor> dropped;  // per type: the dropout's output (when active), the conv's input
-  // Per output type (not in the last layer): the ReLU's output in its first rows, the halo rows
-  // after them: the next layer's input.
+  std::vector<Tensor> dropped;  // per type: the dropout's output (when active), the layer's input
+  // Per output type (not in the last layer): its output (after the ReLU) in its first rows, the
+  // halo rows after them: the next layer's input.
   std::vector<Tensor> out;
 
   explicit Stage(Dropout d) : dropout(d) {}
 };
+
+// The layer a stage layout describes.
+std::unique_ptr<HeteroLayer> make_layer(const RgcnGraph& graph, const HeteroStageLayout& stage,
+                                        kernels::Device device) {
+  if (const auto* linear = std::get_if<TypedLinearLayout>(&stage.layer))
+    return std::make_unique<TypedLinear>(graph, *linear, stage.name, device);
+  if (const auto* hgt = std::get_if<HgtConvLayout>(&stage.layer))
+    return std::make_unique<HgtConv>(graph, *hgt, stage.name, device);
+  return std::make_unique<RgcnConv>(graph, std::get<RgcnConvLayout>(stage.layer), stage.name, device);
+}
 
 }  // namespace
 
@@ -165,6 +178,8 @@ HeteroModelConfig hetero_model_config(const ModelConfig& m) {
   r.hidden = m.hidden;
   r.dropout = m.dropout;
   r.input_dropout = m.input_dropout;
+  r.kind = m.kind;
+  r.heads = m.heads;
   r.num_bases = m.num_bases;
   r.bias = m.bias;
   r.embedding_dim = m.embedding_dim;
@@ -251,10 +266,11 @@ HeteroModel::HeteroModel(const HeteroModelConfig& config, const RgcnGraph& graph
   m.stream_tables();
 
   for (int i = 0; i < layout.layers(); ++i) {
-    m.stages.emplace_back(Dropout(i == 0 ? config.input_dropout : config.dropout, static_cast<std::uint32_t>(i)));
+    m.stages.emplace_back(Dropout(layout.stage(i).dropout, static_cast<std::uint32_t>(i)));
     Stage& s = m.stages.back();
     s.bases = layout.uses_bases(i);
-    s.conv = std::make_unique<RgcnConv>(graph, layout.conv(i), "conv" + std::to_string(i), device);
+    s.relu = layout.stage(i).relu;
+    s.conv = make_layer(graph, layout.stage(i), device);
     // The first layer's inputs need a gradient only where they are a table.
     if (i == 0)
       for (int t = 0; t < types; ++t) s.conv->set_input_grad(t, layout.has_table(t));
@@ -264,15 +280,8 @@ HeteroModel::HeteroModel(const HeteroModelConfig& config, const RgcnGraph& graph
 
   std::uint64_t index = 0;  // the tensor's position in parameters(): its initialisation stream
   for (Stage& s : m.stages) {
-    std::set<const Parameter*> biases;
-    for (int t = 0; t < types; ++t)
-      if (s.conv->computes(t))
-        if (const Parameter* b = s.conv->bias(t)) biases.insert(b);
+    s.conv->initialize(seed, index, config.weight_decay);
     for (Parameter* p : s.conv->parameters()) {
-      if (biases.count(p) == 0) {
-        glorot_uniform(p->value, seed, index);
-        p->weight_decay = config.weight_decay;
-      }
       m.parameters.push_back(p);
       ++index;
     }
@@ -320,8 +329,8 @@ Tensor HeteroModel::forward(const Step& step) {
       } else if (s.dropout.active(step)) {
         s.dropped[ts] = s.dropout.forward(*x[ts], m.type_step(step, t));
         in.push_back(s.dropped[ts].view());
-        // A ReLU output read through dropout: backward gates by the dropout's output alone
-        // (both backward passes in one), so the ReLU's is freed now.
+        // The layer keeps the dropout's output; backward regenerates the mask, or after a ReLU
+        // gates by that output alone (both backward passes in one): the input is freed now.
         if (i > 0) m.stages[i - 1].out[ts] = Tensor();
       } else {
         in.push_back(x[ts]->view());
@@ -342,9 +351,16 @@ Tensor HeteroModel::forward(const Step& step) {
       x[ts] = nullptr;
       if (!s.conv->computes(t)) continue;
       Tensor& out = s.out[ts];
-      out = Tensor::empty(m.inputs(t), y[ts].cols(), y[ts].device());
-      kernels::relu_forward(y[ts].view(), out.view().slice_rows(0, m.outputs(t)));
-      y[ts] = Tensor();
+      if (!s.relu && m.inputs(t) == m.outputs(t)) {
+        out = std::move(y[ts]);
+      } else {
+        out = Tensor::empty(m.inputs(t), y[ts].cols(), y[ts].device());
+        if (s.relu)
+          kernels::relu_forward(y[ts].view(), out.view().slice_rows(0, m.outputs(t)));
+        else
+          kernels::copy(y[ts].view(), out.view().slice_rows(0, m.outputs(t)));
+        y[ts] = Tensor();
+      }
       m.fill_halo(t, out);
       x[ts] = &out;
     }
@@ -371,7 +387,7 @@ void HeteroModel::backward(Tensor grad_logits, const Step& step) {
   for (std::size_t i = m.stages.size(); i-- > 0;) {
     Stage& s = m.stages[i];
     // A hidden layer's ReLU backward, unless the next layer's dropout backward did it already.
-    if (i + 1 < m.stages.size() && !m.stages[i + 1].dropout.active(step)) {
+    if (s.relu && i + 1 < m.stages.size() && !m.stages[i + 1].dropout.active(step)) {
       for (int t = 0; t < types; ++t) {
         const auto ts = static_cast<std::size_t>(t);
         if (!s.conv->computes(t)) continue;
@@ -380,14 +396,14 @@ void HeteroModel::backward(Tensor grad_logits, const Step& step) {
       }
     }
     for (Tensor& out : s.out) out = Tensor();  // the next layer, the only other reader, is done
-    const RgcnConv::RowGradientSink to_table = [&](int t, kernels::TensorView chunk, std::int64_t first_row) {
+    const HeteroLayer::RowGradientSink to_table = [&](int t, kernels::TensorView chunk, std::int64_t first_row) {
       m.add_table_gradient(t, chunk, first_row, step);
     };
-    g = s.conv->backward(std::move(g), step, i == 0 ? to_table : RgcnConv::RowGradientSink{});
+    g = s.conv->backward(std::move(g), step, i == 0 ? to_table : HeteroLayer::RowGradientSink{});
     for (int t = 0; t < types; ++t) {
       const auto ts = static_cast<std::size_t>(t);
       if (s.conv->reads(t) && s.conv->input_grad(t) && !(i == 0 && m.streamed(t))) {
-        if (i > 0 && s.dropout.active(step)) {
+        if (i > 0 && s.dropout.active(step) && m.stages[i - 1].relu) {
           // The input is the previous layer's ReLU output, dropped: both backward passes in one,
           // on every input row (a halo row's copy gates exactly as its owner's row does).
           kernels::relu_backward(s.dropped[ts].view(), g[ts].view(), g[ts].view(),

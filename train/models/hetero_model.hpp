@@ -1,7 +1,9 @@
-// HeteroModel: an R-GCN network over a heterogeneous graph (the OGB R-GCN example for ogbn-mag):
-// RgcnConv layers with ReLU and dropout between them, the features of each vertex type as its
-// input or, for a type without features, a learnable EmbeddingTable updated sparsely; the output
-// is the logits of the labelled (target) type. Hand-written forward and backward.
+// HeteroModel: a network over a heterogeneous graph, a stack of HeteroLayers (train/layers/
+// hetero_layer.hpp) with dropout on their inputs and ReLU where the kind says: R-GCN (the OGB R-GCN
+// example for ogbn-mag: RgcnConv layers) or HGT (PyG's HGT example: per-type input projections,
+// HgtConv layers, an output projection). The features of each vertex type are its input or, for
+// a type without features, a learnable EmbeddingTable updated sparsely; the output is the logits
+// of the labelled (target) type. Hand-written forward and backward.
 #pragma once
 
 #include <cstdint>
@@ -14,15 +16,20 @@
 #include "kernels/tensor.hpp"
 #include "train/layers/embedding_table.hpp"
 #include "train/layers/parameter.hpp"
-#include "train/layers/rgcn_conv.hpp"
+#include "train/layers/hetero_layer.hpp"
 #include "train/layers/step.hpp"
-#include "train/models/model_config.hpp"
 #include "train/models/hetero_model_layout.hpp"
+#include "train/models/model_config.hpp"
 #include "train/optimizer.hpp"
 
 namespace halo::train {
 
 struct HeteroModelConfig {
+  // "rgcn": `layers` RgcnConv layers, ReLU and dropout between them, the last one the logits.
+  // "hgt": PyG's HGT example: a TypedLinear per type (input width -> hidden) and ReLU, `layers`
+  // HgtConv layers (hidden -> hidden, `heads` heads), a TypedLinear on the target (hidden ->
+  // classes); dropout on the inputs of every layer after the first.
+  std::string kind = "rgcn";
   int layers = 2;
   std::int64_t hidden = 64;
   float dropout = 0.5f;        // on the input of every layer after the first (after its ReLU)
@@ -34,7 +41,8 @@ struct HeteroModelConfig {
   int num_bases = 0;
   bool bias = true;                     // a bias per vertex type in every layer
   std::int64_t embedding_dim = 128;     // width of the tables of types without features
-  float weight_decay = 0.0f;            // conv weights (relation weights or bases and comp, roots); biases 0
+  std::int64_t heads = 1;               // hgt: attention heads per layer (hidden divisible by it)
+  float weight_decay = 0.0f;            // weight matrices (R-GCN: relation weights or bases and comp, roots); biases 0
   float embedding_weight_decay = 0.0f;  // the tables' decay (applied by sparse_step to touched rows only)
   // 0: the tables live on the model's device. B > 0: the tables are streamed, as features too
   // large for the device are (train/features/feature_pipeline.hpp): each stays in host memory with its
@@ -45,8 +53,9 @@ struct HeteroModelConfig {
   std::int64_t table_stream_budget = 0;
 };
 
-// The R-GCN settings of a user's ModelConfig (kind "rgcn"): its layers, widths, dropout, bias and
-// decays; the tables resident (the trainer sets table_stream_budget).
+// The settings of a user's ModelConfig of a heterogeneous kind ("rgcn", "hgt"): its kind, layers,
+// widths, heads, dropout, bias and decays; the tables resident (the trainer sets
+// table_stream_budget).
 HeteroModelConfig hetero_model_config(const ModelConfig& config);
 
 namespace dist {
@@ -70,12 +79,14 @@ class HeteroModel {
   // features: one per vertex type of `graph`, in its type order: the type's features (vertices
   // x width, on `device`), or nullptr for a type without, which gets an EmbeddingTable of
   // embedding_dim columns named "embedding.<type>" on `device` (on a GPU its sparse Adam runs
-  // there too). `graph` and the feature tensors must outlive the model and stay unchanged. Output: logits of `target_type` (its vertices x
-  // num_classes). Dense parameters are RgcnConv's, named "convI.<...>" (train/layers/rgcn_conv.hpp).
-  // Initialisation depends on `seed` only: Glorot-uniform for every conv weight (relation
-  // weights, bases, comp, roots) and every table, zero biases; each tensor draws from the stream
-  // of its position in parameters(), the tables numbered on after them in type order. Weight
-  // decay as HeteroModelConfig says. Throws InvalidArgument for a bad configuration or inputs that
+  // there too). `graph` and the feature tensors must outlive the model and stay unchanged.
+  // Output: logits of `target_type` (its vertices x num_classes). Dense parameters are the
+  // layers', named "convI.<...>" (train/layers/rgcn_conv.hpp, hgt_conv.hpp) and for HGT
+  // "input.<type>.weight", "output.<type>.weight" and their biases (typed_linear.hpp).
+  // Initialisation depends on `seed` only: each layer's initialize (Glorot-uniform weights, zero
+  // biases; HGT's priors and skip gates 1) and Glorot-uniform tables; each tensor draws from the
+  // stream of its position in parameters(), the tables numbered on after them in type order.
+  // Weight decay as HeteroModelConfig says. Throws InvalidArgument for a bad configuration or inputs that
   // do not match the graph.
   //
   // On a rank of a distributed run, `halo` describes the halo rows: features then have the
@@ -94,12 +105,12 @@ class HeteroModel {
 
   // Logits of the target type. Per layer: dropout on every input the layer reads (mask keyed on step's
   // seed and epoch, the layer, and the vertex's global id = the vertex counts of the types before
-  // it + its index, so the same on any thread count or device), the RgcnConv, and unless it is
-  // the last layer ReLU. A training forward keeps what backward needs; an evaluation forward
+  // it + its index, so the same on any thread count or device), the layer, and ReLU where the
+  // kind puts one. A training forward keeps what backward needs; an evaluation forward
   // (dropout off) keeps nothing. step.global_ids must be empty (the model numbers the vertices of
   // all types itself). Each layer computes only the types the rest of the network reads: the last
-  // one the target's logits, each one before that the outputs the next layer reads (so a type
-  // nothing reaches the target from is never computed), and RgcnConv picks per type the cheaper
+  // one the target's, each one before that the outputs the next layer reads (so a type
+  // nothing reaches the target from is never computed), and an RgcnConv picks per type the cheaper
   // order of multiplying and aggregating. Deterministic; the result does not depend on the
   // thread count.
   kernels::Tensor forward(const Step& step);
@@ -112,13 +123,12 @@ class HeteroModel {
 
   // From now on a training forward returns the logits of these target rows only (row k: target
   // vertex rows[k]; on a rank, its output row rows[k]), all the training loss reads, and the last
-  // layer computes no others (RgcnConv::set_training_rows); backward then takes their gradient.
+  // layer computes no others (HeteroLayer::set_training_rows); backward then takes their gradient.
   // An evaluation forward still returns every row. InvalidArgument for a row out of range or
   // listed twice.
   void set_training_rows(kernels::IndexView rows);
 
-  // The dense parameters, for the optimiser: every layer's RgcnConv::parameters() in layer
-  // order. The tables are not among them: sparse_step updates them.
+  // The dense parameters, for the optimiser: every layer's parameters() in layer order. The tables are not among them: sparse_step updates them.
   std::vector<Parameter*> parameters();
   // Every tensor a checkpoint must keep apart from the dense parameters and their optimiser
   // state: per table (type order) its values "embedding.<type>" and its sparse Adam moments
@@ -140,7 +150,7 @@ class HeteroModel {
   int num_layers() const;
   // The table of a vertex type, or nullptr for a type with features.
   EmbeddingTable* embedding(int type);
-  // Whether layer `layer` composes its relation weights from bases.
+  // Whether layer `layer` composes its relation weights from bases (R-GCN).
   bool uses_bases(int layer) const;
   // Whether the tables are streamed (config.table_stream_budget > 0 and some type has a table),
   // and the rows per chunk of a type's table (0 for a type whose table is not streamed).

@@ -1,9 +1,10 @@
-// HeteroModelLayout: the layers, tables and byte counts of an R-GCN, before it is built.
+// HeteroModelLayout: the layers, tables and byte counts of an R-GCN or HGT, before it is built.
 #include "train/models/hetero_model_layout.hpp"
 
 #include <algorithm>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "graph/base/error.hpp"
 #include "train/layers/embedding_table.hpp"
@@ -15,6 +16,18 @@ namespace {
 constexpr std::int64_t float_bytes = sizeof(float);
 
 void check_config(const HeteroModelConfig& c, std::int64_t num_classes) {
+  HALO_EXPECTS(c.kind == "rgcn" || c.kind == "hgt",
+               "HeteroModel: kind must be rgcn or hgt, got '" + c.kind + "'");
+  if (c.kind == "hgt") {
+    HALO_EXPECTS(c.hidden > 0 && c.heads > 0 && c.hidden % c.heads == 0,
+                 "HeteroModel: hgt needs a hidden width divisible by its heads, got hidden " +
+                     std::to_string(c.hidden) + " and " + std::to_string(c.heads) + " heads");
+    HALO_EXPECTS(c.num_bases == 0, "HeteroModel: hgt has no basis decomposition (num_bases " +
+                                       std::to_string(c.num_bases) + " is for rgcn)");
+    if (c.table_stream_budget > 0)
+      throw UnsupportedError("HeteroModel: hgt reads its embedding tables resident; streamed tables "
+                             "(table_stream_budget) are for rgcn");
+  }
   HALO_EXPECTS(c.layers >= 1, "HeteroModel: needs at least one layer, got " + std::to_string(c.layers));
   HALO_EXPECTS(c.layers == 1 || c.hidden > 0,
                "HeteroModel: hidden width must be positive, got " + std::to_string(c.hidden));
@@ -26,6 +39,55 @@ void check_config(const HeteroModelConfig& c, std::int64_t num_classes) {
 }
 
 }  // namespace
+
+const std::vector<std::int64_t>& HeteroStageLayout::in_dims() const {
+  return std::visit([](const auto& l) -> const std::vector<std::int64_t>& { return l.in_dims; }, layer);
+}
+
+std::int64_t HeteroStageLayout::out_dim() const {
+  return std::visit([](const auto& l) { return l.out_dim; }, layer);
+}
+
+bool HeteroStageLayout::computes(int t) const {
+  return std::visit([t](const auto& l) { return l.computes.at(static_cast<std::size_t>(t)) != 0; }, layer);
+}
+
+bool HeteroStageLayout::reads(int t) const {
+  const auto ts = static_cast<std::size_t>(t);
+  if (const auto* linear = std::get_if<TypedLinearLayout>(&layer)) return linear->computes.at(ts) != 0;
+  if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->reads.at(ts) != 0;
+  return std::get<RgcnConvLayout>(layer).reads.at(ts) != 0;
+}
+
+std::int64_t HeteroStageLayout::parameter_bytes(const RgcnGraph& graph) const {
+  if (const auto* linear = std::get_if<TypedLinearLayout>(&layer)) return linear->parameter_bytes();
+  if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->parameter_bytes(graph);
+  return std::get<RgcnConvLayout>(layer).parameter_bytes(graph);
+}
+
+std::int64_t HeteroStageLayout::saved_bytes(const RgcnGraph& graph) const {
+  if (std::holds_alternative<TypedLinearLayout>(layer)) return 0;  // views of its inputs
+  if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->saved_bytes(graph);
+  return std::get<RgcnConvLayout>(layer).saved_bytes(graph);
+}
+
+std::int64_t HeteroStageLayout::workspace_bytes(const RgcnGraph& graph) const {
+  if (const auto* linear = std::get_if<TypedLinearLayout>(&layer)) {
+    std::int64_t rows_by_width = 0;  // the largest input gradient's product before it is placed
+    for (int t = 0; t < graph.num_vertex_types(); ++t)
+      if (linear->computes[static_cast<std::size_t>(t)] != 0)
+        rows_by_width = std::max(rows_by_width, graph.num_outputs(t) * linear->in_dims[static_cast<std::size_t>(t)]);
+    return rows_by_width * float_bytes;
+  }
+  if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->workspace_bytes(graph);
+  return std::get<RgcnConvLayout>(layer).workspace_bytes(graph);
+}
+
+std::int64_t HeteroStageLayout::graph_bytes(const RgcnGraph& graph) const {
+  if (std::holds_alternative<TypedLinearLayout>(layer)) return 0;
+  if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->graph_bytes(graph);
+  return std::get<RgcnConvLayout>(layer).graph_bytes(graph);
+}
 
 HeteroModelLayout::HeteroModelLayout(const HeteroModelConfig& config, const RgcnGraph& graph,
                                  std::vector<std::int64_t> feature_widths, int target_type, std::int64_t num_classes,
@@ -74,8 +136,9 @@ HeteroModelLayout::HeteroModelLayout(const HeteroModelConfig& config, const Rgcn
     }
   }
 
-  // The types each layer must output: the last layer the target's logits; each layer before
-  // what the next one reads (its outputs' roots and the sources of the relations into them).
+  // The types each graph layer must output: the last one the target's (R-GCN: its logits; HGT:
+  // its representation, which the output projection reads); each one before what the next one
+  // reads (its outputs themselves and the sources of the relations into them).
   const auto layers = static_cast<std::size_t>(config.layers);
   std::vector<std::vector<char>> needed(layers, std::vector<char>(all_types, 0));
   needed[layers - 1][static_cast<std::size_t>(target_type)] = 1;
@@ -85,14 +148,27 @@ HeteroModelLayout::HeteroModelLayout(const HeteroModelConfig& config, const Rgcn
       if (needed[i][static_cast<std::size_t>(graph.relation_dst(r))] != 0)
         needed[i - 1][static_cast<std::size_t>(graph.relation_src(r))] = 1;
   }
+  std::vector<std::int64_t> inputs;  // per type: the first layer's input width
+  for (int t = 0; t < types; ++t) inputs.push_back(input_width(t));
+  if (config.kind == "hgt") {
+    add_hgt_stages(config, needed, inputs, target_type, num_classes);
+  } else {
+    add_rgcn_stages(config, needed, inputs, num_classes);
+  }
+}
+
+void HeteroModelLayout::add_rgcn_stages(const HeteroModelConfig& config, const std::vector<std::vector<char>>& needed,
+                                        const std::vector<std::int64_t>& inputs, std::int64_t num_classes) {
+  const RgcnGraph& graph = *graph_;
+  const int types = graph.num_vertex_types();
+  const std::size_t layers = needed.size();
   for (std::size_t i = 0; i < layers; ++i) {
-    dropout_.push_back(i == 0 ? config.input_dropout : config.dropout);
     RgcnConvOptions options;
     std::vector<std::int64_t> in_dims;
     for (int t = 0; t < types; ++t) {
       if (needed[i][static_cast<std::size_t>(t)] != 0) options.outputs.push_back(t);
       if (i == 0 && streams(t)) options.streamed.push_back(t);
-      in_dims.push_back(i == 0 ? input_width(t) : config.hidden);
+      in_dims.push_back(i == 0 ? inputs[static_cast<std::size_t>(t)] : config.hidden);
     }
     // Bases need one input width over all computed relations; a layer where the widths differ
     // keeps one weight per relation.
@@ -105,9 +181,45 @@ HeteroModelLayout::HeteroModelLayout(const HeteroModelConfig& config, const Rgcn
     const bool bases = config.num_bases > 0 && same_width;
     bases_.push_back(bases ? 1 : 0);
     const std::int64_t out = i + 1 == layers ? num_classes : config.hidden;
-    convs_.emplace_back(graph, std::move(in_dims), out, bases ? config.num_bases : 0, config.bias, options,
-                        "conv" + std::to_string(i));
+    const std::string name = "conv" + std::to_string(i);
+    stages_.push_back({RgcnConvLayout(graph, std::move(in_dims), out, bases ? config.num_bases : 0, config.bias,
+                                      options, name),
+                       name, i == 0 ? config.input_dropout : config.dropout, i + 1 < layers});
   }
+}
+
+void HeteroModelLayout::add_hgt_stages(const HeteroModelConfig& config, const std::vector<std::vector<char>>& needed,
+                                       const std::vector<std::int64_t>& inputs, int target_type,
+                                       std::int64_t num_classes) {
+  const RgcnGraph& graph = *graph_;
+  const int types = graph.num_vertex_types();
+  const auto all_types = static_cast<std::size_t>(types);
+  // The input projection computes what the first HGT layer reads: its outputs and their sources.
+  std::vector<char> projected = needed[0];
+  for (int r = 0; r < graph.num_relations(); ++r)
+    if (needed[0][static_cast<std::size_t>(graph.relation_dst(r))] != 0)
+      projected[static_cast<std::size_t>(graph.relation_src(r))] = 1;
+  std::vector<int> outputs;
+  for (int t = 0; t < types; ++t)
+    if (projected[static_cast<std::size_t>(t)] != 0) outputs.push_back(t);
+  stages_.push_back({TypedLinearLayout(graph, inputs, config.hidden, outputs, config.bias, "input"), "input",
+                     config.input_dropout, true});
+  bases_.push_back(0);
+  for (std::size_t i = 0; i < needed.size(); ++i) {
+    HgtConvOptions options;
+    options.heads = config.heads;
+    for (int t = 0; t < types; ++t)
+      if (needed[i][static_cast<std::size_t>(t)] != 0) options.outputs.push_back(t);
+    const std::string name = "conv" + std::to_string(i);
+    stages_.push_back({HgtConvLayout(graph, std::vector<std::int64_t>(all_types, config.hidden), config.hidden,
+                                     options, name),
+                       name, config.dropout, false});
+    bases_.push_back(0);
+  }
+  stages_.push_back({TypedLinearLayout(graph, std::vector<std::int64_t>(all_types, config.hidden), num_classes,
+                                       {target_type}, config.bias, "output"),
+                     "output", config.dropout, false});
+  bases_.push_back(0);
 }
 
 std::int64_t HeteroModelLayout::input_width(int t) const {
@@ -119,23 +231,23 @@ std::int64_t HeteroModelLayout::activation_bytes() const {
   std::int64_t kept = 0;
   std::int64_t busiest = 0;  // the most one layer holds at once besides what is kept
   for (int i = 0; i < layers(); ++i) {
-    const RgcnConvLayout& c = conv(i);
+    const HeteroStageLayout& c = stage(i);
     std::int64_t inputs = 0, input_grads = 0, outputs = 0;
     for (int t = 0; t < g.num_vertex_types(); ++t) {
       const auto ts = static_cast<std::size_t>(t);
       if (i == 0 && streams(t)) continue;  // chunks only: table_bytes counts them
-      const std::int64_t in = g.num_inputs(t) * c.in_dims[ts] * float_bytes;
+      const std::int64_t in = g.num_inputs(t) * c.in_dims()[ts] * float_bytes;
       // The first layer's inputs need a gradient only where they are a table.
       const bool input_grad = i > 0 || has_table(t);
-      if (c.reads[ts] != 0) inputs += in;
-      if (c.reads[ts] != 0 && input_grad) input_grads += in;
-      if (c.computes[ts] != 0) outputs += g.num_inputs(t) * c.out_dim * float_bytes;
+      if (c.reads(t)) inputs += in;
+      if (c.reads(t) && input_grad) input_grads += in;
+      if (c.computes(t)) outputs += g.num_inputs(t) * c.out_dim() * float_bytes;
     }
-    if (dropout_[static_cast<std::size_t>(i)] > 0.0f) kept += inputs;
+    if (c.dropout > 0.0f) kept += inputs;
     kept += c.saved_bytes(g);
-    if (i + 1 < layers()) kept += outputs;  // the ReLU outputs
-    // Backward holds the outputs' gradients, H's gradient, the input gradients and, with bases,
-    // the composed weights' gradient; forward holds less (H and the outputs).
+    if (i + 1 < layers()) kept += outputs;  // the next layer's input (after its ReLU)
+    // Backward holds the outputs' gradients, the layer's workspace (R-GCN: H's gradient and, with
+    // bases, the composed weights' gradient) and the input gradients; forward holds less.
     busiest = std::max(busiest, outputs + c.workspace_bytes(g) + input_grads);
   }
   return kept + busiest;
@@ -143,7 +255,7 @@ std::int64_t HeteroModelLayout::activation_bytes() const {
 
 std::int64_t HeteroModelLayout::parameter_bytes() const {
   std::int64_t bytes = 0;
-  for (const RgcnConvLayout& c : convs_) bytes += c.parameter_bytes(*graph_);
+  for (const HeteroStageLayout& c : stages_) bytes += c.parameter_bytes(*graph_);
   return bytes;
 }
 
@@ -176,7 +288,7 @@ std::int64_t HeteroModelLayout::host_bytes() const {
 
 std::int64_t HeteroModelLayout::graph_bytes() const {
   std::int64_t bytes = 0;
-  for (const RgcnConvLayout& c : convs_) bytes += c.graph_bytes(*graph_);
+  for (const HeteroStageLayout& c : stages_) bytes += c.graph_bytes(*graph_);
   return bytes;
 }
 

@@ -1,20 +1,44 @@
-// HeteroModelLayout: what an HeteroModel holds, decided from the graph's counts, the input widths and
-// the settings alone: the types each layer computes, its RgcnConvLayout, which layers use bases,
-// the embedding tables and whether they stream. The memory plan reads its byte counts before any
+// HeteroModelLayout: what a HeteroModel holds, decided from the graph's counts, the input widths and
+// the settings alone: its layers (R-GCN: RgcnConv layers; HGT: a TypedLinear per type, HgtConv
+// layers, a TypedLinear on the labelled type), the types each computes and its own layout, which
+// layers use bases, the embedding tables and whether they stream. The memory plan reads its byte counts before any
 // parameter, table, activation or matrix exists; HeteroModel is built from the same layout, so the
 // plan and the model cannot disagree.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <variant>
 #include <vector>
 
 #include "kernels/device.hpp"
+#include "train/layers/hgt_conv.hpp"
 #include "train/layers/rgcn_conv.hpp"
 #include "train/layers/rgcn_graph.hpp"
+#include "train/layers/typed_linear.hpp"
 
 namespace halo::train {
 
 struct HeteroModelConfig;
+
+// One layer of a heterogeneous model: its own layout (which layer it is), its name, the dropout on
+// every input it reads and whether a ReLU follows it.
+struct HeteroStageLayout {
+  std::variant<RgcnConvLayout, HgtConvLayout, TypedLinearLayout> layer;
+  std::string name;
+  float dropout = 0.0f;
+  bool relu = false;
+
+  const std::vector<std::int64_t>& in_dims() const;
+  std::int64_t out_dim() const;
+  bool computes(int t) const;
+  bool reads(int t) const;
+  // The layer's parameters, saved tensors, workspace and sparse matrices, in bytes (its layout's).
+  std::int64_t parameter_bytes(const RgcnGraph& graph) const;
+  std::int64_t saved_bytes(const RgcnGraph& graph) const;
+  std::int64_t workspace_bytes(const RgcnGraph& graph) const;
+  std::int64_t graph_bytes(const RgcnGraph& graph) const;
+};
 
 class HeteroModelLayout {
  public:
@@ -28,8 +52,9 @@ class HeteroModelLayout {
                   int target_type, std::int64_t num_classes, kernels::Device device,
                   std::vector<char> halo_types = {});
 
-  int layers() const { return static_cast<int>(convs_.size()); }
-  const RgcnConvLayout& conv(int layer) const { return convs_.at(static_cast<std::size_t>(layer)); }
+  // The layers in order (an HGT model has config.layers + 2: its input and output projections).
+  int layers() const { return static_cast<int>(stages_.size()); }
+  const HeteroStageLayout& stage(int layer) const { return stages_.at(static_cast<std::size_t>(layer)); }
   // Whether layer i composes its relation weights from bases.
   bool uses_bases(int layer) const { return bases_.at(static_cast<std::size_t>(layer)) != 0; }
   // Whether type t's input is an embedding table, and whether that table is streamed; the rows per
@@ -42,8 +67,8 @@ class HeteroModelLayout {
 
   // For the memory plan, in bytes. activation_bytes: the peak of a training step on the model's
   // device apart from the inputs (features and tables), the logits and their gradient: every
-  // tensor forward keeps (dropout outputs, ReLU outputs, RgcnConv::saved_bytes) plus the most
-  // that one layer's forward or backward holds at once (RgcnConv::workspace_bytes, its outputs
+  // tensor forward keeps (dropout outputs, layer outputs, each layer's saved_bytes) plus the most
+  // that one layer's forward or backward holds at once (its workspace_bytes, its outputs
   // or their gradients, its input gradients). parameter_bytes: the dense parameters' values
   // (their gradients take as much again). table_bytes: the tables (values, gradients, two Adam
   // moments, per-row step counts and touched flags, and on a rank the tables' rows with their
@@ -51,7 +76,7 @@ class HeteroModelLayout {
   // (table_stream_budget). host_bytes: host memory beyond the dense parameters: the dropout keys
   // (8 bytes per vertex on one process), and the tables when they are in host memory (a model on
   // the CPU, or streamed tables). graph_bytes: the sparse matrices the layers keep
-  // (RgcnConvLayout::graph_bytes: their host sizes, before set_training_rows). O(layers · types).
+  // (their layouts' graph_bytes: their host sizes, before set_training_rows). O(layers · types).
   std::int64_t activation_bytes() const;
   std::int64_t parameter_bytes() const;
   std::int64_t table_bytes() const;
@@ -59,13 +84,17 @@ class HeteroModelLayout {
   std::int64_t graph_bytes() const;
 
  private:
+  // The layers of each kind; needed[i]: the types HGT or R-GCN layer i computes.
+  void add_rgcn_stages(const HeteroModelConfig& config, const std::vector<std::vector<char>>& needed,
+                       const std::vector<std::int64_t>& inputs, std::int64_t num_classes);
+  void add_hgt_stages(const HeteroModelConfig& config, const std::vector<std::vector<char>>& needed,
+                      const std::vector<std::int64_t>& inputs, int target_type, std::int64_t num_classes);
   bool halo(int t) const { return !halo_types_.empty() && halo_types_[static_cast<std::size_t>(t)] != 0; }
 
   const RgcnGraph* graph_;
   std::vector<std::int64_t> feature_widths_;
   std::int64_t embedding_dim_;
-  std::vector<float> dropout_;         // per layer
-  std::vector<RgcnConvLayout> convs_;  // per layer
+  std::vector<HeteroStageLayout> stages_;
   std::vector<char> bases_;            // per layer
   std::vector<std::int64_t> chunk_rows_;
   std::vector<char> halo_types_;

@@ -5,11 +5,11 @@
 
 namespace halo::train {
 
-bool is_heterogeneous_kind(const std::string& kind) { return kind == "rgcn"; }
+bool is_heterogeneous_kind(const std::string& kind) { return kind == "rgcn" || kind == "hgt"; }
 
 void check_model_config(const ModelConfig& c) {
-  HALO_EXPECTS(c.kind == "gcn" || c.kind == "sage" || c.kind == "gat" || c.kind == "rgcn",
-               "model kind must be gcn, sage, gat or rgcn, got '" + c.kind + "'");
+  HALO_EXPECTS(c.kind == "gcn" || c.kind == "sage" || c.kind == "gat" || c.kind == "rgcn" || c.kind == "hgt",
+               "model kind must be gcn, sage, gat, rgcn or hgt, got '" + c.kind + "'");
   if (c.kind == "gat") {
     HALO_EXPECTS(c.heads >= 1 && c.out_heads >= 1, "gat needs at least one head per layer, got heads " +
                                                        std::to_string(c.heads) + " and out_heads " +
@@ -18,6 +18,11 @@ void check_model_config(const ModelConfig& c) {
                  "gat's attention dropout must be in [0, 1), got " + std::to_string(c.attention_dropout));
   }
   HALO_EXPECTS(!c.residual || c.kind == "gat", c.kind + " has no residual connections (residual is for gat)");
+  if (c.kind == "hgt")
+    HALO_EXPECTS(c.heads >= 1 && c.hidden % c.heads == 0,
+                 "hgt splits the hidden width over its heads: hidden " + std::to_string(c.hidden) +
+                     " is not a multiple of heads " + std::to_string(c.heads));
+  HALO_EXPECTS(c.num_bases == 0 || c.kind == "rgcn", c.kind + " has no basis decomposition (bases are for rgcn)");
   if (!is_heterogeneous_kind(c.kind)) return;
   HALO_EXPECTS(!c.batch_norm, c.kind + " has no batch norm (batch_norm is for gcn and sage)");
   HALO_EXPECTS(!c.weight_decay_first_layer_only,

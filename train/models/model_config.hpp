@@ -9,8 +9,8 @@
 namespace halo::train {
 
 struct ModelConfig {
-  // "gcn" (Kipf & Welling), "sage" (GraphSAGE, mean aggregator), "gat" (Veličković et al.) or
-  // "rgcn" (Schlichtkrull et al.)
+  // "gcn" (Kipf & Welling), "sage" (GraphSAGE, mean aggregator), "gat" (Veličković et al.), and
+  // for heterogeneous datasets "rgcn" (Schlichtkrull et al.) or "hgt" (Hu et al.)
   std::string kind = "gcn";
   int layers = 2;
   std::int64_t hidden = 16;
@@ -20,20 +20,21 @@ struct ModelConfig {
   bool bias = true;             // a bias in every conv not followed by batch norm (whose beta shifts instead)
   float weight_decay = 0.0f;    // L2 coefficient of the conv weights (the group(s) below)
   bool weight_decay_first_layer_only = false;  // GCN / GraphSAGE: Kipf & Welling decay only the first layer
-  // GAT only: every hidden layer has `heads` heads of `hidden` columns, concatenated; the last
-  // layer `out_heads` heads of the class count, averaged; ELU between layers.
+  // GAT: every hidden layer has `heads` heads of `hidden` columns, concatenated; the last layer
+  // `out_heads` heads of the class count, averaged; ELU between layers. HGT: every layer has
+  // `heads` heads of hidden / heads columns.
   std::int64_t heads = 8;
   std::int64_t out_heads = 1;
   float attention_dropout = 0.6f;  // on the attention coefficients, in training
   float negative_slope = 0.2f;     // of the LeakyReLU on the attention scores
   bool residual = false;           // every layer adds x · W_res of its input (PyG's residual=True)
-  // R-GCN only (train/models/hetero_model.hpp's HeteroModelConfig says what each does):
+  // R-GCN (bases) and R-GCN / HGT (tables) (train/models/hetero_model.hpp's HeteroModelConfig):
   int num_bases = 0;                    // basis matrices per layer; 0 = one weight per relation
   std::int64_t embedding_dim = 128;     // width of the learnt inputs of vertex types without features
   float embedding_weight_decay = 0.0f;  // the embedding tables' decay
 };
 
-// True for the kinds that train on heterogeneous datasets ("rgcn").
+// True for the kinds that train on heterogeneous datasets ("rgcn", "hgt").
 bool is_heterogeneous_kind(const std::string& kind);
 
 // Refuses an unknown kind, and settings the kind's family does not have (R-GCN: batch norm, first

@@ -21,6 +21,7 @@
 #include "kernels/dropout.hpp"
 #include "kernels/loss.hpp"
 #include "tests/reference/naive_csr.hpp"
+#include "tests/reference/naive_hgt.hpp"
 #include "tests/reference/naive_layers.hpp"
 #include "tests/support/thread_count.hpp"
 #include "tests/train/gradient_check.hpp"
@@ -223,7 +224,178 @@ struct HandDrawn {
   }
 };
 
+// HGT by its layers in float64: per-type input projections and ReLU, HGT layers (naive_hgt), the
+// output projection of the papers; the dropout masks by (layer, type) as the model keys them
+// (layer 0 the input projection, layer i + 1 HGT layer i, layer L + 1 the output projection).
+struct ReferenceHgt {
+  const graph::HeteroGraph* g = nullptr;
+  HeteroModelConfig config;
+  std::vector<std::string> names;         // the dense parameters, in the model's order
+  std::map<std::string, Dense> params;    // dense parameters and "embedding.<type>" by name
+  std::map<std::string, Dense> features;  // by type name
+  std::map<std::pair<int, int>, Dense> masks;
+
+  std::vector<Dense> layer_params(const std::string& prefix) const {
+    std::vector<Dense> out;
+    for (const std::string& n : names)
+      if (n.rfind(prefix, 0) == 0) out.push_back(params.at(n));
+    return out;
+  }
+
+  void drop(int layer, std::vector<Dense>& x) const {
+    for (int t = 0; t < g->num_vertex_types(); ++t)
+      if (masks.count({layer, t}) != 0)
+        x[static_cast<std::size_t>(t)] = test::multiply(x[static_cast<std::size_t>(t)], masks.at({layer, t}));
+  }
+
+  Dense forward(bool training) const {
+    const int types = g->num_vertex_types();
+    std::vector<Dense> x;
+    for (int t = 0; t < types; ++t) {
+      const std::string& name = g->vertex_type_name(t);
+      x.push_back(features.count(name) != 0 ? features.at(name) : params.at("embedding." + name));
+    }
+    if (training) drop(0, x);
+    for (int t = 0; t < types; ++t) {
+      const std::string w = "input." + g->vertex_type_name(t) + ".weight";
+      Dense& xt = x[static_cast<std::size_t>(t)];
+      xt = params.count(w) != 0 ? test::relu(test::add_row(test::matmul(xt, params.at(w)),
+                                                           params.at("input." + g->vertex_type_name(t) + ".bias")))
+                                : Dense(g->vertex_count(t), config.hidden);
+    }
+    const test::Relations relations = test::Relations::of(*g);
+    const std::vector<std::int64_t> rows = test::offsets(relations.inputs);
+    for (int layer = 0; layer < config.layers; ++layer) {
+      if (training) drop(layer + 1, x);
+      const std::string conv = "conv" + std::to_string(layer);
+      Dense stacked(rows.back(), config.hidden);
+      std::vector<int> outputs;
+      for (int t = 0; t < types; ++t) {
+        for (std::int64_t i = 0; i < g->vertex_count(t); ++i)
+          for (std::int64_t c = 0; c < config.hidden; ++c)
+            stacked.at(rows[static_cast<std::size_t>(t)] + i, c) = x[static_cast<std::size_t>(t)].at(i, c);
+        if (params.count(conv + "." + g->vertex_type_name(t) + ".out.weight") != 0) outputs.push_back(t);
+      }
+      const Dense y = test::naive_hgt(relations, std::vector<std::int64_t>(static_cast<std::size_t>(types), config.hidden),
+                                      stacked, layer_params(conv + "."), config.hidden, config.heads, outputs);
+      for (int t = 0; t < types; ++t)
+        for (std::int64_t i = 0; i < g->vertex_count(t); ++i)
+          for (std::int64_t c = 0; c < config.hidden; ++c)
+            x[static_cast<std::size_t>(t)].at(i, c) = y.at(rows[static_cast<std::size_t>(t)] + i, c);
+    }
+    if (training) drop(config.layers + 1, x);
+    return test::add_row(test::matmul(x[static_cast<std::size_t>(paper)], params.at("output.paper.weight")),
+                         params.at("output.paper.bias"));
+  }
+};
+
+HeteroModelConfig hgt_config(int layers, std::int64_t hidden, std::int64_t heads, float dropout, float input_dropout,
+                             std::int64_t embedding_dim) {
+  HeteroModelConfig c = config_of(layers, hidden, dropout, input_dropout, 0, true, embedding_dim);
+  c.kind = "hgt";
+  c.heads = heads;
+  return c;
+}
+
 const std::vector<std::int64_t> paper_labels{2, 0, 1};
+
+// Random values for every dense parameter (scaled by 0.8) and table of a hand-drawn model, written
+// into it and returned by name; `names` gets the dense parameters' names in the model's order.
+std::map<std::string, Dense> randomise(HeteroModel& model, RandomStream& rng, std::vector<std::string>& names) {
+  std::map<std::string, Dense> values;
+  for (Parameter* p : model.parameters()) {
+    Dense value = test::random_dense(rng, p->value.rows(), p->value.cols(), 0.8);
+    p->value.copy_from(test::to_tensor(value).view());
+    values[p->name] = value;
+    names.push_back(p->name);
+  }
+  for (int t : {author, subject}) {
+    Parameter& table = model.embedding(t)->parameter();
+    Dense value = test::random_dense(rng, table.value.rows(), table.value.cols());
+    table.value.copy_from(test::to_tensor(value).view());
+    values[table.name] = value;
+  }
+  return values;
+}
+
+Step training_step(std::uint64_t seed, std::uint64_t epoch) {
+  Step step;
+  step.seed = seed;
+  step.epoch = epoch;
+  return step;
+}
+
+// The dropout masks (scaled by 1 / (1 - p)) of a hand-drawn model's `layers` layers by (layer,
+// type), straight from the kernel with the key and global ids the model must use: layer 0 reads
+// the papers' features and the tables with config.input_dropout, every later one hidden-wide
+// inputs with config.dropout.
+std::map<std::pair<int, int>, Dense> dropout_masks(const graph::HeteroGraph& g, int layers,
+                                                   const HeteroModelConfig& config, std::int64_t feature_dim,
+                                                   const Step& step) {
+  std::map<std::pair<int, int>, Dense> masks;
+  for (int i = 0; i < layers; ++i) {
+    const float p = i == 0 ? config.input_dropout : config.dropout;
+    if (p == 0.0f) continue;
+    for (int t = 0; t < g.num_vertex_types(); ++t) {
+      const std::int64_t width = i > 0 ? config.hidden : (t == paper ? feature_dim : config.embedding_dim);
+      Dense ones(g.vertex_count(t), width, 1.0);
+      Tensor mask = test::to_tensor(ones);
+      const std::vector<std::int64_t> ids = global_ids(g, t);
+      kernels::dropout_forward(mask.view(), mask.view(), p, {step.seed, step.epoch, static_cast<std::uint32_t>(i)},
+                               {ids.data(), static_cast<std::int64_t>(ids.size())});
+      masks[{i, t}] = test::to_dense(mask);
+    }
+  }
+  return masks;
+}
+
+// A training forward and backward of the model through log_softmax_nll over papers 0 and 2
+// against reference(true) (the papers' logits in float64 from `params`, which the finite
+// differences perturb): logits to 1e-5, the loss, every dense and table gradient to 1e-3 of
+// central differences; the refusal of a second backward; an evaluation forward against
+// reference(false), which keeps nothing for a backward.
+void check_against_reference(HeteroModel& model, std::map<std::string, Dense>& params,
+                             const std::function<Dense(bool)>& reference, const Step& step) {
+  const std::int64_t classes = 3;
+  const std::vector<std::int64_t> train_rows{0, 2};
+  const auto loss = [&] { return test::naive_mean_nll(reference(true), paper_labels, train_rows); };
+  model.zero_grad();
+  const Tensor logits = model.forward(step);
+  const double forward_error = test::max_relative_error(test::to_dense(logits), reference(true));
+  Tensor grad = Tensor::full(3, classes, std::nanf(""));
+  const kernels::LossSum l = kernels::log_softmax_nll(logits.view(), paper_labels.data(), {train_rows.data(), 2},
+                                                      0.5f, grad.view());
+  CHECK(l.loss_sum / 2 == Approx(loss()).epsilon(1e-5));
+  model.backward(std::move(grad), step);
+
+  std::vector<std::pair<std::string, const Tensor*>> grads;
+  for (Parameter* p : model.parameters()) grads.emplace_back(p->name, &p->grad);
+  for (int t : {author, subject}) {
+    Parameter& table = model.embedding(t)->parameter();
+    grads.emplace_back(table.name, &table.grad);
+  }
+  std::map<std::string, Dense> differences;
+  double largest = 0.0;
+  for (const auto& [name, unused] : grads) {
+    differences[name] = test::finite_difference(params[name], loss);
+    for (double v : differences[name].v) largest = std::max(largest, std::abs(v));
+  }
+  for (const auto& [name, grad_tensor] : grads) {
+    // Gradients near 0 are measured against the scale of the model's gradients.
+    const double error = test::max_relative_error(test::to_dense(*grad_tensor), differences[name], 1e-3 * largest);
+    CAPTURE(name, error);
+    CHECK(error < 1e-3);
+  }
+  CAPTURE(forward_error);
+  CHECK(largest > 1e-3);
+  CHECK(forward_error < 1e-5);
+  CHECK_THROWS_WITH(model.backward(Tensor::zeros(3, classes), step), Catch::Contains("training forward"));
+
+  Step eval = step;
+  eval.training = false;
+  CHECK(test::max_relative_error(test::to_dense(model.forward(eval)), reference(false)) < 1e-5);
+  CHECK_THROWS_AS(model.backward(Tensor::zeros(3, classes), eval), InvalidArgument);
+}
 
 }  // namespace
 
@@ -338,93 +510,19 @@ TEST_CASE("HeteroModel gradients through log_softmax_nll match finite difference
       ModelCase{"one layer", config_of(1, 0, 0.5f, 0.5f, 0, true, 3), 2});
   const std::uint64_t seed = test::case_seed(std::hash<std::string>{}(mc.name));
   CAPTURE(mc.name, seed);
-  const std::int64_t classes = 3;
-  HandDrawn h(mc.config, mc.feature_dim, seed, classes);
-  HeteroModel& model = h.model;
-  const graph::HeteroGraph& g = h.g;
-
+  HandDrawn h(mc.config, mc.feature_dim, seed);
   RandomStream rng(seed, 1);
   ReferenceRgcn ref;
-  ref.g = &g;
+  ref.g = &h.g;
   ref.config = mc.config;
-  for (int i = 0; i < mc.config.layers; ++i) ref.layer_bases.push_back(model.uses_bases(i));
+  for (int i = 0; i < mc.config.layers; ++i) ref.layer_bases.push_back(h.model.uses_bases(i));
   ref.features["paper"] = h.x;
-  for (Parameter* p : model.parameters()) {
-    Dense value = test::random_dense(rng, p->value.rows(), p->value.cols(), 0.8);
-    p->value.copy_from(test::to_tensor(value).view());
-    ref.params[p->name] = value;
-  }
-  for (int t : {author, subject}) {
-    Parameter& table = model.embedding(t)->parameter();
-    Dense value = test::random_dense(rng, table.value.rows(), table.value.cols());
-    table.value.copy_from(test::to_tensor(value).view());
-    ref.params[table.name] = value;
-  }
-  Step step;
-  step.seed = seed;
-  step.epoch = 9;
-  // The dropout masks, straight from the kernel with the key and global ids the model must use.
-  for (int i = 0; i < mc.config.layers; ++i) {
-    const float p = i == 0 ? mc.config.input_dropout : mc.config.dropout;
-    if (p == 0.0f) continue;
-    for (int t = 0; t < g.num_vertex_types(); ++t) {
-      const std::int64_t width =
-          i > 0 ? mc.config.hidden : (t == paper ? mc.feature_dim : mc.config.embedding_dim);
-      Dense ones(g.vertex_count(t), width, 1.0);
-      Tensor mask = test::to_tensor(ones);
-      const std::vector<std::int64_t> ids = global_ids(g, t);
-      kernels::dropout_forward(mask.view(), mask.view(), p, {step.seed, step.epoch, static_cast<std::uint32_t>(i)},
-                               {ids.data(), static_cast<std::int64_t>(ids.size())});
-      ref.masks[{i, t}] = test::to_dense(mask);
-    }
-  }
-  const std::vector<std::int64_t> train_rows{0, 2};
-  const auto loss = [&] {
-    return test::naive_mean_nll(ref.forward(true)[static_cast<std::size_t>(paper)], paper_labels, train_rows);
-  };
-
-  model.zero_grad();
-  const Tensor logits = model.forward(step);
-  const Dense expected = ref.forward(true)[static_cast<std::size_t>(paper)];
-  const double forward_error = test::max_relative_error(test::to_dense(logits), expected);
-  Tensor grad = Tensor::full(3, classes, std::nanf(""));
-  const kernels::LossSum l = kernels::log_softmax_nll(logits.view(), paper_labels.data(), {train_rows.data(), 2},
-                                                      0.5f, grad.view());
-  CHECK(l.loss_sum / 2 == Approx(loss()).epsilon(1e-5));
-  model.backward(std::move(grad), step);
-
-  std::map<std::string, Dense> differences;
-  double largest = 0.0;
-  std::vector<std::pair<std::string, const Tensor*>> grads;
-  for (Parameter* p : model.parameters()) grads.emplace_back(p->name, &p->grad);
-  for (int t : {author, subject}) {
-    Parameter& table = model.embedding(t)->parameter();
-    grads.emplace_back(table.name, &table.grad);
-  }
-  for (const auto& [name, unused] : grads) {
-    differences[name] = test::finite_difference(ref.params[name], loss);
-    for (double v : differences[name].v) largest = std::max(largest, std::abs(v));
-  }
-  double worst = 0.0;
-  for (const auto& [name, grad_tensor] : grads) {
-    // Gradients near 0 are measured against the scale of the model's gradients.
-    const double error = test::max_relative_error(test::to_dense(*grad_tensor), differences[name], 1e-3 * largest);
-    CAPTURE(name, error);
-    CHECK(error < 1e-3);
-    worst = std::max(worst, error);
-  }
-  CAPTURE(forward_error, worst);
-  CHECK(largest > 1e-3);
-  CHECK(forward_error < 1e-5);
-  CHECK_THROWS_WITH(model.backward(Tensor::zeros(3, classes), step), Catch::Contains("training forward"));
-
-  // Evaluation: no dropout, and nothing kept.
-  Step eval = step;
-  eval.training = false;
-  const Tensor eval_logits = model.forward(eval);
-  CHECK(test::max_relative_error(test::to_dense(eval_logits), ref.forward(false)[static_cast<std::size_t>(paper)]) <
-        1e-5);
-  CHECK_THROWS_AS(model.backward(Tensor::zeros(3, classes), eval), InvalidArgument);
+  std::vector<std::string> names;
+  ref.params = randomise(h.model, rng, names);
+  const Step step = training_step(seed, 9);
+  ref.masks = dropout_masks(h.g, mc.config.layers, mc.config, mc.feature_dim, step);
+  check_against_reference(h.model, ref.params,
+                          [&](bool training) { return ref.forward(training)[static_cast<std::size_t>(paper)]; }, step);
 }
 
 TEST_CASE("HeteroModel updates only the embedding rows in the receptive field of the labelled vertices", "[train]") {
@@ -749,4 +847,74 @@ TEST_CASE("HeteroModel refuses bad configurations, inputs that do not fit the gr
   OptimizerConfig sgd;
   sgd.kind = "sgd";
   CHECK_THROWS_WITH(model.sparse_step(sgd), Catch::Contains("Adam or AdamW"));
+}
+
+TEST_CASE("HeteroModel of kind hgt projects the types its layers read and initialises as PyG's HGT", "[train]") {
+  HeteroModelConfig c = hgt_config(1, 4, 2, 0.0f, 0.0f, 3);
+  c.weight_decay = 1e-3f;
+  HandDrawn h(c, 5, 1);
+  const std::vector<Parameter*> ps = h.model.parameters();
+  // The one HGT layer computes the papers, reading authors (writes), papers (cites, rev_cites)
+  // and subjects (rev_has_subject): all three are projected.
+  std::vector<std::string> names;
+  for (const Parameter* p : ps) names.push_back(p->name);
+  CHECK(names == std::vector<std::string>{
+                     "input.author.weight", "input.author.bias", "input.paper.weight", "input.paper.bias",
+                     "input.subject.weight", "input.subject.bias",
+                     "conv0.author.kqv.weight", "conv0.author.kqv.bias", "conv0.paper.kqv.weight",
+                     "conv0.paper.kqv.bias", "conv0.subject.kqv.weight", "conv0.subject.kqv.bias",
+                     "conv0.author__writes__paper.k_rel.weight", "conv0.author__writes__paper.v_rel.weight",
+                     "conv0.author__writes__paper.prior", "conv0.paper__cites__paper.k_rel.weight",
+                     "conv0.paper__cites__paper.v_rel.weight", "conv0.paper__cites__paper.prior",
+                     "conv0.paper__rev_cites__paper.k_rel.weight", "conv0.paper__rev_cites__paper.v_rel.weight",
+                     "conv0.paper__rev_cites__paper.prior", "conv0.subject__rev_has_subject__paper.k_rel.weight",
+                     "conv0.subject__rev_has_subject__paper.v_rel.weight", "conv0.subject__rev_has_subject__paper.prior",
+                     "conv0.paper.out.weight", "conv0.paper.out.bias", "conv0.paper.skip", "output.paper.weight",
+                     "output.paper.bias"});
+  std::int64_t values = 0;
+  for (const Parameter* p : ps) {
+    CAPTURE(p->name);
+    const bool weight = p->name.size() > 7 && p->name.compare(p->name.size() - 7, 7, ".weight") == 0;
+    CHECK(p->weight_decay == (weight ? 1e-3f : 0.0f));
+    const std::vector<float> v = p->value.to_vector();
+    if (p->name.find(".prior") != std::string::npos || p->name.find(".skip") != std::string::npos) {
+      CHECK(std::all_of(v.begin(), v.end(), [](float e) { return e == 1.0f; }));
+    } else if (weight) {
+      CHECK(std::any_of(v.begin(), v.end(), [](float e) { return e != 0.0f; }));
+    } else {
+      CHECK(std::all_of(v.begin(), v.end(), [](float e) { return e == 0.0f; }));
+    }
+    values += p->value.numel();
+  }
+  CHECK(h.model.layout().parameter_bytes() == values * 4);
+  CHECK(h.model.num_layers() == 3);
+  CHECK(h.model.parameters()[0]->value.rows() == 3);  // the author table's width
+  CHECK(h.model.parameters()[2]->value.rows() == 5);  // the paper features' width
+
+  CHECK_THROWS_WITH(HandDrawn(hgt_config(1, 5, 2, 0.0f, 0.0f, 3), 5, 1),
+                    Catch::Contains("hidden width divisible by its heads"));
+  HeteroModelConfig bases = hgt_config(1, 4, 2, 0.0f, 0.0f, 3);
+  bases.num_bases = 2;
+  CHECK_THROWS_WITH(HandDrawn(bases, 5, 1), Catch::Contains("no basis decomposition"));
+  HeteroModelConfig streamed = hgt_config(1, 4, 2, 0.0f, 0.0f, 3);
+  streamed.table_stream_budget = 1 << 20;
+  CHECK_THROWS_AS(HandDrawn(streamed, 5, 1), UnsupportedError);
+}
+
+TEST_CASE("HeteroModel of kind hgt matches finite differences of a float64 HGT model", "[train]") {
+  const ModelCase mc = GENERATE(ModelCase{"one layer, two heads, input dropout", hgt_config(1, 4, 2, 0.0f, 0.3f, 3), 5},
+                                ModelCase{"two layers, one head, dropout", hgt_config(2, 4, 1, 0.5f, 0.0f, 2), 4});
+  const std::uint64_t seed = test::case_seed(std::hash<std::string>{}(mc.name));
+  CAPTURE(mc.name, seed);
+  HandDrawn h(mc.config, mc.feature_dim, seed);
+  RandomStream rng(seed, 1);
+  ReferenceHgt ref;
+  ref.g = &h.g;
+  ref.config = mc.config;
+  ref.features["paper"] = h.x;
+  ref.params = randomise(h.model, rng, ref.names);
+  const Step step = training_step(seed, 4);
+  // The input projection, each HGT layer and the output projection draw their own masks.
+  ref.masks = dropout_masks(h.g, mc.config.layers + 2, mc.config, mc.feature_dim, step);
+  check_against_reference(h.model, ref.params, [&](bool training) { return ref.forward(training); }, step);
 }

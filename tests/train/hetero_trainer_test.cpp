@@ -1,7 +1,8 @@
-// Tests of train/detail/hetero_trainer.cpp, through train() with model kind rgcn: R-GCN through the
-// shared trainer loop learns a tiny hand-made heterogeneous dataset deterministically, resumes
-// from checkpoints bitwise (embedding tables included), refuses what it cannot train, and (slow,
-// when the shared datasets are present) classifies ACM's papers well above chance.
+// Tests of train/detail/hetero_trainer.cpp, through train() with model kinds rgcn and hgt: R-GCN
+// and HGT through the shared trainer loop learn a tiny hand-made heterogeneous dataset
+// deterministically, resume from checkpoints bitwise (embedding tables included), refuse what
+// they cannot train, and (slow, when the shared datasets are present) classify ACM's papers well
+// above chance.
 #include "train/trainer.hpp"
 
 #include <catch2/catch.hpp>
@@ -39,6 +40,17 @@ ModelConfig small_rgcn_with_dropout() {
   return m;
 }
 
+// HGT of one layer, 8 wide in 2 heads, with dropout on the input projections and after them.
+ModelConfig small_hgt_with_dropout() {
+  ModelConfig m = test::hgt_model();
+  m.hidden = 8;
+  m.heads = 2;
+  m.embedding_dim = 4;
+  m.dropout = 0.2f;
+  m.input_dropout = 0.3f;
+  return m;
+}
+
 datasets::Dataset tiny_hetero_with_reverse_relations() {
   datasets::Dataset ds = test::tiny_hetero();
   ds.hetero.add_reverse_relations();
@@ -47,12 +59,14 @@ datasets::Dataset tiny_hetero_with_reverse_relations() {
 
 }  // namespace
 
-TEST_CASE("R-GCN training fits the tiny heterogeneous dataset, the same way every time", "[train]") {
+TEST_CASE("R-GCN and HGT training fit the tiny heterogeneous dataset, the same way every time", "[train]") {
+  const ModelConfig m = GENERATE(small_rgcn(), small_hgt_with_dropout());
+  CAPTURE(m.kind);
   const datasets::Dataset ds = tiny_hetero_with_reverse_relations();
   TrainConfig c = test::short_training(40);
   c.optimizer.lr = 0.05f;
-  const TrainSummary a = halo::train::train(ds, small_rgcn(), c);
-  const TrainSummary b = halo::train::train(ds, small_rgcn(), c);
+  const TrainSummary a = halo::train::train(ds, m, c);
+  const TrainSummary b = halo::train::train(ds, m, c);
   const auto& e = a.runs.at(0).epochs;
   REQUIRE(e.size() == 40);
   CHECK(e.back().loss < 0.5 * e.front().loss);
@@ -75,7 +89,7 @@ TEST_CASE("train refuses an unknown model kind and settings the R-GCN family doe
   const TrainConfig c = test::short_training(3);
   ModelConfig unknown = small_rgcn();
   unknown.kind = "gin";
-  CHECK_THROWS_WITH(halo::train::train(ds, unknown, c), Catch::Contains("gcn, sage, gat or rgcn, got 'gin'"));
+  CHECK_THROWS_WITH(halo::train::train(ds, unknown, c), Catch::Contains("gcn, sage, gat, rgcn or hgt, got 'gin'"));
   ModelConfig batch_norm = small_rgcn();
   batch_norm.batch_norm = true;
   CHECK_THROWS_WITH(halo::train::train(ds, batch_norm, c), Catch::Contains("rgcn has no batch norm"));
@@ -85,6 +99,16 @@ TEST_CASE("train refuses an unknown model kind and settings the R-GCN family doe
   ModelConfig residual = small_rgcn();
   residual.residual = true;
   CHECK_THROWS_WITH(halo::train::train(ds, residual, c), Catch::Contains("rgcn has no residual connections"));
+  ModelConfig hgt_heads = test::hgt_model();
+  hgt_heads.heads = 3;
+  CHECK_THROWS_WITH(halo::train::train(ds, hgt_heads, c), Catch::Contains("hidden 64 is not a multiple of heads 3"));
+  ModelConfig hgt_bases = test::hgt_model();
+  hgt_bases.num_bases = 2;
+  CHECK_THROWS_WITH(halo::train::train(ds, hgt_bases, c), Catch::Contains("hgt has no basis decomposition"));
+  TrainConfig streamed = c;
+  streamed.feature_memory_budget = 1 << 20;
+  CHECK_THROWS_WITH(halo::train::train(ds, test::hgt_model(), streamed),
+                    Catch::Contains("hgt keeps its tables resident"));
 }
 
 TEST_CASE("R-GCN training warns, naming them, of vertex types that never reach the labelled one, and not once "
@@ -115,11 +139,13 @@ TEST_CASE("R-GCN training warns, naming them, of vertex types that never reach t
   CHECK(warnings.empty());
 }
 
-TEST_CASE("R-GCN training resumed from a checkpoint repeats an uninterrupted run's losses bitwise", "[train]") {
+TEST_CASE("R-GCN and HGT training resumed from a checkpoint repeat an uninterrupted run's losses bitwise",
+          "[train]") {
   // Dropout, and embedding tables whose sparse Adam state (moments, per-row step counts) must
   // come back exactly for the resumed steps to match.
   const datasets::Dataset ds = tiny_hetero_with_reverse_relations();
-  const ModelConfig m = small_rgcn_with_dropout();
+  const ModelConfig m = GENERATE(small_rgcn_with_dropout(), small_hgt_with_dropout());
+  CAPTURE(m.kind);
   TrainConfig c = test::short_training(9);
   c.optimizer.lr = 0.05f;
   const TrainSummary whole = halo::train::train(ds, m, c);
@@ -143,7 +169,7 @@ TEST_CASE("R-GCN training resumed from a checkpoint repeats an uninterrupted run
   CHECK(whole.runs[0].epochs.back().loss != whole.runs[0].epochs.front().loss);
 }
 
-TEST_CASE("R-GCN classifies ACM's papers well above chance", "[train][slow]") {
+TEST_CASE("R-GCN and HGT classify ACM's papers well above chance", "[train][slow]") {
   const std::string shared = test::shared_datasets_dir();
   if (shared.empty()) {
     HALO_SKIP("the shared datasets folder (../shared/datasets) is absent");
@@ -160,6 +186,9 @@ TEST_CASE("R-GCN classifies ACM's papers well above chance", "[train][slow]") {
   const TrainSummary s = halo::train::train(ds, m, c);
   // 3 classes, the largest holds half the papers; HeCo-style baselines reach ~85-90 %.
   CHECK(s.test_acc_mean > 0.8);
+  c.optimizer.lr = 0.005f;
+  const TrainSummary hgt = halo::train::train(ds, test::hgt_model(), c);
+  CHECK(hgt.test_acc_mean > 0.75);
 }
 
 TEST_CASE("R-GCN training with a feature memory budget streams the tables and follows the resident run", "[train]") {

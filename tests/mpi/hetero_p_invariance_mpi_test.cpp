@@ -1,7 +1,8 @@
-// P-invariance of R-GCN: training on the world's P parts of a heterogeneous dataset computes what
-// one process computes on the whole dataset — per-epoch losses to 1e-5 relative and the same
-// accuracies — with dropout on every layer's inputs, embedding tables for the types without
-// features (updated sparsely by their owners), bases, on a generated graph and on acm.
+// P-invariance of the heterogeneous models (R-GCN, HGT): training on the world's P parts of a
+// heterogeneous dataset computes what one process computes on the whole dataset — per-epoch
+// losses to 1e-5 relative and the same accuracies — with dropout on every layer's inputs,
+// embedding tables for the types without features (updated sparsely by their owners), bases
+// (R-GCN), several heads (HGT), on a generated graph and on acm.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -39,6 +40,19 @@ void check_invariance(const datasets::Dataset& ds, const std::string& name, cons
   CHECK(a.back().loss < 0.9 * a.front().loss);  // it learns: the comparison is not of constants
 }
 
+// check_invariance on acm with its reverse relations, or a warning when the shared datasets are
+// absent.
+void check_invariance_on_acm(const train::ModelConfig& m) {
+  const std::string shared = test::shared_datasets_dir();
+  if (shared.empty()) {
+    WARN("skipped: the shared datasets folder (../shared/datasets) is absent");
+    return;
+  }
+  datasets::OgbReadOptions o;
+  o.add_reverse_relations = true;
+  check_invariance(datasets::read_ogb(shared + "/acm", o), "acm", m, 10);
+}
+
 }  // namespace
 
 TEST_CASE("P ranks train R-GCN with tables, dropout and bases on a generated heterogeneous graph as one process does",
@@ -55,16 +69,24 @@ TEST_CASE("P ranks train R-GCN with tables, dropout and bases on a generated het
 }
 
 TEST_CASE("P ranks train R-GCN on acm as one process does", "[mpi]") {
-  const std::string shared = test::shared_datasets_dir();
-  if (shared.empty()) {
-    WARN("skipped: the shared datasets folder (../shared/datasets) is absent");
-    return;
-  }
-  datasets::OgbReadOptions o;
-  o.add_reverse_relations = true;
   train::ModelConfig m = test::rgcn_model();
   m.hidden = 64;
   m.embedding_dim = 64;
   m.weight_decay = 5e-4f;
-  check_invariance(datasets::read_ogb(shared + "/acm", o), "acm", m, 10);
+  check_invariance_on_acm(m);
 }
+
+TEST_CASE("P ranks train HGT with tables and dropout on a generated heterogeneous graph as one process does",
+          "[mpi]") {
+  train::ModelConfig m = test::hgt_model();
+  m.layers = 2;
+  m.hidden = 16;
+  m.heads = 4;
+  m.dropout = 0.1f;
+  m.input_dropout = 0.2f;
+  m.embedding_dim = 8;
+  m.weight_decay = 1e-3f;
+  check_invariance(test::generated_hetero(), "generated-hetero", m, 40);
+}
+
+TEST_CASE("P ranks train HGT on acm as one process does", "[mpi]") { check_invariance_on_acm(test::hgt_model()); }
