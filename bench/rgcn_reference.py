@@ -60,22 +60,30 @@ def load(dataset_dir, split):
     return {"num_nodes": num_nodes, "edges": edges, "features": features, "target": target, "y": y, "split": idx}
 
 
+def start_model(model, data, hp, plain=(("num_bases", 0),)):
+    """What every reference model (R-GCN here, HGT and RGAT in their files) begins with: refuses
+    settings it does not implement (those of `plain` and the optimiser's, tables' and features'
+    that differ from their plain values), sets the target type and the dropouts, and gives the
+    types without features an embedding table. Returns the sorted types and each one's input
+    width."""
+    plain = dict(plain, bias=True, optimizer="adam", embedding_weight_decay=0.0, normalize_features=False)
+    unsupported = {k: hp[k] for k, value in plain.items() if hp.get(k, value) != value}
+    if unsupported:
+        raise ValueError(f"the PyG reference does not implement {unsupported}")
+    model.target = data["target"]
+    model.dropout = hp["dropout"]
+    model.input_dropout = hp["input_dropout"]
+    types = sorted(data["num_nodes"])
+    model.embeddings = torch.nn.ParameterDict(
+        {t: torch.nn.Parameter(torch.empty(data["num_nodes"][t], hp["embedding_dim"]))
+         for t in types if t not in data["features"]})
+    return types, {t: data["features"][t].shape[1] if t in data["features"] else hp["embedding_dim"] for t in types}
+
+
 class RGCN(torch.nn.Module):
     def __init__(self, data, hp, num_classes):
         super().__init__()
-        unsupported = {k: hp[k] for k, plain in (("num_bases", 0), ("bias", True), ("optimizer", "adam"),
-                                                 ("embedding_weight_decay", 0.0), ("normalize_features", False))
-                       if hp.get(k, plain) != plain}
-        if unsupported:
-            raise ValueError(f"the PyG reference does not implement {unsupported}")
-        self.target = data["target"]
-        self.dropout = hp["dropout"]
-        self.input_dropout = hp["input_dropout"]
-        types = sorted(data["num_nodes"])
-        self.embeddings = torch.nn.ParameterDict(
-            {t: torch.nn.Parameter(torch.empty(data["num_nodes"][t], hp["embedding_dim"]))
-             for t in types if t not in data["features"]})
-        width = {t: data["features"][t].shape[1] if t in data["features"] else hp["embedding_dim"] for t in types}
+        types, width = start_model(self, data, hp)
         self.convs = torch.nn.ModuleList()
         self.roots = torch.nn.ModuleList()
         for layer in range(hp["layers"]):
@@ -138,6 +146,11 @@ class RGCN(torch.nn.Module):
         return y
 
 
+def compact(a):
+    """`a` as sparse CSR where under a quarter of its entries are nonzero, else itself."""
+    return a.to_sparse_csr() if float((a != 0).float().mean()) < 0.25 else a
+
+
 def fixed_first_layer_inputs(data, hp):
     """With no input dropout the first layer multiplies the features, and their mean over every
     relation from a featured type, by its weights, and neither product's left side ever changes:
@@ -146,22 +159,23 @@ def fixed_first_layer_inputs(data, hp):
     function up to float rounding; halo-train's --precompute-first-aggregation is the same idea."""
     if hp["input_dropout"] > 0:
         return None
-
-    def compact(a):
-        return a.to_sparse_csr() if float((a != 0).float().mean()) < 0.25 else a
-
     features = data["features"]
     return {"roots": {t: compact(h) for t, h in features.items()},
             "means": {et: compact(torch.sparse.mm(adj, features[et[0]], "mean"))
                       for et, adj in data["edges"].items() if et[0] in features}}
 
 
-def train_run(data, hp, seed):
-    """One run: the test accuracy at the best validation accuracy (OGB's rule; the first epoch
-    wins ties), evaluated after every epoch."""
+RGCN.fixed_inputs = staticmethod(fixed_first_layer_inputs)
+
+
+def train_run(data, hp, seed, model_class=RGCN):
+    """One run of `model_class` (RGCN, or hgt_reference.py's HGT: a module built from (data, hp,
+    num_classes) with parameter_groups(weight_decay) and forward(features, edges, fixed)): the test
+    accuracy at the best validation accuracy (OGB's rule; the first epoch wins ties), evaluated
+    after every epoch."""
     torch.manual_seed(seed)
     num_classes = int(data["y"].max()) + 1
-    model = RGCN(data, hp, num_classes)
+    model = model_class(data, hp, num_classes)
     optimizer = torch.optim.Adam(model.parameter_groups(hp["weight_decay"]), lr=hp["lr"])
     y, split, fixed = data["y"], data["split"], data["fixed"]
     best = (-1.0, 0.0, 0)
@@ -188,21 +202,21 @@ def summary(values):
     return {"mean": statistics.mean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0}
 
 
-def accuracy(dataset_dir, hp):
+def accuracy(dataset_dir, hp, model_class=RGCN):
     data = load(dataset_dir, hp["split"])
-    data["fixed"] = fixed_first_layer_inputs(data, hp)
-    runs = [train_run(data, hp, hp["seed"] + r) for r in range(hp["runs"])]
+    data["fixed"] = model_class.fixed_inputs(data, hp)
+    runs = [train_run(data, hp, hp["seed"] + r, model_class) for r in range(hp["runs"])]
     return {"test_acc": summary([r["test_acc"] for r in runs]), "valid_acc": summary([r["valid_acc"] for r in runs]),
             "runs": runs}
 
 
-def timing(dataset_dir, hp, epochs):
+def timing(dataset_dir, hp, epochs, model_class=RGCN):
     """Median time of a full-batch training epoch (forward, loss, backward, Adam step), the first
     epoch left out as warm-up."""
     data = load(dataset_dir, hp["split"])
     torch.manual_seed(hp["seed"])
     num_classes = int(data["y"].max()) + 1
-    model = RGCN(data, hp, num_classes)
+    model = model_class(data, hp, num_classes)
     optimizer = torch.optim.Adam(model.parameter_groups(hp["weight_decay"]), lr=hp["lr"])
     train = data["split"]["train"]
     times = []
@@ -218,11 +232,13 @@ def timing(dataset_dir, hp, epochs):
     return {"epoch_times_s": times, "epoch_time_median_s": statistics.median(times), "final_loss": loss.item()}
 
 
-def main():
+def main(model_class=RGCN):
+    """The command line of this file and of hgt_reference.py (with its model class)."""
     mode, dataset_dir, hp = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     torch.set_num_threads(hp["threads"])
     start = time.perf_counter()
-    result = accuracy(dataset_dir, hp) if mode == "accuracy" else timing(dataset_dir, hp, int(sys.argv[4]))
+    result = (accuracy(dataset_dir, hp, model_class) if mode == "accuracy"
+              else timing(dataset_dir, hp, int(sys.argv[4]), model_class))
     result.update({"wall_s": time.perf_counter() - start, "threads": torch.get_num_threads(),
                    "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                    "torch": torch.__version__, "torch_geometric": __import__("torch_geometric").__version__})

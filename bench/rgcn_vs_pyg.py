@@ -78,7 +78,9 @@ MAG_FEATURES, MAG_CLASSES = 128, 349
 # HYPERPARAMETERS as halo-train --config keys.
 HALO_KEYS = {"layers": "layers", "hidden": "hidden", "dropout": "dropout", "input_dropout": "input-dropout",
              "embedding_dim": "embedding-dim", "num_bases": "bases", "bias": "bias", "optimizer": "optimizer",
-             "lr": "lr", "weight_decay": "weight-decay", "epochs": "epochs", "normalize_features": "normalize-features"}
+             "lr": "lr", "weight_decay": "weight-decay", "epochs": "epochs", "normalize_features": "normalize-features",
+             "heads": "heads", "out_heads": "out-heads", "attention_dropout": "attn-dropout",
+             "negative_slope": "negative-slope"}
 
 
 def write_csv_gz(path, rows, fmt):
@@ -154,9 +156,9 @@ def generate_mag_like(folder, scale, seed=0):
     return shape
 
 
-def run_pyg(mode, dataset_dir, hp, *extra):
-    """bench/rgcn_reference.py in its own process; its JSON result."""
-    out = subprocess.run([sys.executable, os.path.join(BENCH, "rgcn_reference.py"), mode, dataset_dir, json.dumps(hp),
+def run_pyg(mode, dataset_dir, hp, *extra, script="rgcn_reference.py"):
+    """bench/rgcn_reference.py (or `script`) in its own process; its JSON result."""
+    out = subprocess.run([sys.executable, os.path.join(BENCH, script), mode, dataset_dir, json.dumps(hp),
                           *map(str, extra)], check=True, capture_output=True, text=True, cwd=BENCH)
     return json.loads(out.stdout)
 
@@ -170,23 +172,25 @@ def convert_for_halo(halo_convert, ogb_dir, hp, work):
     return dataset
 
 
-def run_halo(halo_train, dataset, hp, runs, threads, work, table_budget=None):
-    """THE HALO SIDE: trains `runs` runs of halo-train --model rgcn on the dataset directory from
-    convert_for_halo with `hp` as a --config file, and returns its JSON summary (test_acc_mean,
-    test_acc_std, epoch_time_median_s, ...) without the per-epoch records. With `table_budget`
-    (e.g. "8M") the embedding tables stay in host memory and are streamed through that much
-    staging (--feature-memory-budget)."""
+def run_halo(halo_train, dataset, hp, runs, threads, work, table_budget=None, model="rgcn", extra=(),
+             keep_epochs=False):
+    """THE HALO SIDE: trains `runs` runs of halo-train --model `model` on the dataset directory
+    from convert_for_halo with `hp` as a --config file (and the flags `extra`), and returns its
+    JSON summary (test_acc_mean, test_acc_std, epoch_time_median_s, ...), without the per-epoch
+    records unless `keep_epochs`. With `table_budget` (e.g. "8M") the embedding tables stay in
+    host memory and are streamed through that much staging (--feature-memory-budget)."""
     config = {HALO_KEYS[k]: v for k, v in hp.items() if k in HALO_KEYS}
-    config["model"] = "rgcn"
+    config["model"] = model
     if table_budget:
         config["feature-memory-budget"] = table_budget
     with tempfile.NamedTemporaryFile("w", suffix=".json", dir=work, delete=False) as f:
         json.dump(config, f)
     out = subprocess.run([halo_train, "--config", f.name, "--dataset", dataset, "--runs", str(runs), "--seed", "0",
-                          "--threads", str(threads), "-q", "--json", "-"], check=True, capture_output=True, text=True)
+                          "--threads", str(threads), "-q", "--json", "-", *extra], check=True, capture_output=True,
+                         text=True)
     os.remove(f.name)
     summary = json.loads(out.stdout)
-    for run in summary.get("runs", []):
+    for run in summary.get("runs", []) if not keep_epochs else []:
         run.pop("epochs", None)
     # Recorded relative to the repository, so results do not name this machine's folders.
     summary["settings"]["dataset"] = os.path.relpath(dataset, ROOT)

@@ -12,9 +12,10 @@
 #                                       from Debian .debs into root/;
 #                                     - the nvidia-cuda-sanitizer-api wheel of this toolkit's
 #                                       version (compute-sanitizer; unpacked there, 14 MB carried);
-#                                     - the R-GCN baseline: an ogbn-mag-shaped graph at 1/100
-#                                       (bench/rgcn_vs_pyg.py's generator) converted to halo's
-#                                       layout, and its per-epoch CPU losses from this machine.
+#                                     - the R-GCN and HGT baseline: an ogbn-mag-shaped graph at
+#                                       1/100 (bench/rgcn_vs_pyg.py's generator) converted to
+#                                       halo's layout, and the per-epoch CPU losses of both models
+#                                       from this machine.
 #   tools/device-check.sh [--budget SECONDS]
 #                                     on the GPU machine, .device-prep carried (refused at once,
 #                                     naming --prepare, without it). Steps, in this order:
@@ -26,7 +27,8 @@
 #                                     synccheck (over the tests of the kernels that use shared
 #                                     memory or warp shuffles), gpu-train-timing,
 #                                     gpu-rgcn (GPU losses, tables resident and streamed, against
-#                                     the prepared CPU losses to 1e-4), gpu-feature-streaming,
+#                                     the prepared CPU losses to 1e-4), gpu-hgt (the same for
+#                                     HGT, tables resident), gpu-feature-streaming,
 #                                     gpu-spmm-bench, gpu-gcn-bench.
 #
 # The budget (default 480 s) covers everything from the first step to the last. Each step has an
@@ -38,7 +40,7 @@
 # Results in $OUT (default ./device-check-out): device-check.json (machine, versions, budget,
 # every finished step with its status, exit code, seconds and limit; "finished" once the run got
 # to its end), device-check.log, steps/NAME.log for each step, gpu-tests.xml (JUnit), the
-# sanitizers' reports, gpu_train.json, gpu_rgcn.json (+ the runs' summaries),
+# sanitizers' reports, gpu_train.json, gpu_rgcn.json and gpu_hgt.json (+ the runs' summaries),
 # gpu_feature_streaming.json, gpu_spmm.json, gpu_gcn.json.
 # Environment: HALO_CHECK_JOBS (build parallelism, default every core); HALO_CHECK_PREP and
 # HALO_CHECK_BUILD (other prepared and build folders, for tests of this script).
@@ -51,6 +53,8 @@ build="${HALO_CHECK_BUILD:-$root/build-device}"
 out="${OUT:-$root/device-check-out}"
 rgcn_args=(--model rgcn --layers 2 --hidden 64 --dropout 0.5 --embedding-dim 128 --bases 2 --lr 0.01 --epochs 10
   --seed 0)
+hgt_args=(--model hgt --layers 2 --hidden 64 --heads 2 --dropout 0.5 --embedding-dim 128 --lr 0.005 --weight-decay 0.001
+  --epochs 10 --seed 0)
 
 # ---------------------------------------------------------------------------------------------
 # --prepare (here)
@@ -82,7 +86,7 @@ prepare_sanitizer() {
   ls "$prep"/sanitizer/nvidia_cuda_sanitizer_api-*.whl >/dev/null
 }
 
-# The R-GCN input and its CPU losses, with this machine's release build of halo.
+# The R-GCN and HGT input and their CPU losses, with this machine's release build of halo.
 prepare_rgcn() {
   local python=python3 ogb="$prep/rgcn-ogb"
   for target in halo-convert halo-train; do
@@ -99,6 +103,8 @@ prepare_rgcn() {
   rm -rf "$ogb"
   "$root/build/bin/halo-train" --dataset "$prep/rgcn-dataset" --device cpu "${rgcn_args[@]}" --threads "$(nproc)" -q \
     --json "$prep/rgcn-cpu.json"
+  "$root/build/bin/halo-train" --dataset "$prep/rgcn-dataset" --device cpu "${hgt_args[@]}" --threads "$(nproc)" -q \
+    --json "$prep/hgt-cpu.json"
 }
 
 prepare() {
@@ -114,7 +120,7 @@ prepare() {
   prepare_rgcn
   date -u +%Y-%m-%dT%H:%M:%SZ >"$prep/prepared"
   echo "device-check: prepared $(du -sh "$prep" | cut -f1) in $prep: $(tr '\n' ' ' <"$prep/packages.txt")," \
-    "$(cd "$prep/sanitizer" && ls), the R-GCN dataset and its CPU losses"
+    "$(cd "$prep/sanitizer" && ls), the R-GCN and HGT dataset and their CPU losses"
   echo "device-check: on the GPU machine run tools/device-check.sh with .device-prep carried along"
 }
 
@@ -125,6 +131,7 @@ missing_preparation() {
   ls "$prep"/sanitizer/nvidia_cuda_sanitizer_api-*.whl >/dev/null 2>&1 || echo "$prep/sanitizer (compute-sanitizer)"
   [ -f "$prep/rgcn-dataset/dataset.json" ] || echo "$prep/rgcn-dataset (the R-GCN input)"
   [ -f "$prep/rgcn-cpu.json" ] || echo "$prep/rgcn-cpu.json (the R-GCN CPU losses)"
+  [ -f "$prep/hgt-cpu.json" ] || echo "$prep/hgt-cpu.json (the HGT CPU losses)"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -339,10 +346,40 @@ step_gpu_train_timing() {
   python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print("halo-train --device cuda: one epoch", j["epoch_time_median_s"], "s, test accuracy", j["test_acc_mean"])' "$out/gpu_train.json"
 }
 
+# compare_gpu_losses NAME RESULT CPU_JSON LABEL=GPU_JSON...: writes RESULT with the per-epoch losses
+# of the CPU run --prepare made and of each GPU run, and fails unless every GPU run's losses agree
+# with the CPU's to 1e-4 relative.
+compare_gpu_losses() {
+  python3 - "$@" <<'PY'
+import json, sys
+name, result_path, cpu_path = sys.argv[1:4]
+losses = lambda summary: [e["loss"] for e in summary["runs"][0]["epochs"]]
+cpu = json.load(open(cpu_path))
+cpu_losses = losses(cpu)
+def worst(other):
+    if not cpu_losses or len(other) != len(cpu_losses):
+        return float("inf")
+    return max(abs(g - c) / abs(c) for c, g in zip(cpu_losses, other))
+result = {"model": name, "dataset": "mag-like 0.01 (prepared)", "epochs": len(cpu_losses), "tolerance": 1e-4,
+          "cpu_losses": cpu_losses, "cpu_epoch_time_median_s (the preparing machine)": cpu["epoch_time_median_s"],
+          "cpu_test_acc": cpu["test_acc_mean"], "gpu_runs": {}}
+for label, path in (arg.split("=", 1) for arg in sys.argv[4:]):
+    gpu = json.load(open(path))
+    result["gpu_runs"][label] = {"losses": losses(gpu), "max_relative_difference": worst(losses(gpu)),
+                                 "epoch_time_median_s": gpu["epoch_time_median_s"], "test_acc": gpu["test_acc_mean"]}
+ok = all(r["max_relative_difference"] <= 1e-4 for r in result["gpu_runs"].values())
+result["ok"] = ok
+json.dump(result, open(result_path, "w"), indent=2)
+print("%s on the GPU: %s (tolerance 1e-4): %s" % (name, "; ".join(
+    "%s losses within %.2g of the CPU's, one epoch %.4f s" % (label, r["max_relative_difference"], r["epoch_time_median_s"])
+    for label, r in result["gpu_runs"].items()), "ok" if ok else "MISMATCH"))
+sys.exit(0 if ok else 1)
+PY
+}
+
 # R-GCN on the GPU (tables resident, then streamed from host memory through 1 MB of staging)
 # against the CPU losses --prepare computed on the same dataset: OGB's R-GCN settings with 2
-# bases and dropout, 10 epochs, one seed. Fails unless every epoch's loss of both GPU runs agrees
-# with the CPU's to 1e-4 relative.
+# bases and dropout, 10 epochs, one seed.
 step_gpu_rgcn() {
   local run extra
   for run in cuda cuda_streamed; do
@@ -352,31 +389,17 @@ step_gpu_rgcn() {
       --json "$out/gpu_rgcn_$run.json" || return 1
   done
   cp "$prep/rgcn-cpu.json" "$out/gpu_rgcn_cpu.json"
-  python3 - "$out/gpu_rgcn_cpu.json" "$out/gpu_rgcn_cuda.json" "$out/gpu_rgcn_cuda_streamed.json" "$out/gpu_rgcn.json" <<'PY'
-import json, sys
-cpu, gpu, streamed = (json.load(open(p)) for p in sys.argv[1:4])
-losses = lambda summary: [e["loss"] for e in summary["runs"][0]["epochs"]]
-cpu_losses, gpu_losses, streamed_losses = losses(cpu), losses(gpu), losses(streamed)
-def worst(other):
-    if not cpu_losses or len(other) != len(cpu_losses):
-        return float("inf")
-    return max(abs(g - c) / abs(c) for c, g in zip(cpu_losses, other))
-ok = worst(gpu_losses) <= 1e-4 and worst(streamed_losses) <= 1e-4
-result = {"dataset": "mag-like 0.01 (prepared)", "epochs": len(cpu_losses), "cpu_losses": cpu_losses,
-          "gpu_losses": gpu_losses, "gpu_streamed_tables_losses": streamed_losses,
-          "max_relative_difference": worst(gpu_losses), "streamed_max_relative_difference": worst(streamed_losses),
-          "tolerance": 1e-4, "ok": ok,
-          "cpu_epoch_time_median_s (the preparing machine)": cpu["epoch_time_median_s"],
-          "gpu_epoch_time_median_s": gpu["epoch_time_median_s"],
-          "gpu_streamed_tables_epoch_time_median_s": streamed["epoch_time_median_s"],
-          "gpu_test_acc": gpu["test_acc_mean"], "cpu_test_acc": cpu["test_acc_mean"]}
-json.dump(result, open(sys.argv[4], "w"), indent=2)
-print("R-GCN on the GPU: losses within %.2g (tables streamed: %.2g) of the CPU's (tolerance 1e-4): %s; one epoch %.4f s "
-      "on the GPU (%.4f s with streamed tables)"
-      % (worst(gpu_losses), worst(streamed_losses), "ok" if ok else "MISMATCH", result["gpu_epoch_time_median_s"],
-         result["gpu_streamed_tables_epoch_time_median_s"]))
-sys.exit(0 if ok else 1)
-PY
+  compare_gpu_losses R-GCN "$out/gpu_rgcn.json" "$out/gpu_rgcn_cpu.json" "tables resident=$out/gpu_rgcn_cuda.json" \
+    "tables streamed=$out/gpu_rgcn_cuda_streamed.json"
+}
+
+# HGT on the GPU against the CPU losses --prepare computed on the same dataset: 2 layers of 2
+# heads, dropout 0.5, 128-wide tables, 10 epochs, one seed.
+step_gpu_hgt() {
+  "$build/bin/halo-train" --dataset "$prep/rgcn-dataset" --device cuda "${hgt_args[@]}" -q \
+    --json "$out/gpu_hgt_cuda.json" || return 1
+  cp "$prep/hgt-cpu.json" "$out/gpu_hgt_cpu.json"
+  compare_gpu_losses HGT "$out/gpu_hgt.json" "$out/gpu_hgt_cpu.json" "tables resident=$out/gpu_hgt_cuda.json"
 }
 
 # halo-bench gpu-feature-streaming: 2 GiB of features streamed through a budget of 1/8 of them
@@ -521,7 +544,7 @@ else
   skip build "configure did not pass"
 fi
 gpu_steps=(gpu-tests:40:150 memcheck:40:90 racecheck:20:40 synccheck:15:30 gpu-train-timing:5:60 gpu-rgcn:10:90
-  gpu-feature-streaming:20:90 gpu-spmm-bench:15:90 gpu-gcn-bench:40:240)
+  gpu-hgt:10:60 gpu-feature-streaming:20:90 gpu-spmm-bench:15:90 gpu-gcn-bench:40:240)
 for entry in "${gpu_steps[@]}"; do
   IFS=: read -r name estimate cap <<<"$entry"
   if [ "$built" = 1 ]; then

@@ -2,7 +2,7 @@
 // train/layers/detail/rgcn_panels.*, train/layers/embedding_table.*, train/models/hetero_model.* and
 // train/detail/hetero_trainer.cpp): RgcnConv on a GPU gives the CPU layer's outputs and gradients in
 // both orders, with and without bases; an embedding table on a GPU steps as the CPU's; train() of
-// an R-GCN model on a GPU gives the CPU run's per-epoch losses to
+// an R-GCN model (and of HGT and RGAT models) on a GPU gives the CPU run's per-epoch losses to
 // 1e-4 relative on a generated three-type graph with embedding tables, bases and dropout (also
 // with the tables streamed from host memory in row chunks), and resumes from its checkpoint
 // bitwise. Those cases are tagged [gpu] and skip where no GPU is
@@ -223,7 +223,8 @@ TEST_CASE("EmbeddingTable on a GPU touches and steps the rows the CPU table does
                     Catch::Contains("on cpu (the table is on cuda:0)"));
 }
 
-TEST_CASE("R-GCN training on a GPU gives the CPU run's losses with embedding tables, bases and dropout", "[train][gpu]") {
+TEST_CASE("R-GCN, HGT and RGAT training on a GPU give the CPU run's losses with embedding tables, bases and dropout",
+          "[train][gpu]") {
   HALO_SKIP_WITHOUT_GPU();
   const datasets::Dataset ds = generated_mag(11);
   ModelConfig model = small_rgcn();
@@ -236,6 +237,20 @@ TEST_CASE("R-GCN training on a GPU gives the CPU run's losses with embedding tab
     model.embedding_weight_decay = 1e-3f;
     config.optimizer.kind = "adamw";
     config.eval_every = 2;
+  }
+  SECTION("HGT: two layers of two heads, dropout") {
+    model.kind = "hgt";
+    model.num_bases = 0;
+    model.heads = 2;
+    model.weight_decay = 1e-3f;
+  }
+  SECTION("RGAT: two heads, attention dropout, averaged output heads") {
+    model.kind = "rgat";
+    model.num_bases = 0;
+    model.hidden = 6;
+    model.heads = 2;
+    model.out_heads = 2;
+    model.attention_dropout = 0.3f;
   }
   const TrainSummary cpu = halo::train::train(ds, model, config);
   config.device = Device::cuda();

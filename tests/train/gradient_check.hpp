@@ -37,9 +37,12 @@ struct GradientErrors {
 // each parameter gradient with random values (the layer must add to them, not overwrite), runs a
 // training forward on x and a backward with a random upstream gradient R, and measures the errors
 // of the output against reference() and of every gradient against central differences of
-// loss = Σ reference() ⊙ R, perturbing x and `params` (which reference() reads) in turn.
+// loss = Σ reference() ⊙ R, perturbing x and `params` (which reference() reads) in turn. `floor`
+// bounds each gradient's scale from below (max_relative_error), for a layer where some gradient is
+// exactly zero for the drawn values.
 inline GradientErrors check_layer_gradients(train::Layer& layer, Dense& x, std::vector<Dense>& params,
-                                            const std::function<Dense()>& reference, RandomStream& rng) {
+                                            const std::function<Dense()>& reference, RandomStream& rng,
+                                            double floor = 0.0) {
   std::vector<train::Parameter*> ps = layer.parameters();
   REQUIRE(ps.size() == params.size());
   std::vector<Dense> grad_before;
@@ -58,11 +61,11 @@ inline GradientErrors check_layer_gradients(train::Layer& layer, Dense& x, std::
   Dense upstream = random_dense(rng, y.rows(), y.cols());
   const kernels::Tensor grad_x = layer.backward(to_tensor(upstream), step);
   const auto loss = [&] { return dot(reference(), upstream); };
-  if (layer.input_grad()) errors.input = max_relative_error(to_dense(grad_x), finite_difference(x, loss));
+  if (layer.input_grad()) errors.input = max_relative_error(to_dense(grad_x), finite_difference(x, loss), floor);
   for (std::size_t k = 0; k < ps.size(); ++k) {
     Dense added = to_dense(ps[k]->grad);
     for (std::size_t i = 0; i < added.v.size(); ++i) added.v[i] -= grad_before[k].v[i];
-    errors.parameters.push_back(max_relative_error(added, finite_difference(params[k], loss)));
+    errors.parameters.push_back(max_relative_error(added, finite_difference(params[k], loss), floor));
   }
   return errors;
 }

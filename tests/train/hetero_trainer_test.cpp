@@ -1,5 +1,5 @@
-// Tests of train/detail/hetero_trainer.cpp, through train() with model kinds rgcn and hgt: R-GCN
-// and HGT through the shared trainer loop learn a tiny hand-made heterogeneous dataset
+// Tests of train/detail/hetero_trainer.cpp, through train() with model kinds rgcn, hgt and rgat:
+// R-GCN, HGT and RGAT through the shared trainer loop learn a tiny hand-made heterogeneous dataset
 // deterministically, resume from checkpoints bitwise (embedding tables included), refuse what
 // they cannot train, and (slow, when the shared datasets are present) classify ACM's papers well
 // above chance.
@@ -59,8 +59,8 @@ datasets::Dataset tiny_hetero_with_reverse_relations() {
 
 }  // namespace
 
-TEST_CASE("R-GCN and HGT training fit the tiny heterogeneous dataset, the same way every time", "[train]") {
-  const ModelConfig m = GENERATE(small_rgcn(), small_hgt_with_dropout());
+TEST_CASE("R-GCN, HGT and RGAT training fit the tiny heterogeneous dataset, the same way every time", "[train]") {
+  const ModelConfig m = GENERATE(small_rgcn(), small_hgt_with_dropout(), test::rgat_model());
   CAPTURE(m.kind);
   const datasets::Dataset ds = tiny_hetero_with_reverse_relations();
   TrainConfig c = test::short_training(40);
@@ -89,7 +89,7 @@ TEST_CASE("train refuses an unknown model kind and settings the R-GCN family doe
   const TrainConfig c = test::short_training(3);
   ModelConfig unknown = small_rgcn();
   unknown.kind = "gin";
-  CHECK_THROWS_WITH(halo::train::train(ds, unknown, c), Catch::Contains("gcn, sage, gat, rgcn or hgt, got 'gin'"));
+  CHECK_THROWS_WITH(halo::train::train(ds, unknown, c), Catch::Contains("gcn, sage, gat, rgcn, hgt or rgat, got 'gin'"));
   ModelConfig batch_norm = small_rgcn();
   batch_norm.batch_norm = true;
   CHECK_THROWS_WITH(halo::train::train(ds, batch_norm, c), Catch::Contains("rgcn has no batch norm"));
@@ -135,16 +135,17 @@ TEST_CASE("R-GCN training warns, naming them, of vertex types that never reach t
   halo::train::train(ds, small_rgcn(), c);
   set_log_sink(nullptr);
   REQUIRE(before.size() == 1);
-  CHECK_THAT(before[0], Catch::Contains("vertex type 'venue' to 'paper'") && Catch::Contains("--add-reverse-relations"));
+  CHECK_THAT(before[0],
+             Catch::Contains("vertex type 'venue' to 'paper'") && Catch::Contains("--add-reverse-relations"));
   CHECK(warnings.empty());
 }
 
-TEST_CASE("R-GCN and HGT training resumed from a checkpoint repeat an uninterrupted run's losses bitwise",
+TEST_CASE("R-GCN, HGT and RGAT training resumed from a checkpoint repeat an uninterrupted run's losses bitwise",
           "[train]") {
   // Dropout, and embedding tables whose sparse Adam state (moments, per-row step counts) must
   // come back exactly for the resumed steps to match.
   const datasets::Dataset ds = tiny_hetero_with_reverse_relations();
-  const ModelConfig m = GENERATE(small_rgcn_with_dropout(), small_hgt_with_dropout());
+  const ModelConfig m = GENERATE(small_rgcn_with_dropout(), small_hgt_with_dropout(), test::rgat_model());
   CAPTURE(m.kind);
   TrainConfig c = test::short_training(9);
   c.optimizer.lr = 0.05f;
@@ -169,7 +170,7 @@ TEST_CASE("R-GCN and HGT training resumed from a checkpoint repeat an uninterrup
   CHECK(whole.runs[0].epochs.back().loss != whole.runs[0].epochs.front().loss);
 }
 
-TEST_CASE("R-GCN and HGT classify ACM's papers well above chance", "[train][slow]") {
+TEST_CASE("R-GCN, HGT and RGAT classify ACM's papers well above chance", "[train][slow]") {
   const std::string shared = test::shared_datasets_dir();
   if (shared.empty()) {
     HALO_SKIP("the shared datasets folder (../shared/datasets) is absent");
@@ -189,6 +190,8 @@ TEST_CASE("R-GCN and HGT classify ACM's papers well above chance", "[train][slow
   c.optimizer.lr = 0.005f;
   const TrainSummary hgt = halo::train::train(ds, test::hgt_model(), c);
   CHECK(hgt.test_acc_mean > 0.75);
+  const TrainSummary rgat = halo::train::train(ds, test::rgat_model(), c);
+  CHECK(rgat.test_acc_mean > 0.75);
 }
 
 TEST_CASE("R-GCN training with a feature memory budget streams the tables and follows the resident run", "[train]") {

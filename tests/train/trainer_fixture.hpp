@@ -98,6 +98,23 @@ inline train::ModelConfig hgt_model() {
   return m;
 }
 
+// Relational GAT: 2 layers, 2 heads of 16 in the hidden layer, one output head, dropout 0.5
+// between the layers and 0.3 on the attention, 64-wide embedding tables.
+inline train::ModelConfig rgat_model() {
+  train::ModelConfig m;
+  m.kind = "rgat";
+  m.layers = 2;
+  m.hidden = 16;
+  m.heads = 2;
+  m.out_heads = 1;
+  m.dropout = 0.5f;
+  m.input_dropout = 0.0f;
+  m.attention_dropout = 0.3f;
+  m.weight_decay = 5e-4f;
+  m.embedding_dim = 64;
+  return m;
+}
+
 // Adam, lr 0.01, `epochs` epochs, seed 3, one run.
 inline train::TrainConfig short_training(int epochs) {
   train::TrainConfig c;

@@ -136,23 +136,23 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
 
   app.add_option("--model", m.kind,
                  "Model: gcn (Kipf & Welling), sage (GraphSAGE, mean aggregator), gat (Veličković et al., graph "
-                 "attention); for heterogeneous datasets rgcn (Schlichtkrull et al.) or hgt (Hu et al., "
-                 "heterogeneous graph transformer)")
+                 "attention); for heterogeneous datasets rgcn (Schlichtkrull et al.), hgt (Hu et al., "
+                 "heterogeneous graph transformer) or rgat (a GAT per relation, summed)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"gcn", "sage", "gat", "rgcn", "hgt"}));
+      ->check(CLI::IsMember({"gcn", "sage", "gat", "rgcn", "hgt", "rgat"}));
   app.add_option("--heads", m.heads,
-                 "GAT: attention heads of every hidden layer (each --hidden wide, concatenated); HGT: attention "
-                 "heads of every layer (splitting --hidden)")
+                 "GAT, RGAT: attention heads of every hidden layer (each --hidden wide, concatenated); HGT: "
+                 "attention heads of every layer (splitting --hidden)")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1024}));
-  app.add_option("--out-heads", m.out_heads, "GAT: attention heads of the last layer (averaged)")
+  app.add_option("--out-heads", m.out_heads, "GAT, RGAT: attention heads of the last layer (averaged)")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1024}));
-  app.add_option("--attn-dropout", m.attention_dropout, "GAT: dropout on the attention coefficients")
+  app.add_option("--attn-dropout", m.attention_dropout, "GAT, RGAT: dropout on the attention coefficients")
       ->capture_default_str()
       ->check(CLI::Range(0.0f, 0.99f));
   app.add_flag("--residual", m.residual, "GAT: every layer adds a linear map of its input (PyG's residual=True)");
-  app.add_option("--negative-slope", m.negative_slope, "GAT: slope of the LeakyReLU on the attention scores")
+  app.add_option("--negative-slope", m.negative_slope, "GAT, RGAT: slope of the LeakyReLU on the attention scores")
       ->capture_default_str()
       ->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--bases", m.num_bases, "R-GCN: basis decomposition with this many bases (0 = a weight per relation)")

@@ -67,6 +67,12 @@ std::string fingerprint(const HeteroProblem& p, const HeteroModelConfig& m, cons
                 {"embedding_dim", m.embedding_dim}, {"weight_decay", m.weight_decay},
                 {"embedding_weight_decay", m.embedding_weight_decay}};
   if (m.kind == "hgt") j["model"]["heads"] = m.heads;
+  if (m.kind == "rgat") {
+    j["model"]["heads"] = m.heads;
+    j["model"]["out_heads"] = m.out_heads;
+    j["model"]["attention_dropout"] = m.attention_dropout;
+    j["model"]["negative_slope"] = m.negative_slope;
+  }
   return j.dump();
 }
 
@@ -146,7 +152,7 @@ void warn_unreached_types(const HeteroProblem& p, const std::string& kind, int l
 void check_input_settings(const TrainConfig& c) {
   if (c.boundary_sample_rate < 1.0 || c.precompute_first_aggregation)
     throw UnsupportedError("train: boundary sampling and a precomputed first aggregation are not available for "
-                           "heterogeneous models (rgcn, hgt)");
+                           "heterogeneous models (rgcn, hgt, rgat)");
 }
 
 // The model's table_stream_budget: --feature-memory-budget when given (the features of featured
@@ -191,7 +197,9 @@ TrainSummary train_hetero_problem(HeteroProblem& problem, const HeteroModelConfi
                                 const EpochCallback& on_epoch) {
   ThreadScope threads(config.threads);
   kernels::reset_tensor_peak_bytes(config.device);
-  warn_unreached_types(problem, model_config.kind == "hgt" ? "HGT" : "R-GCN", model_config.layers);
+  warn_unreached_types(problem,
+                       model_config.kind == "hgt" ? "HGT" : model_config.kind == "rgat" ? "RGAT" : "R-GCN",
+                       model_config.layers);
   HeteroModelConfig settings = model_config;
   settings.table_stream_budget = table_stream_budget(problem, model_config, config);
   // The plan is made and checked from the model's layout before its inputs, parameters, tables,

@@ -58,6 +58,11 @@ class HeteroLayer {
   virtual void set_training_rows(int type, kernels::IndexView rows) = 0;
   // The rows a training forward returns of a computed type.
   virtual std::int64_t training_rows(int type) const = 0;
+
+  // The global id of every input row, per type (the model's numbering, the same on every rank),
+  // for a layer whose randomness is keyed on vertices (attention dropout); the views must outlive
+  // the layer. The others need none: the default does nothing.
+  virtual void set_vertex_ids(const std::vector<kernels::IndexView>& /*ids*/) {}
 };
 
 }  // namespace halo::train

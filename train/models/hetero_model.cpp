@@ -18,6 +18,7 @@
 #include "train/layers/activation.hpp"
 #include "train/layers/hgt_conv.hpp"
 #include "train/layers/init.hpp"
+#include "train/layers/rgat_conv.hpp"
 #include "train/layers/typed_linear.hpp"
 
 namespace halo::train {
@@ -51,6 +52,8 @@ std::unique_ptr<HeteroLayer> make_layer(const RgcnGraph& graph, const HeteroStag
     return std::make_unique<TypedLinear>(graph, *linear, stage.name, device);
   if (const auto* hgt = std::get_if<HgtConvLayout>(&stage.layer))
     return std::make_unique<HgtConv>(graph, *hgt, stage.name, device);
+  if (const auto* rgat = std::get_if<RgatConvLayout>(&stage.layer))
+    return std::make_unique<RgatConv>(graph, *rgat, stage.name, device);
   return std::make_unique<RgcnConv>(graph, std::get<RgcnConvLayout>(stage.layer), stage.name, device);
 }
 
@@ -180,6 +183,9 @@ HeteroModelConfig hetero_model_config(const ModelConfig& m) {
   r.input_dropout = m.input_dropout;
   r.kind = m.kind;
   r.heads = m.heads;
+  r.out_heads = m.out_heads;
+  r.attention_dropout = m.attention_dropout;
+  r.negative_slope = m.negative_slope;
   r.num_bases = m.num_bases;
   r.bias = m.bias;
   r.embedding_dim = m.embedding_dim;
@@ -271,6 +277,7 @@ HeteroModel::HeteroModel(const HeteroModelConfig& config, const RgcnGraph& graph
     s.bases = layout.uses_bases(i);
     s.relu = layout.stage(i).relu;
     s.conv = make_layer(graph, layout.stage(i), device);
+    s.conv->set_vertex_ids(m.global_ids);
     // The first layer's inputs need a gradient only where they are a table.
     if (i == 0)
       for (int t = 0; t < types; ++t) s.conv->set_input_grad(t, layout.has_table(t));

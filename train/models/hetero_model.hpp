@@ -1,7 +1,7 @@
 // HeteroModel: a network over a heterogeneous graph, a stack of HeteroLayers (train/layers/
 // hetero_layer.hpp) with dropout on their inputs and ReLU where the kind says: R-GCN (the OGB R-GCN
-// example for ogbn-mag: RgcnConv layers) or HGT (PyG's HGT example: per-type input projections,
-// HgtConv layers, an output projection). The features of each vertex type are its input or, for
+// example for ogbn-mag: RgcnConv layers), HGT (PyG's HGT example: per-type input projections,
+// HgtConv layers, an output projection) or RGAT (RgatConv layers). The features of each vertex type are its input or, for
 // a type without features, a learnable EmbeddingTable updated sparsely; the output is the logits
 // of the labelled (target) type. Hand-written forward and backward.
 #pragma once
@@ -29,6 +29,9 @@ struct HeteroModelConfig {
   // "hgt": PyG's HGT example: a TypedLinear per type (input width -> hidden) and ReLU, `layers`
   // HgtConv layers (hidden -> hidden, `heads` heads), a TypedLinear on the target (hidden ->
   // classes); dropout on the inputs of every layer after the first.
+  // "rgat": `layers` RgatConv layers (per-relation GAT summed over the relations, PyG's HeteroConv
+  // of GATConv): every hidden layer `heads` heads of `hidden` columns concatenated, the last
+  // `out_heads` heads of the class count (averaged when more than one); ReLU and dropout between.
   std::string kind = "rgcn";
   int layers = 2;
   std::int64_t hidden = 64;
@@ -41,7 +44,10 @@ struct HeteroModelConfig {
   int num_bases = 0;
   bool bias = true;                     // a bias per vertex type in every layer
   std::int64_t embedding_dim = 128;     // width of the tables of types without features
-  std::int64_t heads = 1;               // hgt: attention heads per layer (hidden divisible by it)
+  std::int64_t heads = 1;               // hgt, rgat: attention heads per (hidden) layer; hgt: hidden divisible by it
+  std::int64_t out_heads = 1;           // rgat: heads of the last layer
+  float attention_dropout = 0.0f;       // rgat: on the attention coefficients, in training
+  float negative_slope = 0.2f;          // rgat: of the LeakyReLU on the attention scores
   float weight_decay = 0.0f;            // weight matrices (R-GCN: relation weights or bases and comp, roots); biases 0
   float embedding_weight_decay = 0.0f;  // the tables' decay (applied by sparse_step to touched rows only)
   // 0: the tables live on the model's device. B > 0: the tables are streamed, as features too

@@ -16,8 +16,19 @@ namespace {
 constexpr std::int64_t float_bytes = sizeof(float);
 
 void check_config(const HeteroModelConfig& c, std::int64_t num_classes) {
-  HALO_EXPECTS(c.kind == "rgcn" || c.kind == "hgt",
-               "HeteroModel: kind must be rgcn or hgt, got '" + c.kind + "'");
+  HALO_EXPECTS(c.kind == "rgcn" || c.kind == "hgt" || c.kind == "rgat",
+               "HeteroModel: kind must be rgcn, hgt or rgat, got '" + c.kind + "'");
+  if (c.kind == "rgat") {
+    HALO_EXPECTS(c.hidden > 0 && c.heads > 0 && c.out_heads > 0,
+                 "HeteroModel: rgat needs a positive hidden width and head counts, got hidden " +
+                     std::to_string(c.hidden) + ", heads " + std::to_string(c.heads) + " and out_heads " +
+                     std::to_string(c.out_heads));
+    HALO_EXPECTS(c.num_bases == 0, "HeteroModel: rgat has no basis decomposition (num_bases " +
+                                       std::to_string(c.num_bases) + " is for rgcn)");
+    if (c.table_stream_budget > 0)
+      throw UnsupportedError("HeteroModel: rgat reads its embedding tables resident; streamed tables "
+                             "(table_stream_budget) are for rgcn");
+  }
   if (c.kind == "hgt") {
     HALO_EXPECTS(c.hidden > 0 && c.heads > 0 && c.hidden % c.heads == 0,
                  "HeteroModel: hgt needs a hidden width divisible by its heads, got hidden " +
@@ -45,6 +56,7 @@ const std::vector<std::int64_t>& HeteroStageLayout::in_dims() const {
 }
 
 std::int64_t HeteroStageLayout::out_dim() const {
+  if (const auto* rgat = std::get_if<RgatConvLayout>(&layer)) return rgat->out_width();
   return std::visit([](const auto& l) { return l.out_dim; }, layer);
 }
 
@@ -56,18 +68,21 @@ bool HeteroStageLayout::reads(int t) const {
   const auto ts = static_cast<std::size_t>(t);
   if (const auto* linear = std::get_if<TypedLinearLayout>(&layer)) return linear->computes.at(ts) != 0;
   if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->reads.at(ts) != 0;
+  if (const auto* rgat = std::get_if<RgatConvLayout>(&layer)) return rgat->reads.at(ts) != 0;
   return std::get<RgcnConvLayout>(layer).reads.at(ts) != 0;
 }
 
 std::int64_t HeteroStageLayout::parameter_bytes(const RgcnGraph& graph) const {
   if (const auto* linear = std::get_if<TypedLinearLayout>(&layer)) return linear->parameter_bytes();
   if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->parameter_bytes(graph);
+  if (const auto* rgat = std::get_if<RgatConvLayout>(&layer)) return rgat->parameter_bytes(graph);
   return std::get<RgcnConvLayout>(layer).parameter_bytes(graph);
 }
 
 std::int64_t HeteroStageLayout::saved_bytes(const RgcnGraph& graph) const {
   if (std::holds_alternative<TypedLinearLayout>(layer)) return 0;  // views of its inputs
   if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->saved_bytes(graph);
+  if (const auto* rgat = std::get_if<RgatConvLayout>(&layer)) return rgat->saved_bytes(graph);
   return std::get<RgcnConvLayout>(layer).saved_bytes(graph);
 }
 
@@ -80,12 +95,14 @@ std::int64_t HeteroStageLayout::workspace_bytes(const RgcnGraph& graph) const {
     return rows_by_width * float_bytes;
   }
   if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->workspace_bytes(graph);
+  if (const auto* rgat = std::get_if<RgatConvLayout>(&layer)) return rgat->workspace_bytes(graph);
   return std::get<RgcnConvLayout>(layer).workspace_bytes(graph);
 }
 
 std::int64_t HeteroStageLayout::graph_bytes(const RgcnGraph& graph) const {
   if (std::holds_alternative<TypedLinearLayout>(layer)) return 0;
   if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->graph_bytes(graph);
+  if (const auto* rgat = std::get_if<RgatConvLayout>(&layer)) return rgat->graph_bytes(graph);
   return std::get<RgcnConvLayout>(layer).graph_bytes(graph);
 }
 
@@ -152,6 +169,8 @@ HeteroModelLayout::HeteroModelLayout(const HeteroModelConfig& config, const Rgcn
   for (int t = 0; t < types; ++t) inputs.push_back(input_width(t));
   if (config.kind == "hgt") {
     add_hgt_stages(config, needed, inputs, target_type, num_classes);
+  } else if (config.kind == "rgat") {
+    add_rgat_stages(config, needed, inputs, num_classes);
   } else {
     add_rgcn_stages(config, needed, inputs, num_classes);
   }
@@ -220,6 +239,30 @@ void HeteroModelLayout::add_hgt_stages(const HeteroModelConfig& config, const st
                                        {target_type}, config.bias, "output"),
                      "output", config.dropout, false});
   bases_.push_back(0);
+}
+
+void HeteroModelLayout::add_rgat_stages(const HeteroModelConfig& config, const std::vector<std::vector<char>>& needed,
+                                        const std::vector<std::int64_t>& inputs, std::int64_t num_classes) {
+  const int types = graph_->num_vertex_types();
+  const std::size_t layers = needed.size();
+  for (std::size_t i = 0; i < layers; ++i) {
+    const bool last = i + 1 == layers;
+    RgatConvOptions options;
+    options.heads = last ? config.out_heads : config.heads;
+    options.concat = !last || config.out_heads == 1;
+    options.negative_slope = config.negative_slope;
+    options.attention_dropout = config.attention_dropout;
+    options.layer = static_cast<std::uint32_t>(i);
+    std::vector<std::int64_t> in_dims;
+    for (int t = 0; t < types; ++t) {
+      if (needed[i][static_cast<std::size_t>(t)] != 0) options.outputs.push_back(t);
+      in_dims.push_back(i == 0 ? inputs[static_cast<std::size_t>(t)] : config.heads * config.hidden);
+    }
+    const std::string name = "conv" + std::to_string(i);
+    stages_.push_back({RgatConvLayout(*graph_, std::move(in_dims), last ? num_classes : config.hidden, options, name),
+                       name, i == 0 ? config.input_dropout : config.dropout, !last});
+    bases_.push_back(0);
+  }
 }
 
 std::int64_t HeteroModelLayout::input_width(int t) const {

@@ -1,6 +1,6 @@
 // HeteroModelLayout: what a HeteroModel holds, decided from the graph's counts, the input widths and
 // the settings alone: its layers (R-GCN: RgcnConv layers; HGT: a TypedLinear per type, HgtConv
-// layers, a TypedLinear on the labelled type), the types each computes and its own layout, which
+// layers, a TypedLinear on the labelled type; RGAT: RgatConv layers), the types each computes and its own layout, which
 // layers use bases, the embedding tables and whether they stream. The memory plan reads its byte counts before any
 // parameter, table, activation or matrix exists; HeteroModel is built from the same layout, so the
 // plan and the model cannot disagree.
@@ -13,6 +13,7 @@
 
 #include "kernels/device.hpp"
 #include "train/layers/hgt_conv.hpp"
+#include "train/layers/rgat_conv.hpp"
 #include "train/layers/rgcn_conv.hpp"
 #include "train/layers/rgcn_graph.hpp"
 #include "train/layers/typed_linear.hpp"
@@ -24,13 +25,13 @@ struct HeteroModelConfig;
 // One layer of a heterogeneous model: its own layout (which layer it is), its name, the dropout on
 // every input it reads and whether a ReLU follows it.
 struct HeteroStageLayout {
-  std::variant<RgcnConvLayout, HgtConvLayout, TypedLinearLayout> layer;
+  std::variant<RgcnConvLayout, HgtConvLayout, RgatConvLayout, TypedLinearLayout> layer;
   std::string name;
   float dropout = 0.0f;
   bool relu = false;
 
   const std::vector<std::int64_t>& in_dims() const;
-  std::int64_t out_dim() const;
+  std::int64_t out_dim() const;  // the output's columns (RGAT: all its heads')
   bool computes(int t) const;
   bool reads(int t) const;
   // The layer's parameters, saved tensors, workspace and sparse matrices, in bytes (its layout's).
@@ -89,6 +90,8 @@ class HeteroModelLayout {
                        const std::vector<std::int64_t>& inputs, std::int64_t num_classes);
   void add_hgt_stages(const HeteroModelConfig& config, const std::vector<std::vector<char>>& needed,
                       const std::vector<std::int64_t>& inputs, int target_type, std::int64_t num_classes);
+  void add_rgat_stages(const HeteroModelConfig& config, const std::vector<std::vector<char>>& needed,
+                       const std::vector<std::int64_t>& inputs, std::int64_t num_classes);
   bool halo(int t) const { return !halo_types_.empty() && halo_types_[static_cast<std::size_t>(t)] != 0; }
 
   const RgcnGraph* graph_;

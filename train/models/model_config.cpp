@@ -5,17 +5,18 @@
 
 namespace halo::train {
 
-bool is_heterogeneous_kind(const std::string& kind) { return kind == "rgcn" || kind == "hgt"; }
+bool is_heterogeneous_kind(const std::string& kind) { return kind == "rgcn" || kind == "hgt" || kind == "rgat"; }
 
 void check_model_config(const ModelConfig& c) {
-  HALO_EXPECTS(c.kind == "gcn" || c.kind == "sage" || c.kind == "gat" || c.kind == "rgcn" || c.kind == "hgt",
-               "model kind must be gcn, sage, gat, rgcn or hgt, got '" + c.kind + "'");
-  if (c.kind == "gat") {
-    HALO_EXPECTS(c.heads >= 1 && c.out_heads >= 1, "gat needs at least one head per layer, got heads " +
+  HALO_EXPECTS(c.kind == "gcn" || c.kind == "sage" || c.kind == "gat" || c.kind == "rgcn" || c.kind == "hgt" ||
+                   c.kind == "rgat",
+               "model kind must be gcn, sage, gat, rgcn, hgt or rgat, got '" + c.kind + "'");
+  if (c.kind == "gat" || c.kind == "rgat") {
+    HALO_EXPECTS(c.heads >= 1 && c.out_heads >= 1, c.kind + " needs at least one head per layer, got heads " +
                                                        std::to_string(c.heads) + " and out_heads " +
                                                        std::to_string(c.out_heads));
     HALO_EXPECTS(c.attention_dropout >= 0.0f && c.attention_dropout < 1.0f,
-                 "gat's attention dropout must be in [0, 1), got " + std::to_string(c.attention_dropout));
+                 c.kind + "'s attention dropout must be in [0, 1), got " + std::to_string(c.attention_dropout));
   }
   HALO_EXPECTS(!c.residual || c.kind == "gat", c.kind + " has no residual connections (residual is for gat)");
   if (c.kind == "hgt")

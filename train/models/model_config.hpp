@@ -10,7 +10,8 @@ namespace halo::train {
 
 struct ModelConfig {
   // "gcn" (Kipf & Welling), "sage" (GraphSAGE, mean aggregator), "gat" (Veličković et al.), and
-  // for heterogeneous datasets "rgcn" (Schlichtkrull et al.) or "hgt" (Hu et al.)
+  // for heterogeneous datasets "rgcn" (Schlichtkrull et al.), "hgt" (Hu et al.) or "rgat"
+  // (relational GAT: a GAT per relation, summed)
   std::string kind = "gcn";
   int layers = 2;
   std::int64_t hidden = 16;
@@ -22,7 +23,7 @@ struct ModelConfig {
   bool weight_decay_first_layer_only = false;  // GCN / GraphSAGE: Kipf & Welling decay only the first layer
   // GAT: every hidden layer has `heads` heads of `hidden` columns, concatenated; the last layer
   // `out_heads` heads of the class count, averaged; ELU between layers. HGT: every layer has
-  // `heads` heads of hidden / heads columns.
+  // `heads` heads of hidden / heads columns. RGAT: as GAT per relation, ReLU between layers.
   std::int64_t heads = 8;
   std::int64_t out_heads = 1;
   float attention_dropout = 0.6f;  // on the attention coefficients, in training
@@ -34,7 +35,7 @@ struct ModelConfig {
   float embedding_weight_decay = 0.0f;  // the embedding tables' decay
 };
 
-// True for the kinds that train on heterogeneous datasets ("rgcn", "hgt").
+// True for the kinds that train on heterogeneous datasets ("rgcn", "hgt", "rgat").
 bool is_heterogeneous_kind(const std::string& kind);
 
 // Refuses an unknown kind, and settings the kind's family does not have (R-GCN: batch norm, first

@@ -15,6 +15,7 @@
 #include "kernels/tensor.hpp"
 #include "train/layers/layer.hpp"
 #include "train/layers/rgcn_conv.hpp"
+#include "train/layers/rgcn_graph.hpp"
 
 namespace halo::test {
 
@@ -54,6 +55,25 @@ inline graph::HeteroGraph random_mag(std::uint64_t seed) {
   g.add_relation({"field", "listed_by", "venue"}, random_relation(rng, 0, 3, 0));
   return g;
 }
+
+// A rank's part of a two-type graph: papers own 4 of their 7 input rows, authors 3 of 5 (halo rows
+// after the owned ones); author writes paper, paper cites paper, paper rev_writes author, random
+// with repeated entries. Holds the relations its graph points to: neither copied nor moved.
+struct TwoTypePart {
+  graph::CsrGraph writes, cites, rev_writes;
+  train::RgcnGraph graph;
+
+  explicit TwoTypePart(RandomStream& rng)
+      : writes(random_relation(rng, 4, 5, 9)),
+        cites(random_relation(rng, 4, 7, 8)),
+        rev_writes(random_relation(rng, 3, 7, 9)),
+        graph({"paper", "author"}, {4, 3}, {7, 5},
+              {{{"author", "writes", "paper"}, 1, 0, &writes},
+               {{"paper", "cites", "paper"}, 0, 0, &cites},
+               {{"paper", "rev_writes", "author"}, 0, 1, &rev_writes}}) {}
+  TwoTypePart(const TwoTypePart&) = delete;
+  TwoTypePart& operator=(const TwoTypePart&) = delete;
+};
 
 // Where each type's rows sit in the stacked inputs and outputs of StackedHetero.
 inline std::vector<std::int64_t> type_rows(const graph::HeteroGraph& g) {

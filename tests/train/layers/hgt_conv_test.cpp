@@ -61,20 +61,15 @@ TEST_CASE("HgtConv on a part computes the first input rows of each type from all
   const std::uint64_t seed = test::case_seed(95);
   RandomStream rng(seed, 0);
   const std::vector<std::int64_t> in_dims{4, 3};
-  const graph::CsrGraph writes = test::random_relation(rng, 4, 5, 9);
-  const graph::CsrGraph cites = test::random_relation(rng, 4, 7, 8);
-  const graph::CsrGraph rev_writes = test::random_relation(rng, 3, 7, 9);
-  const RgcnGraph rg({"paper", "author"}, {4, 3}, {7, 5},
-                     {{{"author", "writes", "paper"}, 1, 0, &writes},
-                      {{"paper", "cites", "paper"}, 0, 0, &cites},
-                      {{"paper", "rev_writes", "author"}, 0, 1, &rev_writes}});
+  const test::TwoTypePart part(rng);
+  const RgcnGraph& rg = part.graph;
   HgtConv conv(rg, in_dims, 4, {2, {}}, "conv0");
   test::StackedHetero<HgtConv> layer(conv, {0, 7, 12}, {0, 4, 7}, in_dims, 4);
   Dense x = test::random_dense(rng, 12, 4);
   std::vector<Dense> params;
   for (Parameter* p : conv.parameters())
     params.push_back(test::random_dense(rng, p->value.rows(), p->value.cols(), 0.8));
-  const Relations relations{{4, 3}, {7, 5}, {1, 0, 0}, {0, 0, 1}, {&writes, &cites, &rev_writes}};
+  const Relations relations{{4, 3}, {7, 5}, {1, 0, 0}, {0, 0, 1}, {&part.writes, &part.cites, &part.rev_writes}};
   const auto reference = [&] { return naive_hgt(relations, in_dims, x, params, 4, 2, {}); };
   const test::GradientErrors e = test::check_layer_gradients(layer, x, params, reference, rng);
   CAPTURE(e.forward, e.input, e.parameters);

@@ -22,6 +22,7 @@
 #include "kernels/loss.hpp"
 #include "tests/reference/naive_csr.hpp"
 #include "tests/reference/naive_hgt.hpp"
+#include "tests/reference/naive_rgat.hpp"
 #include "tests/reference/naive_layers.hpp"
 #include "tests/support/thread_count.hpp"
 #include "tests/train/gradient_check.hpp"
@@ -276,8 +277,9 @@ struct ReferenceHgt {
             stacked.at(rows[static_cast<std::size_t>(t)] + i, c) = x[static_cast<std::size_t>(t)].at(i, c);
         if (params.count(conv + "." + g->vertex_type_name(t) + ".out.weight") != 0) outputs.push_back(t);
       }
-      const Dense y = test::naive_hgt(relations, std::vector<std::int64_t>(static_cast<std::size_t>(types), config.hidden),
-                                      stacked, layer_params(conv + "."), config.hidden, config.heads, outputs);
+      const Dense y =
+          test::naive_hgt(relations, std::vector<std::int64_t>(static_cast<std::size_t>(types), config.hidden), stacked,
+                          layer_params(conv + "."), config.hidden, config.heads, outputs);
       for (int t = 0; t < types; ++t)
         for (std::int64_t i = 0; i < g->vertex_count(t); ++i)
           for (std::int64_t c = 0; c < config.hidden; ++c)
@@ -287,6 +289,70 @@ struct ReferenceHgt {
     return test::add_row(test::matmul(x[static_cast<std::size_t>(paper)], params.at("output.paper.weight")),
                          params.at("output.paper.bias"));
   }
+};
+
+// Relational GAT by its layers in float64 (naive_rgat), ReLU between them, with the feature and
+// attention dropout masks the model must draw.
+struct ReferenceRgat {
+  const graph::HeteroGraph* g = nullptr;
+  HeteroModelConfig config;
+  std::int64_t classes = 3;
+  std::vector<std::string> names;
+  std::map<std::string, Dense> params;
+  std::map<std::string, Dense> features;
+  std::map<std::pair<int, int>, Dense> masks;
+
+  Dense forward(bool training) const {
+    const int types = g->num_vertex_types();
+    std::vector<Dense> x;
+    for (int t = 0; t < types; ++t) {
+      const std::string& name = g->vertex_type_name(t);
+      x.push_back(features.count(name) != 0 ? features.at(name) : params.at("embedding." + name));
+    }
+    const test::Relations relations = test::Relations::of(*g);
+    const std::vector<std::int64_t> rows = test::offsets(relations.inputs);
+    for (int layer = 0; layer < config.layers; ++layer) {
+      const bool last = layer + 1 == config.layers;
+      if (training)
+        for (int t = 0; t < types; ++t)
+          if (masks.count({layer, t}) != 0)
+            x[static_cast<std::size_t>(t)] = test::multiply(x[static_cast<std::size_t>(t)], masks.at({layer, t}));
+      const std::string conv = "conv" + std::to_string(layer) + ".";
+      std::vector<Dense> layer_params;
+      std::vector<int> outputs;
+      for (const std::string& n : names) {
+        if (n.rfind(conv, 0) != 0) continue;
+        layer_params.push_back(params.at(n));
+        for (int r = 0; r < g->num_relations(); ++r)
+          if (n == conv + g->relation_type(r).key() + ".bias") outputs.push_back(g->vertex_type(g->relation_type(r).dst));
+      }
+      std::int64_t width = 0;
+      std::vector<std::int64_t> in_dims;
+      for (const Dense& xt : x) {
+        in_dims.push_back(xt.cols);
+        width = std::max(width, xt.cols);
+      }
+      Dense stacked(rows.back(), width);
+      for (int t = 0; t < types; ++t)
+        for (std::int64_t i = 0; i < g->vertex_count(t); ++i)
+          for (std::int64_t c = 0; c < in_dims[static_cast<std::size_t>(t)]; ++c)
+            stacked.at(rows[static_cast<std::size_t>(t)] + i, c) = x[static_cast<std::size_t>(t)].at(i, c);
+      const std::int64_t heads = last ? config.out_heads : config.heads;
+      const bool concat = !last || config.out_heads == 1;
+      const Dense y = test::naive_rgat(relations, in_dims, stacked, layer_params, last ? classes : config.hidden, heads,
+                                       concat, config.negative_slope, outputs,
+                                       test::attention_keep(relations, training ? config.attention_dropout : 0.0f,
+                                                            static_cast<std::uint32_t>(layer), seed, epoch));
+      for (int t = 0; t < types; ++t) {
+        Dense yt(g->vertex_count(t), y.cols);
+        for (std::int64_t i = 0; i < yt.rows; ++i)
+          for (std::int64_t c = 0; c < y.cols; ++c) yt.at(i, c) = y.at(rows[static_cast<std::size_t>(t)] + i, c);
+        x[static_cast<std::size_t>(t)] = last ? std::move(yt) : test::relu(std::move(yt));
+      }
+    }
+    return x[static_cast<std::size_t>(paper)];
+  }
+  std::uint64_t seed = 0, epoch = 0;
 };
 
 HeteroModelConfig hgt_config(int layers, std::int64_t hidden, std::int64_t heads, float dropout, float input_dropout,
@@ -327,17 +393,18 @@ Step training_step(std::uint64_t seed, std::uint64_t epoch) {
 
 // The dropout masks (scaled by 1 / (1 - p)) of a hand-drawn model's `layers` layers by (layer,
 // type), straight from the kernel with the key and global ids the model must use: layer 0 reads
-// the papers' features and the tables with config.input_dropout, every later one hidden-wide
-// inputs with config.dropout.
+// the papers' features and the tables with config.input_dropout, every later one inputs
+// `hidden_width` wide (config.hidden by default) with config.dropout.
 std::map<std::pair<int, int>, Dense> dropout_masks(const graph::HeteroGraph& g, int layers,
                                                    const HeteroModelConfig& config, std::int64_t feature_dim,
-                                                   const Step& step) {
+                                                   const Step& step, std::int64_t hidden_width = 0) {
   std::map<std::pair<int, int>, Dense> masks;
   for (int i = 0; i < layers; ++i) {
     const float p = i == 0 ? config.input_dropout : config.dropout;
     if (p == 0.0f) continue;
     for (int t = 0; t < g.num_vertex_types(); ++t) {
-      const std::int64_t width = i > 0 ? config.hidden : (t == paper ? feature_dim : config.embedding_dim);
+      const std::int64_t hidden = hidden_width > 0 ? hidden_width : config.hidden;
+      const std::int64_t width = i > 0 ? hidden : (t == paper ? feature_dim : config.embedding_dim);
       Dense ones(g.vertex_count(t), width, 1.0);
       Tensor mask = test::to_tensor(ones);
       const std::vector<std::int64_t> ids = global_ids(g, t);
@@ -825,8 +892,9 @@ TEST_CASE("HeteroModel refuses bad configurations, inputs that do not fit the gr
   CHECK_THROWS_WITH(HeteroModel(c, rg, {nullptr, &short_features, nullptr}, paper, 3, 1),
                     Catch::Contains("features of type paper are 2 x 5, expected 3 rows"));
   CHECK_THROWS_WITH(HeteroModel(c, rg, {nullptr, &features, nullptr}, 3, 3, 1), Catch::Contains("target type 3"));
-  CHECK_THROWS_WITH(HeteroModel(config_of(2, 4, 0.5f, 0.0f, 0, true, 0), rg, {nullptr, &features, nullptr}, paper, 3, 1),
-                    Catch::Contains("type author has no features and embedding_dim is 0"));
+  CHECK_THROWS_WITH(
+      HeteroModel(config_of(2, 4, 0.5f, 0.0f, 0, true, 0), rg, {nullptr, &features, nullptr}, paper, 3, 1),
+      Catch::Contains("type author has no features and embedding_dim is 0"));
   CHECK_THROWS_AS(HeteroModel(config_of(0, 4, 0.5f, 0.0f, 0, true, 3), rg, {nullptr, &features, nullptr}, paper, 3, 1),
                   InvalidArgument);
   CHECK_THROWS_AS(HeteroModel(config_of(2, 0, 0.5f, 0.0f, 0, true, 3), rg, {nullptr, &features, nullptr}, paper, 3, 1),
@@ -858,19 +926,35 @@ TEST_CASE("HeteroModel of kind hgt projects the types its layers read and initia
   // and subjects (rev_has_subject): all three are projected.
   std::vector<std::string> names;
   for (const Parameter* p : ps) names.push_back(p->name);
-  CHECK(names == std::vector<std::string>{
-                     "input.author.weight", "input.author.bias", "input.paper.weight", "input.paper.bias",
-                     "input.subject.weight", "input.subject.bias",
-                     "conv0.author.kqv.weight", "conv0.author.kqv.bias", "conv0.paper.kqv.weight",
-                     "conv0.paper.kqv.bias", "conv0.subject.kqv.weight", "conv0.subject.kqv.bias",
-                     "conv0.author__writes__paper.k_rel.weight", "conv0.author__writes__paper.v_rel.weight",
-                     "conv0.author__writes__paper.prior", "conv0.paper__cites__paper.k_rel.weight",
-                     "conv0.paper__cites__paper.v_rel.weight", "conv0.paper__cites__paper.prior",
-                     "conv0.paper__rev_cites__paper.k_rel.weight", "conv0.paper__rev_cites__paper.v_rel.weight",
-                     "conv0.paper__rev_cites__paper.prior", "conv0.subject__rev_has_subject__paper.k_rel.weight",
-                     "conv0.subject__rev_has_subject__paper.v_rel.weight", "conv0.subject__rev_has_subject__paper.prior",
-                     "conv0.paper.out.weight", "conv0.paper.out.bias", "conv0.paper.skip", "output.paper.weight",
-                     "output.paper.bias"});
+  CHECK(names == std::vector<std::string>{"input.author.weight",
+                                          "input.author.bias",
+                                          "input.paper.weight",
+                                          "input.paper.bias",
+                                          "input.subject.weight",
+                                          "input.subject.bias",
+                                          "conv0.author.kqv.weight",
+                                          "conv0.author.kqv.bias",
+                                          "conv0.paper.kqv.weight",
+                                          "conv0.paper.kqv.bias",
+                                          "conv0.subject.kqv.weight",
+                                          "conv0.subject.kqv.bias",
+                                          "conv0.author__writes__paper.k_rel.weight",
+                                          "conv0.author__writes__paper.v_rel.weight",
+                                          "conv0.author__writes__paper.prior",
+                                          "conv0.paper__cites__paper.k_rel.weight",
+                                          "conv0.paper__cites__paper.v_rel.weight",
+                                          "conv0.paper__cites__paper.prior",
+                                          "conv0.paper__rev_cites__paper.k_rel.weight",
+                                          "conv0.paper__rev_cites__paper.v_rel.weight",
+                                          "conv0.paper__rev_cites__paper.prior",
+                                          "conv0.subject__rev_has_subject__paper.k_rel.weight",
+                                          "conv0.subject__rev_has_subject__paper.v_rel.weight",
+                                          "conv0.subject__rev_has_subject__paper.prior",
+                                          "conv0.paper.out.weight",
+                                          "conv0.paper.out.bias",
+                                          "conv0.paper.skip",
+                                          "output.paper.weight",
+                                          "output.paper.bias"});
   std::int64_t values = 0;
   for (const Parameter* p : ps) {
     CAPTURE(p->name);
@@ -916,5 +1000,33 @@ TEST_CASE("HeteroModel of kind hgt matches finite differences of a float64 HGT m
   const Step step = training_step(seed, 4);
   // The input projection, each HGT layer and the output projection draw their own masks.
   ref.masks = dropout_masks(h.g, mc.config.layers + 2, mc.config, mc.feature_dim, step);
+  check_against_reference(h.model, ref.params, [&](bool training) { return ref.forward(training); }, step);
+}
+
+TEST_CASE("HeteroModel of kind rgat matches finite differences of a float64 relational GAT", "[train]") {
+  HeteroModelConfig two_heads = config_of(2, 3, 0.5f, 0.2f, 0, true, 3);
+  two_heads.kind = "rgat";
+  two_heads.heads = 2;
+  two_heads.out_heads = 2;
+  two_heads.attention_dropout = 0.3f;
+  HeteroModelConfig one_layer = config_of(1, 4, 0.0f, 0.5f, 0, true, 2);
+  one_layer.kind = "rgat";
+  one_layer.negative_slope = 0.1f;
+  const ModelCase mc = GENERATE_COPY(ModelCase{"two layers of two heads, averaged last, every dropout", two_heads, 4},
+                                     ModelCase{"one layer of one head", one_layer, 5});
+  const std::uint64_t seed = test::case_seed(std::hash<std::string>{}(mc.name));
+  CAPTURE(mc.name, seed);
+  HandDrawn h(mc.config, mc.feature_dim, seed);
+  RandomStream rng(seed, 1);
+  ReferenceRgat ref;
+  ref.g = &h.g;
+  ref.config = mc.config;
+  ref.features["paper"] = h.x;
+  ref.params = randomise(h.model, rng, ref.names);
+  const Step step = training_step(seed, 6);
+  ref.seed = step.seed;
+  ref.epoch = step.epoch;
+  ref.masks = dropout_masks(h.g, mc.config.layers, mc.config, mc.feature_dim, step,
+                            mc.config.heads * mc.config.hidden);
   check_against_reference(h.model, ref.params, [&](bool training) { return ref.forward(training); }, step);
 }

@@ -1,0 +1,340 @@
+// RgatConv: per-relation GAT layers over the blocks of each destination's relation stack, summed.
+#include "train/layers/rgat_conv.hpp"
+
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+
+#include "graph/base/error.hpp"
+#include "graph/build.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/gemm.hpp"
+#include "train/layers/init.hpp"
+
+namespace halo::train {
+
+using kernels::ConstTensorView;
+using kernels::Tensor;
+using kernels::Transpose;
+
+namespace {
+
+constexpr std::int64_t float_bytes = static_cast<std::int64_t>(sizeof(float));
+
+}  // namespace
+
+RgatConvLayout::RgatConvLayout(const RgcnGraph& graph, std::vector<std::int64_t> input_widths,
+                               std::int64_t output_width, const RgatConvOptions& layer_options, const std::string& name)
+    : in_dims(std::move(input_widths)), out_dim(output_width), options(layer_options) {
+  const int types = graph.num_vertex_types();
+  HALO_EXPECTS(static_cast<int>(in_dims.size()) == types,
+               "RgatConv " + name + ": needs one input width per vertex type (" + std::to_string(types) + "), got " +
+                   std::to_string(in_dims.size()));
+  HALO_EXPECTS(out_dim > 0 && options.heads > 0, "RgatConv " + name + ": needs positive widths and heads, got " +
+                                                     std::to_string(out_dim) + " and " + std::to_string(options.heads) +
+                                                     " heads");
+  HALO_EXPECTS(
+      options.attention_dropout >= 0.0f && options.attention_dropout < 1.0f,
+      "RgatConv " + name + ": attention dropout must be in [0, 1), got " + std::to_string(options.attention_dropout));
+  HALO_EXPECTS(graph.num_relations() < 65536,
+               "RgatConv " + name + ": at most 65535 relations, got " + std::to_string(graph.num_relations()));
+  computes.assign(static_cast<std::size_t>(types), options.outputs.empty() ? 1 : 0);
+  for (int t : options.outputs) {
+    HALO_EXPECTS(t >= 0 && t < types, "RgatConv " + name + ": output type " + std::to_string(t) + " out of range");
+    computes[static_cast<std::size_t>(t)] = 1;
+  }
+  reads.assign(static_cast<std::size_t>(types), 0);
+  for (int r = 0; r < graph.num_relations(); ++r) {
+    const int s = graph.relation_src(r), t = graph.relation_dst(r);
+    if (computes[static_cast<std::size_t>(t)] == 0) continue;
+    computed.push_back(r);
+    reads[static_cast<std::size_t>(s)] = reads[static_cast<std::size_t>(t)] = 1;
+  }
+  for (int t = 0; t < types; ++t)
+    HALO_EXPECTS(reads[static_cast<std::size_t>(t)] == 0 || in_dims[static_cast<std::size_t>(t)] > 0,
+                 "RgatConv " + name + ": type " + graph.vertex_type_name(t) + " is read but has input width " +
+                     std::to_string(in_dims[static_cast<std::size_t>(t)]));
+}
+
+std::int64_t RgatConvLayout::parameter_bytes(const RgcnGraph& graph) const {
+  const std::int64_t hf = options.heads * out_dim;
+  std::int64_t floats = 0;
+  for (int r : computed)
+    floats += (in_dims[static_cast<std::size_t>(graph.relation_src(r))] +
+               in_dims[static_cast<std::size_t>(graph.relation_dst(r))]) *
+                  hf +
+              2 * hf + out_width();
+  return floats * float_bytes;
+}
+
+std::int64_t RgatConvLayout::saved_bytes(const RgcnGraph& graph) const {
+  const std::int64_t h = options.heads, hf = h * out_dim;
+  std::int64_t floats = 0;
+  for (int r : computed) {
+    const std::int64_t sources = graph.num_inputs(graph.relation_src(r));
+    const std::int64_t rows = graph.num_outputs(graph.relation_dst(r));
+    floats += sources * (hf + h) + rows * (hf + 3 * h);
+  }
+  return floats * float_bytes;
+}
+
+std::int64_t RgatConvLayout::workspace_bytes(const RgcnGraph& graph) const {
+  const std::int64_t h = options.heads, hf = h * out_dim;
+  std::int64_t busiest = 0;
+  for (int r : computed) {
+    const std::int64_t sources = graph.num_inputs(graph.relation_src(r));
+    const std::int64_t rows = graph.num_outputs(graph.relation_dst(r));
+    // The head gradient, the attention's gradients (h, both scores) and the softmax workspace.
+    busiest = std::max(busiest, rows * (2 * hf + 5 * h) + sources * (hf + h));
+  }
+  return busiest * float_bytes;
+}
+
+std::int64_t RgatConvLayout::graph_bytes(const RgcnGraph& graph) const {
+  std::int64_t bytes = 0;
+  for (int r : computed) {
+    const std::int64_t rows = graph.num_outputs(graph.relation_dst(r));
+    const std::int64_t cols = graph.num_inputs(graph.relation_src(r));
+    const std::int64_t entries = graph.relation_edges(r);
+    bytes += 8 * (rows + 1 + cols + 1) + 2 * entries * (8 + 4);
+  }
+  return bytes;
+}
+
+RgatConv::RgatConv(const RgcnGraph& graph, RgatConvLayout layout, const std::string& name, kernels::Device device)
+    : graph_(&graph), name_(name), device_(device), layout_(std::move(layout)) {
+  const int types = graph.num_vertex_types();
+  const std::int64_t heads = layout_.options.heads, f = layout_.out_dim;
+  input_grad_.assign(static_cast<std::size_t>(types), 1);
+  selection_.resize(static_cast<std::size_t>(types));
+  for (int t = 0; t < types; ++t) {
+    if (!computes(t)) continue;
+    const graph::RelationStack& stack = graph.stack(t);
+    for (int k = 0; k < stack.num_blocks(); ++k) {
+      Relation rel;
+      rel.index = stack.relations[static_cast<std::size_t>(k)];
+      rel.src = graph.relation_src(rel.index);
+      rel.dst = t;
+      const std::string key = name + "." + graph.relation_type(rel.index).key();
+      rel.lin_src = make_parameter(key + ".lin_src.weight", layout_.in_dims[static_cast<std::size_t>(rel.src)],
+                                   heads * f, device);
+      rel.lin_dst =
+          make_parameter(key + ".lin_dst.weight", layout_.in_dims[static_cast<std::size_t>(t)], heads * f, device);
+      rel.att_src = make_parameter(key + ".att_src", heads, f, device);
+      rel.att_dst = make_parameter(key + ".att_dst", heads, f, device);
+      rel.bias = make_parameter(key + ".bias", 1, layout_.out_width(), device);
+      graph::CsrGraph block = graph::stack_block(stack, k);
+      rel.transpose = CsrOperator(graph::transpose(block), device);
+      rel.block = CsrOperator(std::move(block), device);
+      relations_.push_back(std::move(rel));
+    }
+  }
+  // The stacks list their relations in relation order per type; the parameters follow relation order.
+  std::sort(relations_.begin(), relations_.end(),
+            [](const Relation& a, const Relation& b) { return a.index < b.index; });
+  if (!layout_.options.concat) {
+    std::vector<float> mean(static_cast<std::size_t>(heads * f * f), 0.0f);
+    for (std::int64_t k = 0; k < heads; ++k)
+      for (std::int64_t c = 0; c < f; ++c)
+        mean[static_cast<std::size_t>((k * f + c) * f + c)] = 1.0f / static_cast<float>(heads);
+    head_mean_ = Tensor::from_vector(heads * f, f, mean, device);
+  }
+}
+
+kernels::AttentionSpec RgatConv::spec(const Relation& rel, const Step& step) const {
+  // One key per (layer, relation): an edge present in two relations draws two masks.
+  const auto key = static_cast<std::uint32_t>((layout_.options.layer << 16) | static_cast<std::uint32_t>(rel.index));
+  return {layout_.options.heads,
+          layout_.options.negative_slope,
+          step.training ? layout_.options.attention_dropout : 0.0f,
+          {step.seed, step.epoch, key}};
+}
+
+kernels::AttentionIds RgatConv::ids(const Relation& rel) const {
+  if (!rel.dst_ids) return {};
+  return {&*rel.dst_ids, &*rel.src_ids};
+}
+
+void RgatConv::set_vertex_ids(const std::vector<kernels::IndexView>& ids) {
+  const RgcnGraph& g = *graph_;
+  HALO_EXPECTS(static_cast<int>(ids.size()) == g.num_vertex_types(),
+               "RgatConv " + name_ + ": needs the ids of every vertex type (" + std::to_string(g.num_vertex_types()) +
+                   "), got " + std::to_string(ids.size()));
+  std::int64_t limit = 0;
+  for (const kernels::IndexView& v : ids)
+    for (std::int64_t i = 0; i < v.size; ++i) limit = std::max(limit, v.data[i] + 1);
+  for (Relation& rel : relations_) {
+    const kernels::IndexView src = ids[static_cast<std::size_t>(rel.src)];
+    const kernels::IndexView dst = ids[static_cast<std::size_t>(rel.dst)];
+    HALO_EXPECTS(src.size == g.num_inputs(rel.src) && dst.size == g.num_inputs(rel.dst),
+                 "RgatConv " + name_ + ": ids of " + std::to_string(src.size) + " and " + std::to_string(dst.size) +
+                     " rows for the " + std::to_string(g.num_inputs(rel.src)) + " and " +
+                     std::to_string(g.num_inputs(rel.dst)) + " input rows of relation " +
+                     g.relation_type(rel.index).key());
+    rel.dst_ids.emplace(kernels::IndexView{dst.data, g.num_outputs(rel.dst)}, limit, device_, kernels::IndexUse::rows,
+                        "RgatConv");
+    rel.src_ids.emplace(src, limit, device_, kernels::IndexUse::rows, "RgatConv");
+  }
+}
+
+void RgatConv::check_output(int type) const {
+  HALO_EXPECTS(type >= 0 && type < graph_->num_vertex_types() && computes(type),
+               "RgatConv " + name_ + ": type " + std::to_string(type) + " is not one of its outputs");
+}
+
+void RgatConv::set_training_rows(int type, kernels::IndexView rows) {
+  check_output(type);
+  selection_[static_cast<std::size_t>(type)] =
+      TrainingRows(rows, graph_->num_outputs(type), device_, "RgatConv " + name_, graph_->vertex_type_name(type));
+  pending_ = false;
+}
+
+std::int64_t RgatConv::training_rows(int type) const {
+  check_output(type);
+  return selection_[static_cast<std::size_t>(type)].count(graph_->num_outputs(type));
+}
+
+std::vector<Tensor> RgatConv::forward(const std::vector<ConstTensorView>& x, const Step& step,
+                                      const std::vector<InputMatrix>& streamed_x) {
+  for (const InputMatrix& m : streamed_x)
+    if (!m.empty()) throw UnsupportedError("RgatConv " + name_ + ": takes no streamed input");
+  const RgcnGraph& g = *graph_;
+  const int types = g.num_vertex_types();
+  HALO_EXPECTS(static_cast<int>(x.size()) == types, "RgatConv " + name_ + ": needs one input per vertex type (" +
+                                                        std::to_string(types) + "), got " + std::to_string(x.size()));
+  for (int t = 0; t < types; ++t) {
+    const auto ts = static_cast<std::size_t>(t);
+    if (reads(t))
+      HALO_EXPECTS(x[ts].rows == g.num_inputs(t) && x[ts].cols == layout_.in_dims[ts],
+                   "RgatConv " + name_ + ": input of " + g.vertex_type_name(t) + " is " + std::to_string(x[ts].rows) +
+                       " x " + std::to_string(x[ts].cols) + ", expected " + std::to_string(g.num_inputs(t)) + " x " +
+                       std::to_string(layout_.in_dims[ts]));
+  }
+  pending_ = false;
+  const std::int64_t heads = layout_.options.heads, hf = heads * layout_.out_dim;
+  std::vector<Tensor> y(static_cast<std::size_t>(types));
+  for (int t = 0; t < types; ++t)
+    if (computes(t)) y[static_cast<std::size_t>(t)] = Tensor::zeros(g.num_outputs(t), layout_.out_width(), device_);
+  for (Relation& rel : relations_) {
+    const ConstTensorView xs = x[static_cast<std::size_t>(rel.src)];
+    const ConstTensorView xt = x[static_cast<std::size_t>(rel.dst)].slice_rows(0, g.num_outputs(rel.dst));
+    rel.h = Tensor::empty(xs.rows, hf, device_);
+    kernels::gemm(xs, Transpose::no, rel.lin_src.value.view(), Transpose::no, rel.h.view());
+    rel.g = Tensor::empty(xt.rows, hf, device_);
+    kernels::gemm(xt, Transpose::no, rel.lin_dst.value.view(), Transpose::no, rel.g.view());
+    rel.src_score = Tensor::empty(xs.rows, heads, device_);
+    rel.dst_score = Tensor::empty(xt.rows, heads, device_);
+    kernels::head_scores(rel.h.view(), rel.att_src.value.view(), rel.src_score.view());
+    kernels::head_scores(rel.g.view(), rel.att_dst.value.view(), rel.dst_score.view());
+    rel.row_max = Tensor::empty(xt.rows, heads, device_);
+    rel.row_sum = Tensor::empty(xt.rows, heads, device_);
+    Tensor out = Tensor::empty(xt.rows, hf, device_);
+    rel.block.visit([&](const auto& a) {
+      kernels::attention_forward(a, rel.h.view(), rel.src_score.view(), rel.dst_score.view(), spec(rel, step), ids(rel),
+                                 out.view(), rel.row_max.view(), rel.row_sum.view());
+    });
+    Tensor& yt = y[static_cast<std::size_t>(rel.dst)];
+    if (layout_.options.concat)
+      kernels::axpby(1.0f, out.view(), 1.0f, yt.view());
+    else
+      kernels::gemm(out.view(), Transpose::no, head_mean_.view(), Transpose::no, yt.view(), 1.0f, 1.0f);
+    kernels::add_bias(yt.view(), rel.bias.value.view());
+    if (!step.training) rel.release();
+  }
+  for (int t = 0; t < types; ++t) {
+    const auto ts = static_cast<std::size_t>(t);
+    if (step.training && computes(t) && selection_[ts].selected()) y[ts] = selection_[ts].gather(y[ts].view());
+  }
+  if (step.training) {
+    inputs_ = x;
+    pending_ = true;
+  }
+  return y;
+}
+
+std::vector<Tensor> RgatConv::backward(std::vector<Tensor> grad_y, const Step& step, const RowGradientSink& /*sink*/) {
+  HALO_EXPECTS(pending_, "RgatConv " + name_ + ": backward needs a training forward before it");
+  pending_ = false;
+  const RgcnGraph& g = *graph_;
+  const int types = g.num_vertex_types();
+  for (int t = 0; t < types; ++t) {
+    if (!computes(t)) continue;
+    const auto ts = static_cast<std::size_t>(t);
+    Tensor& dy = grad_y.at(ts);
+    HALO_EXPECTS(dy.rows() == training_rows(t) && dy.cols() == layout_.out_width(),
+                 "RgatConv " + name_ + ": gradient of " + g.vertex_type_name(t) + " is " + std::to_string(dy.rows()) +
+                     " x " + std::to_string(dy.cols()) + ", expected " + std::to_string(training_rows(t)) + " x " +
+                     std::to_string(layout_.out_width()));
+    if (selection_[ts].selected()) dy = selection_[ts].scatter(dy.view(), g.num_outputs(t));
+  }
+  std::vector<Tensor> grad_x(static_cast<std::size_t>(types));
+  for (int t = 0; t < types; ++t)
+    if (reads(t) && input_grad(t))
+      grad_x[static_cast<std::size_t>(t)] =
+          Tensor::zeros(g.num_inputs(t), layout_.in_dims[static_cast<std::size_t>(t)], device_);
+  const std::int64_t heads = layout_.options.heads, hf = heads * layout_.out_dim;
+  for (Relation& rel : relations_) {
+    const Tensor& dy = grad_y[static_cast<std::size_t>(rel.dst)];
+    const std::int64_t rows = g.num_outputs(rel.dst);
+    kernels::column_sums(dy.view(), rel.bias.grad.view(), true);
+    Tensor head_grad;  // d loss / d (the attention's output), when the heads are averaged
+    if (!layout_.options.concat) {
+      head_grad = Tensor::empty(rows, hf, device_);
+      kernels::gemm(dy.view(), Transpose::no, head_mean_.view(), Transpose::yes, head_grad.view());
+    }
+    Tensor grad_h = Tensor::empty(rel.h.rows(), hf, device_);
+    Tensor grad_src = Tensor::empty(rel.h.rows(), heads, device_);
+    Tensor grad_dst = Tensor::empty(rows, heads, device_);
+    rel.block.visit([&](const auto& a) {
+      rel.transpose.visit([&](const auto& at) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(a)>, std::decay_t<decltype(at)>>)
+          kernels::attention_backward(a, at, rel.h.view(), rel.src_score.view(), rel.dst_score.view(), spec(rel, step),
+                                      ids(rel), rel.row_max.view(), rel.row_sum.view(),
+                                      layout_.options.concat ? dy.view() : head_grad.view(), grad_h.view(),
+                                      grad_src.view(), grad_dst.view());
+        else
+          HALO_ASSERT(!"a relation block and its transpose with different index types");
+      });
+    });
+    Tensor grad_g = Tensor::zeros(rows, hf, device_);
+    kernels::head_scores_backward(rel.h.view(), rel.att_src.value.view(), grad_src.view(), grad_h.view(),
+                                  rel.att_src.grad.view());
+    kernels::head_scores_backward(rel.g.view(), rel.att_dst.value.view(), grad_dst.view(), grad_g.view(),
+                                  rel.att_dst.grad.view());
+    const auto src = static_cast<std::size_t>(rel.src), dst = static_cast<std::size_t>(rel.dst);
+    const ConstTensorView xt = inputs_[dst].slice_rows(0, rows);
+    kernels::gemm(inputs_[src], Transpose::yes, grad_h.view(), Transpose::no, rel.lin_src.grad.view(), 1.0f, 1.0f);
+    kernels::gemm(xt, Transpose::yes, grad_g.view(), Transpose::no, rel.lin_dst.grad.view(), 1.0f, 1.0f);
+    if (input_grad(rel.src))
+      kernels::gemm(grad_h.view(), Transpose::no, rel.lin_src.value.view(), Transpose::yes, grad_x[src].view(), 1.0f,
+                    1.0f);
+    if (input_grad(rel.dst))
+      kernels::gemm(grad_g.view(), Transpose::no, rel.lin_dst.value.view(), Transpose::yes,
+                    grad_x[dst].view().slice_rows(0, rows), 1.0f, 1.0f);
+    rel.release();
+  }
+  inputs_.clear();
+  return grad_x;
+}
+
+std::vector<Parameter*> RgatConv::parameters() {
+  std::vector<Parameter*> all;
+  for (Relation& rel : relations_)
+    for (Parameter* p : {&rel.lin_src, &rel.lin_dst, &rel.att_src, &rel.att_dst, &rel.bias}) all.push_back(p);
+  return all;
+}
+
+void RgatConv::initialize(std::uint64_t seed, std::uint64_t first_stream, float weight_decay) {
+  std::uint64_t stream = first_stream;
+  for (Relation& rel : relations_) {
+    for (Parameter* p : {&rel.lin_src, &rel.lin_dst}) {
+      glorot_uniform(p->value, seed, stream++);
+      p->weight_decay = weight_decay;
+    }
+    glorot_uniform(rel.att_src.value, seed, stream++);
+    glorot_uniform(rel.att_dst.value, seed, stream++);
+    ++stream;  // the bias stays zero
+  }
+}
+
+}  // namespace halo::train
