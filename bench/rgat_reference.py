@@ -57,10 +57,7 @@ class RGAT(torch.nn.Module):
                 torch.nn.init.zeros_(p)
 
     def parameter_groups(self, weight_decay):
-        decay, plain = [], []
-        for name, p in self.named_parameters():
-            (decay if name.endswith("weight") and not name.startswith("embeddings.") else plain).append(p)
-        return [{"params": decay, "weight_decay": weight_decay}, {"params": plain, "weight_decay": 0.0}]
+        return rgcn_reference.weight_decay_groups(self, weight_decay)
 
     @staticmethod
     def fixed_inputs(data, hp):

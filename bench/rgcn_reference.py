@@ -80,6 +80,15 @@ def start_model(model, data, hp, plain=(("num_bases", 0),)):
     return types, {t: data["features"][t].shape[1] if t in data["features"] else hp["embedding_dim"] for t in types}
 
 
+def weight_decay_groups(model, weight_decay):
+    """Adam's parameter groups of the HGT and RGAT references: decay on the weight matrices (names
+    ending in "weight"), none on the tables, biases, attention vectors, priors and gates."""
+    decay, plain = [], []
+    for name, p in model.named_parameters():
+        (decay if name.endswith("weight") and not name.startswith("embeddings.") else plain).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": plain, "weight_decay": 0.0}]
+
+
 class RGCN(torch.nn.Module):
     def __init__(self, data, hp, num_classes):
         super().__init__()
