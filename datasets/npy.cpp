@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -197,45 +198,81 @@ std::string shape_to_string(const std::vector<std::int64_t>& shape) {
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
+NpyHeader parse_npy_header(const std::string& name, std::uint64_t total_bytes,
+                           const std::function<void(void*, std::size_t)>& read_next) {
+  if (total_bytes < magic_length + 4)
+    throw IoError(name, "is too short (" + std::to_string(total_bytes) + " bytes) to be a .npy file");
+  unsigned char prefix[12] = {};
+  read_next(prefix, magic_length + 2);
+  if (std::memcmp(prefix, magic, magic_length) != 0) throw IoError(name, "bad magic: not a .npy file (it does not start with \\x93NUMPY)");
+  NpyHeader h;
+  h.version = prefix[6];
+  if (!((h.version == 1 || h.version == 2 || h.version == 3) && prefix[7] == 0))
+    throw IoError(name, "unknown .npy format version " + std::to_string(prefix[6]) + "." + std::to_string(prefix[7]) +
+                            " (halo reads 1.0, 2.0 and 3.0)");
+  const std::size_t length_bytes = h.version == 1 ? 2 : 4;
+  if (total_bytes < magic_length + 2 + length_bytes) throw IoError(name, "is truncated inside the .npy header");
+  read_next(prefix + magic_length + 2, length_bytes);
+  std::uint64_t header_length = 0;
+  for (std::size_t i = 0; i < length_bytes; ++i) header_length |= std::uint64_t{prefix[magic_length + 2 + i]} << (8 * i);
+  if (header_length > max_header_length)
+    throw IoError(name, "header length " + std::to_string(header_length) + " is implausibly large");
+  h.data_offset = magic_length + 2 + length_bytes + static_cast<std::size_t>(header_length);
+  if (total_bytes < h.data_offset)
+    throw IoError(name, "is truncated: the header ends at byte " + std::to_string(h.data_offset) + ", the file has " +
+                            std::to_string(total_bytes));
+  std::string text(static_cast<std::size_t>(header_length), '\0');
+  read_next(text.data(), text.size());
+  parse_header_dict(text, name, h);
+
+  const std::uint64_t expected = h.data_offset + h.data_bytes();
+  if (total_bytes < expected)
+    throw IoError(name, "is truncated: shape " + shape_to_string(h.shape) + " of " + npy_descr(h.dtype) + " needs " +
+                            std::to_string(h.data_bytes()) + " data bytes after the " + std::to_string(h.data_offset) +
+                            "-byte header, the file has " + std::to_string(total_bytes - h.data_offset));
+  if (total_bytes > expected)
+    throw IoError(name, "has " + std::to_string(total_bytes - expected) + " bytes beyond the data of shape " +
+                            shape_to_string(h.shape) + " (damaged, or not a plain .npy file)");
+  return h;
+}
+
 NpyHeader read_npy_header(const std::string& path) {
   const FileDescriptor fd(path);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw IoError(path, std::string("cannot stat: ") + std::strerror(errno));
-  const auto file_size = static_cast<std::uint64_t>(st.st_size);
-  if (file_size < magic_length + 4) throw IoError(path, "is too short (" + std::to_string(file_size) + " bytes) to be a .npy file");
+  std::uint64_t offset = 0;
+  return parse_npy_header(path, static_cast<std::uint64_t>(st.st_size), [&](void* out, std::size_t bytes) {
+    read_exactly(fd.get(), offset, out, bytes, path);
+    offset += bytes;
+  });
+}
 
-  unsigned char prefix[12] = {};
-  read_exactly(fd.get(), 0, prefix, magic_length + 2, path);
-  if (std::memcmp(prefix, magic, magic_length) != 0) throw IoError(path, "bad magic: not a .npy file (it does not start with \\x93NUMPY)");
-  NpyHeader h;
-  h.version = prefix[6];
-  if (!((h.version == 1 || h.version == 2 || h.version == 3) && prefix[7] == 0))
-    throw IoError(path, "unknown .npy format version " + std::to_string(prefix[6]) + "." + std::to_string(prefix[7]) +
-                            " (halo reads 1.0, 2.0 and 3.0)");
-  const std::size_t length_bytes = h.version == 1 ? 2 : 4;
-  if (file_size < magic_length + 2 + length_bytes) throw IoError(path, "is truncated inside the .npy header");
-  read_exactly(fd.get(), magic_length + 2, prefix + magic_length + 2, length_bytes, path);
-  std::uint64_t header_length = 0;
-  for (std::size_t i = 0; i < length_bytes; ++i) header_length |= std::uint64_t{prefix[magic_length + 2 + i]} << (8 * i);
-  if (header_length > max_header_length)
-    throw IoError(path, "header length " + std::to_string(header_length) + " is implausibly large");
-  h.data_offset = magic_length + 2 + length_bytes + static_cast<std::size_t>(header_length);
-  if (file_size < h.data_offset)
-    throw IoError(path, "is truncated: the header ends at byte " + std::to_string(h.data_offset) + ", the file has " +
-                            std::to_string(file_size));
-  std::string text(static_cast<std::size_t>(header_length), '\0');
-  read_exactly(fd.get(), magic_length + 2 + length_bytes, text.data(), text.size(), path);
-  parse_header_dict(text, path, h);
+void check_npy_dtype(const std::string& name, const NpyHeader& h, DType expected) {
+  if (h.dtype != expected)
+    throw IoError(name, std::string("dtype is ") + npy_descr(h.dtype) + " (" + to_string(h.dtype) + "), expected " +
+                            npy_descr(expected) + " (" + to_string(expected) + ")");
+}
 
-  const std::uint64_t expected = h.data_offset + h.data_bytes();
-  if (file_size < expected)
-    throw IoError(path, "is truncated: shape " + shape_to_string(h.shape) + " of " + npy_descr(h.dtype) + " needs " +
-                            std::to_string(h.data_bytes()) + " data bytes after the " + std::to_string(h.data_offset) +
-                            "-byte header, the file has " + std::to_string(file_size - h.data_offset));
-  if (file_size > expected)
-    throw IoError(path, "has " + std::to_string(file_size - expected) + " bytes beyond the data of shape " +
-                            shape_to_string(h.shape) + " (damaged, or not a plain .npy file)");
-  return h;
+NpyMatrixShape npy_matrix_shape(const std::string& name, const NpyHeader& h, std::int64_t rows, std::int64_t cols) {
+  const int ndim = static_cast<int>(h.shape.size());
+  if (ndim != 1 && ndim != 2)
+    throw IoError(name, "has " + std::to_string(ndim) + " dimensions (shape " + shape_to_string(h.shape) +
+                            "); halo reads 1-D and 2-D arrays");
+  // A 1-D array is laid out identically in both orders, so only 2-D ones are refused.
+  if (h.fortran_order && ndim == 2)
+    throw IoError(name, "is in Fortran (column-major) order; halo reads C order only (save np.ascontiguousarray(a))");
+  const NpyMatrixShape shape{h.shape[0], ndim == 2 ? h.shape[1] : 1, ndim};
+  if ((rows >= 0 && shape.rows != rows) || (cols >= 0 && shape.cols != cols))
+    throw IoError(name, "has shape " + shape_to_string(h.shape) + ", expected " + (rows >= 0 ? std::to_string(rows) : "any") +
+                            " rows and " + (cols >= 0 ? std::to_string(cols) : "any") + " columns");
+  return shape;
+}
+
+void check_npy_bool_bytes(const std::string& name, const std::uint8_t* bytes, std::int64_t n) {
+  const std::int64_t bad = parallel_find_first(0, n, [&](std::int64_t i) { return bytes[i] > 1; });
+  if (bad < n)
+    throw IoError(name, "bool element " + std::to_string(bad) + " is stored as byte " + std::to_string(bytes[bad]) +
+                            ", expected 0 or 1");
 }
 
 std::string encode_npy_header(DType dtype, const std::vector<std::int64_t>& shape) {
@@ -263,32 +300,12 @@ std::string encode_npy_header(DType dtype, const std::vector<std::int64_t>& shap
 template <class T>
 Array<T> read_npy(const std::string& path, std::int64_t rows, std::int64_t cols) {
   const NpyHeader h = read_npy_header(path);
-  constexpr DType expected = dtype_of<T>();
-  if (h.dtype != expected)
-    throw IoError(path, std::string("dtype is ") + npy_descr(h.dtype) + " (" + to_string(h.dtype) + "), expected " +
-                            npy_descr(expected) + " (" + to_string(expected) + ")");
-  const int ndim = static_cast<int>(h.shape.size());
-  if (ndim != 1 && ndim != 2)
-    throw IoError(path, "has " + std::to_string(ndim) + " dimensions (shape " + shape_to_string(h.shape) +
-                            "); halo reads 1-D and 2-D arrays");
-  // A 1-D array is laid out identically in both orders, so only 2-D ones are refused.
-  if (h.fortran_order && ndim == 2)
-    throw IoError(path, "is in Fortran (column-major) order; halo reads C order only (save np.ascontiguousarray(a))");
-  const std::int64_t r = h.shape[0];
-  const std::int64_t c = ndim == 2 ? h.shape[1] : 1;
-  if ((rows >= 0 && r != rows) || (cols >= 0 && c != cols))
-    throw IoError(path, "has shape " + shape_to_string(h.shape) + ", expected " + (rows >= 0 ? std::to_string(rows) : "any") +
-                            " rows and " + (cols >= 0 ? std::to_string(cols) : "any") + " columns");
+  check_npy_dtype(path, h, dtype_of<T>());
+  const NpyMatrixShape shape = npy_matrix_shape(path, h, rows, cols);
   Buffer buffer = read_data<T>(path, h);
-  if constexpr (std::is_same_v<T, bool>) {
-    const auto* bytes = static_cast<const std::uint8_t*>(std::as_const(buffer).data());
-    const std::int64_t n = h.num_elements();
-    const std::int64_t bad = parallel_find_first(0, n, [&](std::int64_t i) { return bytes[i] > 1; });
-    if (bad < n)
-      throw IoError(path, "bool element " + std::to_string(bad) + " is stored as byte " + std::to_string(bytes[bad]) +
-                              ", expected 0 or 1");
-  }
-  return Array<T>::from_buffer(std::move(buffer), r, c, ndim);
+  if constexpr (std::is_same_v<T, bool>)
+    check_npy_bool_bytes(path, static_cast<const std::uint8_t*>(std::as_const(buffer).data()), h.num_elements());
+  return Array<T>::from_buffer(std::move(buffer), shape.rows, shape.cols, shape.ndim);
 }
 
 template <class T>

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -57,6 +58,29 @@ std::string shape_to_string(const std::vector<std::int64_t>& shape);
 // dtype, a valid shape, and a file size equal to data_offset + data_bytes(). Throws IoError
 // naming the file and the problem otherwise. Reads only the header (O(header) I/O).
 NpyHeader read_npy_header(const std::string& path);
+
+// The same checks on a header read from a stream of `total_bytes` bytes (a file, or a member of
+// an .npz archive): `read_next(out, bytes)` must store the stream's next `bytes` bytes (and throw
+// when it cannot). Reads only the header; errors name `name`.
+NpyHeader parse_npy_header(const std::string& name, std::uint64_t total_bytes,
+                           const std::function<void(void*, std::size_t)>& read_next);
+
+// IoError naming `name` unless the array's dtype is `expected` ("dtype is <f8 (float64), expected
+// <f4 (float32)").
+void check_npy_dtype(const std::string& name, const NpyHeader& h, DType expected);
+
+// The array seen as a matrix: a 1-D array of n is n x 1. IoError naming `name` for 0-d and >2-D
+// arrays, Fortran order for 2-D, and a shape other than `rows` x `cols` (-1 = any).
+struct NpyMatrixShape {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  int ndim = 1;
+};
+NpyMatrixShape npy_matrix_shape(const std::string& name, const NpyHeader& h, std::int64_t rows = -1,
+                                std::int64_t cols = -1);
+
+// IoError naming `name` unless every one of the `n` bool bytes is 0 or 1 (numpy writes no other).
+void check_npy_bool_bytes(const std::string& name, const std::uint8_t* bytes, std::int64_t n);
 
 // The bytes numpy writes before the data of an array of this dtype and C-order shape: version
 // 1.0 when the header fits its 16-bit length, else 2.0; the dict padded with spaces and a

@@ -54,6 +54,28 @@ std::string relation_folder(const graph::RelationType& rel) {
 
 }  // namespace
 
+std::string read_hetero_split(const OgbSettings& s, const std::map<std::string, std::int64_t>& counts,
+                              const std::string& counts_file, const std::string& labels_file, Dataset& ds) {
+  const std::string split_dir = s.dir + "/split/" + s.split;
+  const CsvTable split_table = read_csv_table(require_csv(split_dir + "/nodetype-has-split.csv"));
+  const std::vector<std::string>& split_types = type_header(split_table);
+  std::string target;
+  for (std::size_t c = 0; c < split_types.size(); ++c) {
+    check_known_type(counts, split_types[c], split_table, 0, counts_file);
+    if (!split_table.flag(1, c)) continue;
+    if (target.empty()) target = split_types[c];
+    else log_warning("read_ogb: " + split_table.path + " marks several node types; using the first, '" + target + "'");
+  }
+  if (target.empty()) throw IoError(split_table.path, split_table.lines[1], "marks no node type as split");
+  if (ds.node_type(target).labels.empty())
+    throw IoError(split_table.path, split_table.lines[1],
+                  "splits node type '" + target + "', which " + labels_file + " does not mark as labelled");
+  ds.split = read_split_folder(split_dir + "/" + target, counts.at(target),
+                               counts_file + " gives " + quoted(target) + " " + std::to_string(counts.at(target)) +
+                                   " vertices");
+  return target;
+}
+
 Dataset read_ogb_hetero(OgbSettings& s) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
@@ -153,15 +175,7 @@ Dataset read_ogb_hetero(OgbSettings& s) {
   const CsvTable label_table = read_csv_table(require_csv(raw + "/nodetype-has-label.csv"));
   const std::vector<std::string>& label_types = type_header(label_table);
   std::vector<const Array<std::int64_t>*> all_labels;
-  std::map<std::string, Array<float>> type_features = features.get();
-  for (const auto& [type, count] : counts) {
-    NodeType node;
-    node.name = type;
-    node.count = count;
-    const auto it = type_features.find(type);
-    if (it != type_features.end()) node.features = std::move(it->second);
-    ds.node_types.push_back(std::move(node));
-  }
+  add_node_types(ds, counts, features.get());
   for (std::size_t c = 0; c < label_types.size(); ++c) {
     check_known_type(counts, label_types[c], label_table, 0, counts_file);
     if (!label_table.flag(1, c)) continue;
@@ -172,35 +186,9 @@ Dataset read_ogb_hetero(OgbSettings& s) {
     all_labels.push_back(&it->labels);
   }
 
-  // The split: of the first type nodetype-has-split marks (OGB returns only that one too).
-  const std::string split_dir = s.dir + "/split/" + s.split;
-  const CsvTable split_table = read_csv_table(require_csv(split_dir + "/nodetype-has-split.csv"));
-  const std::vector<std::string>& split_types = type_header(split_table);
-  std::string target;
-  for (std::size_t c = 0; c < split_types.size(); ++c) {
-    check_known_type(counts, split_types[c], split_table, 0, counts_file);
-    if (!split_table.flag(1, c)) continue;
-    if (target.empty()) target = split_types[c];
-    else log_warning("read_ogb: " + split_table.path + " marks several node types; using the first, '" + target + "'");
-  }
-  if (target.empty()) throw IoError(split_table.path, split_table.lines[1], "marks no node type as split");
-  if (ds.node_type(target).labels.empty())
-    throw IoError(split_table.path, split_table.lines[1],
-                  "splits node type '" + target + "', which " + base_name(label_table.path) + " does not mark as labelled");
-  ds.split = read_split_folder(split_dir + "/" + target, counts.at(target), count_source(target));
-
-  ds.meta.name = s.meta.name;
-  ds.meta.task = s.task;
-  ds.meta.num_classes = resolve_num_classes(s, all_labels);
-  if (s.task == Task::multiclass)
-    check_split_labelled(find_csv(raw + "/node-label/" + target + "/node-label.csv"), ds.node_type(target).labels, ds.split,
-                         s.split);
-  ds.meta.num_tasks = s.num_tasks;
-  ds.meta.split_name = s.split;
-  ds.meta.is_hetero = true;
-  ds.meta.target_type = target;
-  ds.meta.directed = !s.options.add_reverse_relations && !all_symmetric;
-  ds.meta.source = s.dir;
+  const std::string target = read_hetero_split(s, counts, counts_file, base_name(label_table.path), ds);
+  set_hetero_meta(ds, s, target, all_labels, find_csv(raw + "/node-label/" + target + "/node-label.csv"),
+                  all_symmetric);
 
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   log_info("read_ogb: '" + s.meta.name + "': " + std::to_string(ds.hetero.num_vertex_types()) + " vertex types, " +

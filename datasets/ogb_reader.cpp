@@ -29,15 +29,13 @@ bool exists(const std::string& path) {
   return fs::exists(path, ec);
 }
 
-// OGB's npz layout (ogbn-papers100M ships only that) is not CSV.
-void refuse_binary_layout(const detail::OgbSettings& s, bool hetero) {
+// OGB's binary npz layout (ogbn-papers100M ships only that): when the metadata says so, or when
+// the npz file is there and the CSV one is not.
+bool is_binary_layout(const detail::OgbSettings& s, bool hetero) {
   const std::string raw = s.dir + "/raw";
   const std::string npz = raw + (hetero ? "/edge_index_dict.npz" : "/data.npz");
   const bool csv = !detail::find_csv(raw + (hetero ? "/triplet-type-list.csv" : "/edge.csv")).empty();
-  if (s.meta.binary.value_or(false) || (!csv && exists(npz)))
-    throw UnsupportedError("read_ogb: '" + s.meta.name + "' (" + s.dir +
-                           ") uses OGB's binary npz layout (" + npz +
-                           "), which halo does not read; it reads the CSV layout (raw/*.csv.gz)");
+  return s.meta.binary.value_or(false) || (!csv && exists(npz));
 }
 
 Dataset read_homogeneous(detail::OgbSettings& s) {
@@ -82,28 +80,13 @@ Dataset read_homogeneous(detail::OgbSettings& s) {
   detail::ReadBeside<Split> split(detail::ReadRole::background, [&](const std::atomic<bool>*) {
     return detail::read_split_folder(s.dir + "/split/" + s.split, n, n_source);
   });
-  Dataset ds;
-  ds.graph = edges.get();
-
-  NodeType node;
-  node.name = "node";
-  node.count = n;
-  if (features) node.features = features->get();
-  node.labels = labels.get();
-
-  ds.meta.name = s.meta.name;
-  ds.meta.task = s.task;
-  ds.meta.num_classes = detail::resolve_num_classes(s, {&node.labels});
-  ds.meta.num_tasks = s.num_tasks;
-  ds.meta.split_name = s.split;
-  ds.meta.is_hetero = false;
-  ds.meta.target_type = node.name;
-  ds.meta.directed = !*add_inverse_edge && !s.options.to_undirected;
-  ds.meta.source = s.dir;
-  ds.node_types.push_back(std::move(node));
-  ds.split = split.get();
-  if (s.task == Task::multiclass)
-    detail::check_split_labelled(detail::find_csv(raw + "/node-label.csv"), ds.node_types[0].labels, ds.split, s.split);
+  detail::HomogeneousParts parts;
+  parts.graph = edges.get();
+  if (features) parts.features = features->get();
+  parts.labels = labels.get();
+  parts.split = split.get();
+  parts.directed = !*add_inverse_edge && !s.options.to_undirected;
+  Dataset ds = detail::homogeneous_dataset(s, std::move(parts), detail::find_csv(raw + "/node-label.csv"));
 
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   log_info("read_ogb: '" + s.meta.name + "': " + std::to_string(n) + " vertices, " +
@@ -120,10 +103,11 @@ Dataset read_ogb(const std::string& dir, const OgbReadOptions& options) {
   const bool hetero = s.meta.is_hetero.value_or(false) ||
                       !detail::find_csv(dir + "/raw/triplet-type-list.csv").empty() ||
                       exists(dir + "/raw/edge_index_dict.npz");
-  refuse_binary_layout(s, hetero);
+  const bool binary = is_binary_layout(s, hetero);
   detail::resolve_split(s);
-  Dataset ds = hetero ? detail::read_ogb_hetero(s) : read_homogeneous(s);
-  check_dataset(ds, FeatureValues::already_checked);  // the CSV readers refuse NaN and infinities
+  Dataset ds = binary ? (hetero ? detail::read_ogb_binary_hetero(s) : detail::read_ogb_binary(s))
+                      : (hetero ? detail::read_ogb_hetero(s) : read_homogeneous(s));
+  check_dataset(ds, FeatureValues::already_checked);  // every reader refuses NaN and infinities
   return ds;
 }
 

@@ -1,6 +1,6 @@
-// read_ogb: reads an OGB node-property dataset folder (raw/, split/) in OGB's CSV layout,
-// homogeneous (ogbn-arxiv style) or heterogeneous (ogbn-mag style), into a Dataset, with the
-// semantics of OGB's own loaders (OGB_FORMAT.md): add_inverse_edge doubles the stored edges
+// read_ogb: reads an OGB node-property dataset folder (raw/, split/) in OGB's CSV layout or its
+// binary npz layout (ogbn-papers100M), homogeneous (ogbn-arxiv style) or heterogeneous (ogbn-mag
+// style), into a Dataset, with the semantics of OGB's own loaders (OGB_FORMAT.md): add_inverse_edge doubles the stored edges
 // keeping duplicates, integer feature files become float32, NaN labels become -1.
 #pragma once
 
@@ -39,8 +39,16 @@ struct OgbReadOptions {
 //
 // Throws IoError naming the file and 1-based line (or value) for a missing or malformed file,
 // counts that disagree between files, ids out of range, labels >= num_classes, split ids out of
-// range or listed twice, non-finite features; UnsupportedError for the npz (binary) layout, a
-// torch-pickled split_dict.pt, multi-graph files and task types other than classification.
+// range or listed twice, non-finite features; UnsupportedError for a torch-pickled
+// split_dict.pt, multi-graph files and task types other than classification.
+//
+// Binary layout (the metadata's binary, or raw/data.npz / raw/edge_index_dict.npz without the
+// CSV files): the arrays OGB's read_binary_graph_raw / read_binary_heterograph_raw read, from
+// .npz archives (datasets/npz.hpp) streamed once each with bounded memory, the edges and the
+// features side by side; float labels with NaN (papers100M's) become -1; the split is CSV as in
+// OGB's downloads. add_inverse_edge is refused, as OGB's binary reader refuses it. Errors name the
+// archive and the member ("raw/data.npz: edge_index.npy: edge 7 ..."); a damaged archive (bad
+// records, corrupt deflate data, CRC mismatch, truncation) is an IoError.
 // Cost: one pass over every file, decompression overlapped with parsing on all threads; the
 // result is deterministic (independent of the thread count). Ends with check_dataset().
 Dataset read_ogb(const std::string& dir, const OgbReadOptions& options = {});

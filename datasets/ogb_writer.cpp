@@ -1,17 +1,19 @@
-// write_ogb: the OGB raw layout (homogeneous and heterogeneous) from a Dataset, through the
-// parallel gzip CSV writer and an atomically renamed directory.
+// write_ogb: the OGB raw layout (homogeneous and heterogeneous, CSV or binary npz) from a Dataset,
+// through the parallel gzip CSV writer or the npz writer and an atomically renamed directory.
 #include "datasets/ogb_writer.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "datasets/atomic_output.hpp"
 #include "datasets/detail/csv_gz_writer.hpp"
+#include "datasets/npz.hpp"
 #include "graph/base/error.hpp"
 #include "graph/base/parallel.hpp"
 
@@ -176,9 +178,20 @@ void write_plain(const std::string& path, const std::string& text) {
   if (!out) throw IoError(path, "write failed");
 }
 
+// The split of a heterogeneous dataset: nodetype-has-split.csv.gz marking the target type, and
+// its {train,valid,test}.csv.gz in a folder of that name.
+void write_hetero_split(const Dataset& ds, const std::string& split_dir, int level) {
+  fs::create_directories(split_dir);
+  const std::string& target = ds.meta.target_type;
+  detail::write_text_gz(split_dir + "/nodetype-has-split.csv.gz",
+                        per_type_table(ds.node_types, [&](const NodeType& t) { return bool_text(t.name == target); }),
+                        level);
+  write_split(split_dir + "/" + target, ds.split, level);
+}
+
 // stored_edges: the rows of the homogeneous edge file (unused for a heterogeneous dataset).
 nlohmann::ordered_json meta_json(const Dataset& ds, const std::string& split_name, bool inverse,
-                                 std::int64_t stored_edges) {
+                                 std::int64_t stored_edges, bool binary) {
   const DatasetMeta& m = ds.meta;
   const bool has_features = std::any_of(ds.node_types.begin(), ds.node_types.end(),
                                         [](const NodeType& t) { return !t.features.empty(); });
@@ -198,7 +211,7 @@ nlohmann::ordered_json meta_json(const Dataset& ds, const std::string& split_nam
   j["additional node files"] = "None";
   j["additional edge files"] = "None";
   j["is hetero"] = bool_text(m.is_hetero);
-  j["binary"] = "False";
+  j["binary"] = bool_text(binary);
   // Counts and provenance.
   j["name"] = m.name;
   j["source"] = m.source;
@@ -274,12 +287,87 @@ void write_heterogeneous(const Dataset& ds, const std::string& root, const std::
       write_ints(raw + "/node-label/" + t.name + "/node-label.csv.gz", t.labels, level);
     }
   }
-  const std::string split_dir = root + "/split/" + split_name;
-  fs::create_directories(split_dir);
-  const std::string& target = ds.meta.target_type;
-  detail::write_text_gz(split_dir + "/nodetype-has-split.csv.gz",
-                        per_type_table(types, [&](const NodeType& t) { return bool_text(t.name == target); }), level);
-  write_split(split_dir + "/" + target, ds.split, level);
+  write_hetero_split(ds, root + "/split/" + split_name, level);
+}
+
+// Every entry as an OGB edge_index: (2, E) int64, row 0 the sources (CSR columns), row 1 the
+// destinations (CSR rows), in CSR order.
+Array<std::int64_t> edge_index(const graph::CsrGraph& g) {
+  Array<std::int64_t> out = Array<std::int64_t>::matrix(2, g.num_edges());
+  std::int64_t* src = out.data();
+  std::int64_t* dst = out.data() + g.num_edges();
+  graph::visit(g, [&](auto v) {
+    parallel_for(0, v.num_rows, [&](std::int64_t r) {
+      for (std::int64_t k = v.indptr[r]; k < v.indptr[r + 1]; ++k) {
+        src[k] = v.indices[k];
+        dst[k] = r;
+      }
+    });
+  });
+  return out;
+}
+
+Array<std::int64_t> one_count(std::int64_t value) { return Array<std::int64_t>::from_vector({value}); }
+
+// Labels as OGB's node-label.npz keeps them: (count, tasks); int64 when every vertex has a label,
+// else float64 with NaN for the unlabelled (as papers100M's).
+void add_labels(NpzWriter& npz, const std::string& key, const NodeType& t) {
+  const Array<std::int64_t>& y = t.labels;
+  const std::int64_t cols = y.ndim() == 2 ? y.cols() : 1;
+  const bool unlabelled = std::any_of(y.begin(), y.end(), [](std::int64_t v) { return v < 0; });
+  if (!unlabelled) {
+    npz.add(key, Array<std::int64_t>::from_buffer(y.clone().release(), t.count, cols, 2));
+    return;
+  }
+  Array<double> values = Array<double>::matrix(t.count, cols);
+  for (std::int64_t i = 0; i < y.size(); ++i)
+    values[i] = y[i] < 0 ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(y[i]);
+  npz.add(key, values);
+}
+
+std::string relation_key(const graph::RelationType& rt) { return rt.src + "___" + rt.rel + "___" + rt.dst; }
+
+// OGB's binary layout: what DatasetSaver writes under raw/, with the split as CSV files.
+void write_binary(const Dataset& ds, const std::string& root, const std::string& split_name, int level) {
+  const std::string raw = root + "/raw";
+  fs::create_directories(raw);
+  if (!ds.meta.is_hetero) {
+    const NodeType& node = ds.node_types[0];
+    write_npz(raw + "/data.npz", level, [&](NpzWriter& npz) {
+      npz.add("num_nodes_list", one_count(node.count));
+      npz.add("edge_index", edge_index(ds.graph));
+      npz.add("num_edges_list", one_count(ds.graph.num_edges()));
+      if (!node.features.empty()) npz.add("node_feat", node.features);
+    });
+    if (!node.labels.empty()) write_npz(raw + "/node-label.npz", level, [&](NpzWriter& npz) { add_labels(npz, "node_label", node); });
+    write_split(root + "/split/" + split_name, ds.split, level);
+    return;
+  }
+  const std::vector<NodeType>& types = ds.node_types;
+  std::vector<int> relations(static_cast<std::size_t>(ds.hetero.num_relations()));
+  for (int r = 0; r < ds.hetero.num_relations(); ++r) relations[static_cast<std::size_t>(r)] = r;
+  std::sort(relations.begin(), relations.end(), [&](int a, int b) {
+    return relation_key(ds.hetero.relation_type(a)) < relation_key(ds.hetero.relation_type(b));
+  });
+  write_npz(raw + "/num_nodes_dict.npz", level, [&](NpzWriter& npz) {
+    for (const NodeType& t : types) npz.add(t.name, one_count(t.count));
+  });
+  write_npz(raw + "/edge_index_dict.npz", level, [&](NpzWriter& npz) {
+    for (int r : relations) npz.add(relation_key(ds.hetero.relation_type(r)), edge_index(ds.hetero.relation(r)));
+  });
+  write_npz(raw + "/num_edges_dict.npz", level, [&](NpzWriter& npz) {
+    for (int r : relations) npz.add(relation_key(ds.hetero.relation_type(r)), one_count(ds.hetero.relation(r).num_edges()));
+  });
+  if (std::any_of(types.begin(), types.end(), [](const NodeType& t) { return !t.features.empty(); }))
+    write_npz(raw + "/node_feat_dict.npz", level, [&](NpzWriter& npz) {
+      for (const NodeType& t : types)
+        if (!t.features.empty()) npz.add(t.name, t.features);
+    });
+  write_npz(raw + "/node-label.npz", level, [&](NpzWriter& npz) {
+    for (const NodeType& t : types)
+      if (!t.labels.empty()) add_labels(npz, t.name, t);
+  });
+  write_hetero_split(ds, root + "/split/" + split_name, level);
 }
 
 }  // namespace
@@ -306,14 +394,21 @@ void write_ogb(const Dataset& ds, const std::string& dir, const OgbWriteOptions&
                            "' has edge weights, which the OGB layout keeps only as edge features");
   }
 
+  const bool binary = options.layout == OgbLayout::npz;
+  HALO_EXPECTS(!(options.add_inverse_edge && binary),
+               "add_inverse_edge applies to the CSV layout; OGB's binary layout stores every edge (its reader refuses "
+               "add_inverse_edge)");
+
   AtomicDirectory out(dir, options.overwrite);
-  std::int64_t stored_edges = 0;
-  if (ds.meta.is_hetero) {
+  std::int64_t stored_edges = ds.meta.is_hetero ? 0 : ds.graph.num_edges();
+  if (binary) {
+    write_binary(ds, out.path(), split_name, options.compression_level);
+  } else if (ds.meta.is_hetero) {
     write_heterogeneous(ds, out.path(), split_name, options);
   } else {
     stored_edges = write_homogeneous(ds, out.path(), split_name, options);
   }
-  const nlohmann::ordered_json meta = meta_json(ds, split_name, options.add_inverse_edge, stored_edges);
+  const nlohmann::ordered_json meta = meta_json(ds, split_name, options.add_inverse_edge, stored_edges, binary);
   write_plain(out.path() + "/meta.json", meta.dump(2) + "\n");
   const std::string from = ds.meta.source.empty() ? "" : " from " + ds.meta.source;
   write_plain(out.path() + "/RELEASE_v1.txt",

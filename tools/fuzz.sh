@@ -12,7 +12,7 @@
 # Seeds: the real datasets of ../shared/datasets when present (OGB's master.csv, meta.json and the
 # first lines of the raw CSV files, plain and gzip; the .npy files, dataset.json, partition.json
 # and a checkpoint's manifest.json halo writes for cora), else a generated graph's, so the seeds
-# never enter the repository; tools/configs/*.json for --config. The corpora grow in
+# never enter the repository; tools/configs/*.json for --config; tests/data/npz/'s archives. The corpora grow in
 # build-fuzz/corpus/ from run to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: tools/fuzz.sh [--seconds N] [--jobs J] [--only A,B]" >&2; exit 2 ;;
   esac
 done
-targets=(npy csv dataset_json ogb_meta partition_json checkpoint_manifest train_config)
+targets=(npy npz csv dataset_json ogb_meta partition_json checkpoint_manifest train_config)
 all_targets=("${targets[@]}")
 if [ -n "${only:-}" ]; then IFS=, read -r -a targets <<<"$only"; fi
 build="$root/build-fuzz"
@@ -84,6 +84,12 @@ if [ ! -d "$seeds" ]; then
   mv "$tmp" "$seeds"
   trap - EXIT
 fi
+
+# The .npz seeds are the repository's fixtures (numpy's and OGB's DatasetSaver's own archives).
+mkdir -p "$seeds/npz"
+find "$root/tests/data/npz" -name '*.npz' | while read -r npz; do
+  cp "$npz" "$seeds/npz/$(basename "$(dirname "$npz")")-$(basename "$npz")"
+done
 
 mkdir -p "$build/findings"
 echo "fuzz: ${#targets[@]} targets, ${seconds} s each, ${jobs} at once"

@@ -50,6 +50,56 @@ void resolve_split(OgbSettings& s) {
                         "; set OgbReadOptions::split (halo-convert --split)");
 }
 
+Dataset homogeneous_dataset(OgbSettings& s, HomogeneousParts parts, const std::string& labels_file) {
+  Dataset ds;
+  ds.graph = std::move(parts.graph);
+  NodeType node;
+  node.name = "node";
+  node.count = ds.graph.num_rows();
+  node.features = std::move(parts.features);
+  node.labels = std::move(parts.labels);
+  ds.meta.name = s.meta.name;
+  ds.meta.task = s.task;
+  ds.meta.num_classes = resolve_num_classes(s, {&node.labels});
+  ds.meta.num_tasks = s.num_tasks;
+  ds.meta.split_name = s.split;
+  ds.meta.is_hetero = false;
+  ds.meta.target_type = node.name;
+  ds.meta.directed = parts.directed;
+  ds.meta.source = s.dir;
+  ds.node_types.push_back(std::move(node));
+  ds.split = std::move(parts.split);
+  if (s.task == Task::multiclass) check_split_labelled(labels_file, ds.node_types[0].labels, ds.split, s.split);
+  return ds;
+}
+
+void add_node_types(Dataset& ds, const std::map<std::string, std::int64_t>& counts,
+                    std::map<std::string, Array<float>> features) {
+  for (const auto& [type, count] : counts) {
+    NodeType node;
+    node.name = type;
+    node.count = count;
+    const auto it = features.find(type);
+    if (it != features.end()) node.features = std::move(it->second);
+    ds.node_types.push_back(std::move(node));
+  }
+}
+
+void set_hetero_meta(Dataset& ds, OgbSettings& s, const std::string& target,
+                     const std::vector<const Array<std::int64_t>*>& labels, const std::string& labels_file,
+                     bool all_symmetric) {
+  ds.meta.name = s.meta.name;
+  ds.meta.task = s.task;
+  ds.meta.num_classes = resolve_num_classes(s, labels);
+  if (s.task == Task::multiclass) check_split_labelled(labels_file, ds.node_type(target).labels, ds.split, s.split);
+  ds.meta.num_tasks = s.num_tasks;
+  ds.meta.split_name = s.split;
+  ds.meta.is_hetero = true;
+  ds.meta.target_type = target;
+  ds.meta.directed = !s.options.add_reverse_relations && !all_symmetric;
+  ds.meta.source = s.dir;
+}
+
 std::string base_name(const std::string& path) { return fs::path(path).filename().string(); }
 
 std::uintmax_t file_bytes(const std::string& path) {
@@ -102,8 +152,7 @@ void throw_unknown_add_inverse_edge(const OgbSettings& s) {
                         "OgbReadOptions::add_inverse_edge (halo-convert --add-inverse-edge true|false)");
 }
 
-Array<std::int64_t> read_node_labels(const std::string& path, std::int64_t count, const std::string& count_source,
-                                     OgbSettings& s) {
+LabelSpec label_spec(const OgbSettings& s) {
   const bool task_known = !s.meta.task_type.empty();
   LabelSpec spec;
   spec.columns = s.num_tasks >= 0 ? s.num_tasks : (task_known && s.task == Task::multiclass ? 1 : -1);
@@ -114,8 +163,11 @@ Array<std::int64_t> read_node_labels(const std::string& path, std::int64_t count
     spec.limit = *s.num_classes;
     spec.limit_source = s.num_classes_source;
   }
-  Array<std::int64_t> y = read_label_matrix(path, {count, count_source}, spec);
-  if (!task_known) {
+  return spec;
+}
+
+Array<std::int64_t> settle_node_labels(Array<std::int64_t> y, const std::string& path, OgbSettings& s) {
+  if (s.meta.task_type.empty()) {
     s.task = y.cols() > 1 ? Task::multilabel : Task::multiclass;
     if (s.task == Task::multilabel) {
       const std::int64_t bad = parallel_find_first(0, y.size(), [&](std::int64_t i) { return y[i] > 1; });
@@ -126,8 +178,14 @@ Array<std::int64_t> read_node_labels(const std::string& path, std::int64_t count
     }
   }
   if (s.num_tasks < 0) s.num_tasks = y.cols();
+  const std::int64_t count = y.rows();
   if (s.task == Task::multiclass) return Array<std::int64_t>::from_buffer(std::move(y).release(), count, 1, 1);
   return y;
+}
+
+Array<std::int64_t> read_node_labels(const std::string& path, std::int64_t count, const std::string& count_source,
+                                     OgbSettings& s) {
+  return settle_node_labels(read_label_matrix(path, {count, count_source}, label_spec(s)), path, s);
 }
 
 std::int64_t resolve_num_classes(const OgbSettings& s, const std::vector<const Array<std::int64_t>*>& labels) {

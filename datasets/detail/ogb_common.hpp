@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,15 @@ std::optional<bool> add_inverse_edge_setting(const OgbSettings& s);
 // InvalidArgument explaining that add_inverse_edge is unknown for `dir`.
 [[noreturn]] void throw_unknown_add_inverse_edge(const OgbSettings& s);
 
+// What the label file of a dataset with these settings must hold (columns, classes).
+LabelSpec label_spec(const OgbSettings& s);
+
+// Labels read under label_spec(s) (a count x columns matrix, -1 = unlabelled) as the dataset
+// keeps them: the task inferred when no metadata gave it (several columns = binary tasks, whose
+// labels must then be 0 or 1: IoError naming `path` and the row otherwise), s.num_tasks set when
+// unknown, a multiclass matrix turned into a vector.
+Array<std::int64_t> settle_node_labels(Array<std::int64_t> y, const std::string& path, OgbSettings& s);
+
 // Reads a node-label file of `count` vertices under the settings' task: a vector (multiclass)
 // or count x num_tasks matrix (multilabel); sets s.num_tasks when it was unknown.
 Array<std::int64_t> read_node_labels(const std::string& path, std::int64_t count, const std::string& count_source,
@@ -72,6 +82,43 @@ std::int64_t read_single_count(const std::string& path);
 
 // The heterogeneous half of read_ogb (ogb_hetero_reader.cpp); check_dataset is left to the caller.
 Dataset read_ogb_hetero(OgbSettings& s);
+
+// A homogeneous dataset of these parts, its metadata from the settings: one vertex type "node",
+// the number of classes resolved (resolve_num_classes), and for a multiclass task every split
+// vertex labelled (check_split_labelled, naming `labels_file`).
+struct HomogeneousParts {
+  graph::CsrGraph graph;
+  Array<float> features;  // empty: none
+  Array<std::int64_t> labels;
+  Split split;
+  bool directed = false;
+};
+Dataset homogeneous_dataset(OgbSettings& s, HomogeneousParts parts, const std::string& labels_file);
+
+// The vertex types of a heterogeneous dataset, in the order of `counts` (sorted by name, as OGB
+// sorts them), each with its features from `features` where it has some; labels are left empty.
+void add_node_types(Dataset& ds, const std::map<std::string, std::int64_t>& counts,
+                    std::map<std::string, Array<float>> features);
+
+// The metadata of a heterogeneous dataset read with these settings whose types, relations, labels
+// and split are in place: classes resolved over `labels`, every split vertex of `target` labelled
+// for a multiclass task (check_split_labelled, naming `labels_file`), directed unless reverse
+// relations were added or every relation is symmetric.
+void set_hetero_meta(Dataset& ds, OgbSettings& s, const std::string& target,
+                     const std::vector<const Array<std::int64_t>*>& labels, const std::string& labels_file,
+                     bool all_symmetric);
+
+// The split of a heterogeneous dataset (CSV in both layouts): the first type that
+// split/<split>/nodetype-has-split.csv.gz marks, which must have labels, and its
+// {train,valid,test}.csv.gz. Sets ds.split (ds.node_types must be filled) and returns the type.
+// counts_file and labels_file name the files of the counts and labels in messages.
+std::string read_hetero_split(const OgbSettings& s, const std::map<std::string, std::int64_t>& counts,
+                              const std::string& counts_file, const std::string& labels_file, Dataset& ds);
+
+// OGB's binary (npz) layout, homogeneous (raw/data.npz) and heterogeneous (raw/edge_index_dict.npz
+// and its companions), in ogb_binary_reader.cpp; check_dataset is left to the caller.
+Dataset read_ogb_binary(OgbSettings& s);
+Dataset read_ogb_binary_hetero(OgbSettings& s);
 
 // The file name of a path (for messages: "num-node-list.csv.gz").
 std::string base_name(const std::string& path);

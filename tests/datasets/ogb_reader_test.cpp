@@ -193,12 +193,12 @@ TEST_CASE("read_ogb reads multilabel (proteins-style) labels with NaN as -1", "[
   CHECK_THAT(e.what(), Contains("label 2"));
 }
 
-TEST_CASE("read_ogb refuses OGB's binary npz layout", "[datasets]") {
+TEST_CASE("read_ogb follows metadata that says binary to the npz archive", "[datasets]") {
   ScratchDir scratch;
   const std::string dir = copy_fixture(scratch, "tiny");
-  halo::test::write_file(dir + "/meta.json", R"({"binary": "True", "add_inverse_edge": "False"})");
-  CHECK_THROWS_AS(read_ogb(dir), UnsupportedError);
-  CHECK_THROWS_WITH(read_ogb(dir), Contains("npz"));
+  halo::test::write_file(dir + "/meta.json", R"({"binary": "True", "add_inverse_edge": "False", "split": "fixed"})");
+  CHECK_THROWS_AS(read_ogb(dir), IoError);
+  CHECK_THROWS_WITH(read_ogb(dir), Contains("raw/data.npz") && Contains("cannot open"));
 }
 
 // One test per malformed fixture (tests/data/ogb/malformed/, see its README): each error names

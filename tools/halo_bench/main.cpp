@@ -64,8 +64,9 @@ int main(int argc, char** argv) {
   fsub->add_option("--json", streaming.json, "Write the results as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 
   InflateBench inflate;
-  CLI::App* isub = app.add_subcommand("inflate", "Decompress files at once, one thread each, and discard the text");
-  isub->add_option("files", inflate.files, "(Gzipped) files")->required()->check(CLI::ExistingFile);
+  CLI::App* isub = app.add_subcommand(
+      "inflate", "Decompress files at once, one thread each (each array of an .npz), and discard the bytes");
+  isub->add_option("files", inflate.files, "(Gzipped) files and .npz archives")->required()->check(CLI::ExistingFile);
   isub->add_option("--json", inflate.json, "Write the results as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 
   LoadBench load;

@@ -35,7 +35,8 @@ struct SynthCommand {
   std::int64_t classes = 8;
   double homophily = 0.8;
   std::uint64_t seed = 1;
-  std::string layout = "halo";  // halo or ogb
+  std::string layout = "halo";  // halo, ogb or ogb-npz
+  int compression_level = 1;    // ogb layouts: zlib level
   bool force = false;
   std::string json;
 };

@@ -27,9 +27,15 @@ void add_synth_command(CLI::App& app, SynthCommand& c) {
   sub->add_option("--classes", c.classes, "Number of classes")->capture_default_str()->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 20));
   sub->add_option("--homophily", c.homophily, "SBM: probability that an edge stays inside a class")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   sub->add_option("--seed", c.seed, "Random seed")->capture_default_str();
-  sub->add_option("--layout", c.layout, "Output layout: halo (dataset directory) or ogb (OGB raw csv.gz)")
+  sub->add_option("--layout", c.layout,
+                  "Output layout: halo (dataset directory), ogb (OGB raw csv.gz) or ogb-npz (OGB's binary layout, "
+                  "as ogbn-papers100M's, every edge stored)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"halo", "ogb"}));
+      ->check(CLI::IsMember({"halo", "ogb", "ogb-npz"}));
+  sub->add_option("--compression-level", c.compression_level,
+                  "ogb layouts: zlib level, 0 (stored) to 9 (numpy's savez_compressed uses 6)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 9));
   sub->add_flag("--force", c.force, "Replace the output directory if it exists");
   sub->add_option("--json", c.json, "Write the dataset summary as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 }
@@ -60,9 +66,11 @@ int run_synth_command(const SynthCommand& c) {
   }
   const double generate_seconds = timer.elapsed_seconds();
   log_info(fmt::format("generated in {:.1f} s; writing {} ({} layout)", generate_seconds, c.destination, c.layout));
-  if (c.layout == "ogb") {
+  if (c.layout == "ogb" || c.layout == "ogb-npz") {
     datasets::OgbWriteOptions w;
-    w.add_inverse_edge = !ds.meta.directed;
+    w.layout = c.layout == "ogb" ? datasets::OgbLayout::csv : datasets::OgbLayout::npz;
+    w.add_inverse_edge = w.layout == datasets::OgbLayout::csv && !ds.meta.directed;
+    w.compression_level = c.compression_level;
     w.overwrite = c.force;
     datasets::write_ogb(ds, c.destination, w);
   } else {
