@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 
+#include "datasets/detail/edge_feature_reduce.hpp"
 #include "datasets/detail/npz_arrays.hpp"
 #include "datasets/detail/ogb_common.hpp"
 #include "datasets/detail/read_beside.hpp"
@@ -63,7 +64,9 @@ Dataset read_ogb_binary(OgbSettings& s) {
   const std::int64_t num_edges = read_npz_count(data, "num_edges_list");
   const std::string n_source = "num_nodes_list gives " + std::to_string(n) + " vertices";
   const bool has_features = data.contains("node_feat");
-  if (!has_features && s.meta.has_node_attr.value_or(false))
+  check_edge_feature_request(s, false, has_features ? data.where("node_feat") : "");
+  const bool from_edges = s.options.node_features_from_edges != EdgeFeatureReduce::none;
+  if (!has_features && s.meta.has_node_attr.value_or(false) && !from_edges)
     throw IoError(data.path(), "has no node_feat, but the metadata says has_node_attr True");
 
   graph::CooToCsrOptions coo;
@@ -90,6 +93,16 @@ Dataset read_ogb_binary(OgbSettings& s) {
   HomogeneousParts parts;
   parts.graph = edges.get();
   if (features) parts.features = features->get();
+  if (from_edges) {
+    // A second pass over the edge list, for the stored edges in order.
+    const ExpectedRows rows{num_edges, "num_edges_list gives " + std::to_string(num_edges)};
+    const Array<std::int64_t> ids =
+        read_npz_edge_ids<std::int64_t>(data, "edge_index", rows, {n, "source vertex", n_source},
+                                        {n, "destination vertex", n_source});
+    parts.features = reduce_edge_features(n, ids.data(), ids.data() + num_edges,
+                                          read_npz_features(data, "edge_feat", rows), false,
+                                          s.options.node_features_from_edges);
+  }
   parts.labels = std::move(labels);
   parts.split = std::move(split);
   parts.directed = !s.options.to_undirected;

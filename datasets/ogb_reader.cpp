@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "datasets/detail/csv_numbers.hpp"
+#include "datasets/detail/edge_feature_reduce.hpp"
 #include "datasets/detail/gzip_reader.hpp"
 #include "datasets/detail/ogb_common.hpp"
 #include "datasets/detail/read_beside.hpp"
@@ -56,7 +57,9 @@ Dataset read_homogeneous(detail::OgbSettings& s) {
   coo.drop_duplicates = s.options.to_undirected;
   const std::string edges_path = detail::require_csv(raw + "/edge.csv");
   const std::string features_path = detail::find_csv(raw + "/node-feat.csv");
-  if (features_path.empty() && s.meta.has_node_attr.value_or(false))
+  detail::check_edge_feature_request(s, false, features_path);
+  const bool from_edges = s.options.node_features_from_edges != EdgeFeatureReduce::none;
+  if (features_path.empty() && s.meta.has_node_attr.value_or(false) && !from_edges)
     throw IoError(raw + "/node-feat.csv.gz", "is missing, but the metadata says has_node_attr True");
   // The edges (and their CSR) and the features are read side by side, each on a thread of its
   // own (see detail/read_beside.hpp), the larger file's decoder keeping its priority; an error in
@@ -83,6 +86,16 @@ Dataset read_homogeneous(detail::OgbSettings& s) {
   detail::HomogeneousParts parts;
   parts.graph = edges.get();
   if (features) parts.features = features->get();
+  if (from_edges) {
+    // A second pass over the edge list, for the stored edges in file order.
+    const Array<float> edge_features =
+        detail::read_float_matrix(detail::require_csv(raw + "/edge-feat.csv"), {num_edges, base_name(edges_count_path)});
+    const auto ids = detail::read_id_columns<std::int64_t>(
+        edges_path, {num_edges, base_name(edges_count_path)},
+        {{n, "source vertex", n_source}, {n, "destination vertex", n_source}});
+    parts.features = detail::reduce_edge_features(n, ids[0].data(), ids[1].data(), edge_features, *add_inverse_edge,
+                                                  s.options.node_features_from_edges);
+  }
   parts.labels = labels.get();
   parts.split = split.get();
   parts.directed = !*add_inverse_edge && !s.options.to_undirected;
@@ -104,6 +117,7 @@ Dataset read_ogb(const std::string& dir, const OgbReadOptions& options) {
                       !detail::find_csv(dir + "/raw/triplet-type-list.csv").empty() ||
                       exists(dir + "/raw/edge_index_dict.npz");
   const bool binary = is_binary_layout(s, hetero);
+  if (hetero) detail::check_edge_feature_request(s, true, "");
   detail::resolve_split(s);
   Dataset ds = binary ? (hetero ? detail::read_ogb_binary_hetero(s) : detail::read_ogb_binary(s))
                       : (hetero ? detail::read_ogb_hetero(s) : read_homogeneous(s));

@@ -12,6 +12,9 @@
 
 namespace halo::datasets {
 
+// How edge features become vertex features (OgbReadOptions::node_features_from_edges).
+enum class EdgeFeatureReduce { none, mean, sum };
+
 struct OgbReadOptions {
   std::string name;                        // dataset name; "" = from meta.json / master.csv / folder name
   std::string split;                       // split folder under split/; "" = from metadata
@@ -19,6 +22,10 @@ struct OgbReadOptions {
   std::optional<std::int64_t> num_classes; // overrides the metadata
   bool to_undirected = false;              // symmetrise and drop duplicate edges (what OGB's baselines do for directed sets: to_symmetric)
   bool add_reverse_relations = false;      // heterogeneous: add "rev_<rel>" relations (graph::HeteroGraph::add_reverse_relations)
+  // Homogeneous datasets without node features but with edge features (ogbn-proteins): the
+  // features of each vertex are the mean (PyG's proteins example) or sum (DGL's) of those of the
+  // edges into it, the reverses add_inverse_edge adds included (detail/edge_feature_reduce.hpp).
+  EdgeFeatureReduce node_features_from_edges = EdgeFeatureReduce::none;
 };
 
 // Reads an OGB node-property dataset folder (raw/, split/) as OGB's own loaders do.
@@ -34,8 +41,10 @@ struct OgbReadOptions {
 // duplicate entries. One NodeType "node". Heterogeneous: one relation per triplet (rows = dst
 // type, columns = src type), every type of num-node-dict, features where
 // raw/node-feat/<type>/ has them, labels for the types nodetype-has-label marks, target_type =
-// the type split/<split>/nodetype-has-split marks. Edge features and OGB's "additional" node and
-// edge files are not read.
+// the type split/<split>/nodetype-has-split marks. Edge features are read only for
+// node_features_from_edges (raw/edge-feat.csv.gz, or data.npz's edge_feat: E x D, aligned with
+// the stored edges; IoError when missing, InvalidArgument for a dataset with node features or a
+// heterogeneous one); OGB's "additional" node and edge files are not read.
 //
 // Throws IoError naming the file and 1-based line (or value) for a missing or malformed file,
 // counts that disagree between files, ids out of range, labels >= num_classes, split ids out of

@@ -43,8 +43,8 @@ void require_integer(const NpzReader& npz, const std::string& key, const NpyHead
 }
 
 template <class I>
-graph::CsrGraph edge_csr(const NpzReader& npz, const std::string& key, const NpyHeader& h, std::int64_t num_edges,
-                         const IdColumn& src, const IdColumn& dst, const graph::CooToCsrOptions& coo) {
+Array<I> edge_ids(const NpzReader& npz, const std::string& key, const NpyHeader& h, std::int64_t num_edges,
+                  const IdColumn& src, const IdColumn& dst) {
   Array<I> ids = Array<I>::vector(2 * num_edges);
   I* out = ids.data();
   const std::string where = npz.where(key);
@@ -77,7 +77,7 @@ graph::CsrGraph edge_csr(const NpzReader& npz, const std::string& key, const Npy
       }
     });
   });
-  return graph::csr_from_coo<I>(dst.limit, src.limit, out + num_edges, out, nullptr, num_edges, coo);
+  return ids;
 }
 
 [[noreturn]] void bad_value(const std::string& where, std::int64_t index, std::int64_t cols, const std::string& what) {
@@ -85,7 +85,28 @@ graph::CsrGraph edge_csr(const NpzReader& npz, const std::string& key, const Npy
                 "row " + std::to_string(index / cols) + ", column " + std::to_string(index % cols) + ": " + what);
 }
 
+// The header of an edge list: integers of shape (2, E) in C order.
+NpyHeader edge_header(const NpzReader& npz, const std::string& key, const ExpectedRows& rows) {
+  const NpyHeader h = npz.header(key);
+  require_integer(npz, key, h);
+  if (h.shape != std::vector<std::int64_t>{2, rows.rows})
+    throw IoError(npz.where(key), "has shape " + shape_to_string(h.shape) + ", expected (2, " +
+                                      std::to_string(rows.rows) + ") (" + rows.source + ")");
+  npy_matrix_shape(npz.where(key), h);  // C order
+  return h;
+}
+
 }  // namespace
+
+template <class I>
+Array<I> read_npz_edge_ids(const NpzReader& npz, const std::string& key, const ExpectedRows& rows, const IdColumn& src,
+                           const IdColumn& dst) {
+  return edge_ids<I>(npz, key, edge_header(npz, key, rows), rows.rows, src, dst);
+}
+template Array<std::int32_t> read_npz_edge_ids<std::int32_t>(const NpzReader&, const std::string&, const ExpectedRows&,
+                                                             const IdColumn&, const IdColumn&);
+template Array<std::int64_t> read_npz_edge_ids<std::int64_t>(const NpzReader&, const std::string&, const ExpectedRows&,
+                                                             const IdColumn&, const IdColumn&);
 
 std::int64_t read_npz_count(const NpzReader& npz, const std::string& key) {
   const NpyHeader h = npz.header(key);
@@ -105,16 +126,14 @@ std::int64_t read_npz_count(const NpzReader& npz, const std::string& key) {
 
 graph::CsrGraph read_npz_edge_csr(const NpzReader& npz, const std::string& key, const ExpectedRows& rows,
                                   const IdColumn& src, const IdColumn& dst, graph::CooToCsrOptions coo) {
-  const NpyHeader h = npz.header(key);
-  require_integer(npz, key, h);
-  if (h.shape != std::vector<std::int64_t>{2, rows.rows})
-    throw IoError(npz.where(key), "has shape " + shape_to_string(h.shape) + ", expected (2, " +
-                                      std::to_string(rows.rows) + ") (" + rows.source + ")");
-  npy_matrix_shape(npz.where(key), h);  // C order
   coo.index_type = graph::index_type_for(src.limit);
-  if (std::max(src.limit, dst.limit) <= std::numeric_limits<std::int32_t>::max())
-    return edge_csr<std::int32_t>(npz, key, h, rows.rows, src, dst, coo);
-  return edge_csr<std::int64_t>(npz, key, h, rows.rows, src, dst, coo);
+  const std::int64_t e = rows.rows;
+  if (std::max(src.limit, dst.limit) <= std::numeric_limits<std::int32_t>::max()) {
+    const Array<std::int32_t> ids = read_npz_edge_ids<std::int32_t>(npz, key, rows, src, dst);
+    return graph::csr_from_coo<std::int32_t>(dst.limit, src.limit, ids.data() + e, ids.data(), nullptr, e, coo);
+  }
+  const Array<std::int64_t> ids = read_npz_edge_ids<std::int64_t>(npz, key, rows, src, dst);
+  return graph::csr_from_coo<std::int64_t>(dst.limit, src.limit, ids.data() + e, ids.data(), nullptr, e, coo);
 }
 
 Array<float> read_npz_features(const NpzReader& npz, const std::string& key, const ExpectedRows& rows) {

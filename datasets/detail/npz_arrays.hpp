@@ -27,6 +27,12 @@ std::int64_t read_npz_count(const NpzReader& npz, const std::string& key);
 graph::CsrGraph read_npz_edge_csr(const NpzReader& npz, const std::string& key, const ExpectedRows& rows,
                                   const IdColumn& src, const IdColumn& dst, graph::CooToCsrOptions coo);
 
+// The ids of the edge list `key` (checked as for read_npz_edge_csr): 2E values of type I, the
+// sources then the destinations, narrowed as they stream in (every limit must fit I).
+template <class I>
+Array<I> read_npz_edge_ids(const NpzReader& npz, const std::string& key, const ExpectedRows& rows, const IdColumn& src,
+                           const IdColumn& dst);
+
 // The features `key` of `rows.rows` vertices as float32 (rows x F; a 1-D array is one column):
 // float32 read in place, float64 and integers converted as they stream in. IoError naming the
 // member, the row and the column for a value that is not finite (as float32).

@@ -50,6 +50,17 @@ void resolve_split(OgbSettings& s) {
                         "; set OgbReadOptions::split (halo-convert --split)");
 }
 
+void check_edge_feature_request(const OgbSettings& s, bool hetero, const std::string& features_file) {
+  if (s.options.node_features_from_edges == EdgeFeatureReduce::none) return;
+  if (hetero)
+    throw InvalidArgument("read_ogb: '" + s.meta.name + "' is heterogeneous; node features from edge features "
+                          "(--node-features-from-edges) are made for homogeneous datasets such as ogbn-proteins");
+  if (!features_file.empty())
+    throw InvalidArgument("read_ogb: '" + s.meta.name + "' has node features (" + features_file +
+                          "); node features from edge features (--node-features-from-edges) are made for a "
+                          "dataset without them, such as ogbn-proteins");
+}
+
 Dataset homogeneous_dataset(OgbSettings& s, HomogeneousParts parts, const std::string& labels_file) {
   Dataset ds;
   ds.graph = std::move(parts.graph);

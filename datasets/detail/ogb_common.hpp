@@ -83,6 +83,10 @@ std::int64_t read_single_count(const std::string& path);
 // The heterogeneous half of read_ogb (ogb_hetero_reader.cpp); check_dataset is left to the caller.
 Dataset read_ogb_hetero(OgbSettings& s);
 
+// OgbReadOptions::node_features_from_edges is for a homogeneous dataset without node features:
+// InvalidArgument naming `features_file` (the node features found) otherwise.
+void check_edge_feature_request(const OgbSettings& s, bool hetero, const std::string& features_file);
+
 // A homogeneous dataset of these parts, its metadata from the settings: one vertex type "node",
 // the number of classes resolved (resolve_num_classes), and for a multiclass task every split
 // vertex labelled (check_split_labelled, naming `labels_file`).

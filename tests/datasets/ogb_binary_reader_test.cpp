@@ -253,3 +253,40 @@ TEST_CASE("read_ogb refuses bad binary labels and a damaged archive", "[ogb][npz
   inverse.add_inverse_edge = true;
   CHECK_THROWS_AS(read_ogb(fixture("ogb_binary"), inverse), InvalidArgument);
 }
+
+TEST_CASE("read_ogb makes node features from a binary dataset's edge_feat", "[ogb][npz]") {
+  test::ScratchDir tmp;
+  // Edge e gets (e, 1): the sums are the ids and the number of the edges into each vertex.
+  Array<float> edge_feat = Array<float>::matrix(num_edges, 2);
+  for (std::int64_t e = 0; e < num_edges; ++e) {
+    edge_feat[2 * e] = static_cast<float>(e);
+    edge_feat[2 * e + 1] = 1.0f;
+  }
+  const std::string dir = dataset_with(tmp, [&](DataArrays& a, NpzWriter& npz) {
+    npz.add("num_nodes_list", a.num_nodes);
+    npz.add("edge_index", a.edge_index);
+    npz.add("num_edges_list", a.num_edges_list);
+    npz.add("edge_feat", edge_feat);
+  });
+  OgbReadOptions o;
+  o.node_features_from_edges = EdgeFeatureReduce::sum;
+  const Dataset ds = read_ogb(dir, o);
+  std::vector<float> expected(2 * n, 0.0f);
+  for (std::int64_t e = 0; e < num_edges; ++e) {
+    const std::int64_t dst = (e * 3 + 1) % n;
+    expected[static_cast<std::size_t>(2 * dst)] += static_cast<float>(e);
+    expected[static_cast<std::size_t>(2 * dst + 1)] += 1.0f;
+  }
+  CHECK(ds.node_types[0].features.to_vector() == expected);
+  o.node_features_from_edges = EdgeFeatureReduce::mean;
+  const Array<float> mean = std::move(read_ogb(dir, o).node_types[0].features);
+  for (std::int64_t v = 0; v < n; ++v) CHECK(mean[2 * v + 1] == (expected[static_cast<std::size_t>(2 * v + 1)] > 0 ? 1.0f : 0.0f));
+
+  CHECK_THROWS_WITH(read_ogb(fixture("ogb_binary"), o), Contains("has node features") && Contains("node_feat.npy"));
+  const std::string without = dataset_with(tmp, [&](DataArrays& a, NpzWriter& npz) {
+    npz.add("num_nodes_list", a.num_nodes);
+    npz.add("edge_index", a.edge_index);
+    npz.add("num_edges_list", a.num_edges_list);
+  });
+  CHECK_THROWS_WITH(read_ogb(without, o), Contains("has no array 'edge_feat'"));
+}

@@ -406,3 +406,29 @@ TEST_CASE("read_ogb refuses a class count larger than the labelled vertices coul
   CHECK_THROWS_WITH(read_ogb(ogb_fixture("tiny"), options),
                     Contains("num_classes is 1000000000000") && Contains("more classes than the 5 labelled vertices"));
 }
+
+TEST_CASE("read_ogb makes node features from edge features as the proteins baselines do", "[datasets]") {
+  ScratchDir scratch;
+  const std::string dir = copy_fixture(scratch, "tiny");
+  std::filesystem::remove(dir + "/raw/node-feat.csv.gz");
+  // Edge e gets (e + 0.5, -e); tiny's six stored edges (0,1) (0,2) (1,2) (2,3) (3,3) (2,1) each
+  // count for both ends (add_inverse_edge), the self loop twice for vertex 3; vertex 4 has none.
+  halo::test::write_file(dir + "/raw/edge-feat.csv", "0.5,0\n1.5,-1\n2.5,-2\n3.5,-3\n4.5,-4\n5.5,-5\n");
+  OgbReadOptions o;
+  o.node_features_from_edges = EdgeFeatureReduce::mean;
+  const Dataset mean = read_ogb(dir, o);
+  const std::vector<float> expected_mean{1.0f, -0.5f, 8.5f / 3, -7.0f / 3, 3.25f, -2.75f, 12.5f / 3, -11.0f / 3,
+                                         0.0f, 0.0f};
+  const Array<float>& x = mean.node_types[0].features;
+  REQUIRE(x.rows() == 5);
+  REQUIRE(x.cols() == 2);
+  for (std::size_t i = 0; i < expected_mean.size(); ++i) CHECK(x[static_cast<std::int64_t>(i)] == Approx(expected_mean[i]));
+  o.node_features_from_edges = EdgeFeatureReduce::sum;
+  const Array<float> sum = std::move(read_ogb(dir, o).node_types[0].features);
+  CHECK(sum.to_vector() == std::vector<float>{2.0f, -1.0f, 8.5f, -7.0f, 13.0f, -11.0f, 12.5f, -11.0f, 0.0f, 0.0f});
+
+  std::filesystem::remove(dir + "/raw/edge-feat.csv");
+  CHECK_THROWS_WITH(read_ogb(dir, o), Contains("edge-feat.csv.gz") && Contains("no such file"));
+  CHECK_THROWS_WITH(read_ogb(ogb_fixture("tiny"), o), Contains("has node features") && Contains("node-feat.csv.gz"));
+  CHECK_THROWS_AS(read_ogb(ogb_fixture("tiny_hetero"), o), InvalidArgument);
+}

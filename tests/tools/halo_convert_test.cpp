@@ -126,6 +126,30 @@ TEST_CASE("halo-convert synth writes a dataset whose info matches what was asked
   CHECK(verified.out.find("vertices") != std::string::npos);
 }
 
+TEST_CASE("halo-convert reads back the binary layout that synth --layout ogb-npz writes", "[tools]") {
+  ScratchDir scratch;
+  REQUIRE(run_convert("synth rmat " + (scratch / "npz") + " --nodes 2000 --avg-degree 6 --features 5 --layout ogb-npz -q",
+                      scratch)
+              .exit_code == 0);
+  CHECK(fs::exists(scratch / "npz/raw/data.npz"));
+  REQUIRE(run_convert("synth rmat " + (scratch / "direct") + " --nodes 2000 --avg-degree 6 --features 5 -q", scratch)
+              .exit_code == 0);
+  const Result r = run_convert("ogb " + (scratch / "npz") + " " + (scratch / "ds") + " -q", scratch);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json from_npz = info_json(scratch / "ds", scratch);
+  const nlohmann::json direct = info_json(scratch / "direct", scratch);
+  for (const char* key : {"num_nodes", "num_edges", "feature_dim", "num_classes", "splits"}) CHECK(from_npz[key] == direct[key]);
+
+  // A damaged archive: one line naming it, no output.
+  fs::resize_file(scratch / "npz/raw/data.npz", fs::file_size(scratch / "npz/raw/data.npz") / 2);
+  const Result bad = run_convert("ogb " + (scratch / "npz") + " " + (scratch / "bad"), scratch);
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.err.find("data.npz") != std::string::npos);
+  CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(scratch / "bad"));
+}
+
 TEST_CASE("halo-convert info counts as isolated only vertices with neither in- nor out-edges", "[tools]") {
   ScratchDir scratch;
   const std::string data = halo::test::test_data_dir() + "/ogb/";

@@ -20,6 +20,7 @@ struct OgbCommand {
   std::int64_t num_classes = -1;
   bool to_undirected = false;
   bool add_reverse_relations = false;
+  std::string node_features_from_edges;  // "", "mean" or "sum"
   bool force = false;
   std::string json;
 };

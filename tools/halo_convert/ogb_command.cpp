@@ -29,6 +29,10 @@ void add_ogb_command(CLI::App& app, OgbCommand& c) {
       ->check(CLI::PositiveNumber);
   sub->add_flag("--to-undirected", c.to_undirected, "Symmetrise and drop duplicate edges (OGB baselines' to_symmetric)");
   sub->add_flag("--add-reverse-relations", c.add_reverse_relations, "Heterogeneous: add a reverse relation for every relation");
+  sub->add_option("--node-features-from-edges", c.node_features_from_edges,
+                  "A dataset with edge features only (ogbn-proteins): each vertex's features are the mean (PyG's "
+                  "baseline) or sum (DGL's) of its edges' features")
+      ->check(CLI::IsMember({"mean", "sum"}));
   sub->add_flag("--force", c.force, "Replace the output directory if it exists");
   sub->add_option("--json", c.json, "Write the dataset summary as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 }
@@ -44,6 +48,9 @@ int run_ogb_command(const OgbCommand& c) {
   if (c.num_classes >= 0) o.num_classes = c.num_classes;
   o.to_undirected = c.to_undirected;
   o.add_reverse_relations = c.add_reverse_relations;
+  if (!c.node_features_from_edges.empty())
+    o.node_features_from_edges =
+        c.node_features_from_edges == "mean" ? datasets::EdgeFeatureReduce::mean : datasets::EdgeFeatureReduce::sum;
   const datasets::Dataset ds = datasets::read_ogb(c.source, o);
   const double read_seconds = timer.elapsed_seconds();
   const double read_cpu_seconds = cpu_seconds();
