@@ -20,16 +20,8 @@ namespace halo::kernels {
 
 LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, IndexView mask, float grad_scale,
                         TensorView grad) {
-  detail::check_view("log_softmax_nll", "logits", logits);
+  detail::check_loss_operands("log_softmax_nll", logits, labels, mask, grad);
   HALO_EXPECTS(logits.cols > 0 || mask.size == 0, "logits need at least one class column");
-  HALO_EXPECTS(labels != nullptr || mask.size == 0, "labels are missing");
-  HALO_EXPECTS(mask.size >= 0 && (mask.data != nullptr || mask.size == 0),
-               "mask must hold its " + std::to_string(mask.size) + " entries");
-  if (grad.data != nullptr) {
-    detail::check_shape("log_softmax_nll", "grad", grad, logits.rows, logits.cols);
-    detail::check_device("log_softmax_nll", "grad", grad, logits.device);
-    HALO_EXPECTS(!detail::overlaps(logits, grad), "grad may not overlap logits");
-  }
   ScopedKernelTimer timer(KernelFamily::other, logits.device);
   if (logits.device.is_cuda()) {
     require_device(logits.device);

@@ -118,6 +118,8 @@ struct FeatureStreamingSummary {
 
 struct TrainSummary {
   std::vector<RunResult> runs;
+  // What the *_acc fields hold: "acc" (accuracy), or OGB's "rocauc" for a multi-label task.
+  std::string metric = "acc";
   double test_acc_mean = 0.0;   // over runs, of RunResult::test_acc
   double test_acc_std = 0.0;    // sample standard deviation (n - 1); 0 for one run
   double valid_acc_mean = 0.0;

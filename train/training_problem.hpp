@@ -26,13 +26,14 @@ struct DatasetShape {
   std::int64_t num_nodes = 0;
   std::int64_t num_edges = 0;
   std::int64_t feature_dim = 0;
-  std::int64_t num_classes = 0;
+  std::int64_t num_classes = 0;  // the logits' width: classes, or the binary tasks of a multi-label task
 };
 
 struct TrainingProblem {
   DatasetShape shape;
   const Array<float>* features = nullptr;        // this process's rows x feature_dim
-  const Array<std::int64_t>* labels = nullptr;   // one per row of `features`
+  const Array<std::int64_t>* labels = nullptr;   // one per row of `features` (multi-label: `tasks` per row)
+  std::int64_t tasks = 0;                        // multi-label: binary tasks per row (0, 1, -1); 0 = multiclass
   kernels::IndexView train, valid, test;         // this process's rows of each split
   kernels::IndexView global_ids;                 // global id of each row (dropout keys); empty = identity
   GraphOperators* operators = nullptr;           // built for the model's kind over these rows

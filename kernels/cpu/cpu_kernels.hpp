@@ -101,6 +101,10 @@ LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, Inde
                         TensorView grad);
 std::int64_t count_correct(ConstTensorView logits, const std::int64_t* labels, IndexView mask);
 
+// multilabel_loss.cpp
+LossSum sigmoid_bce(ConstTensorView logits, const std::int64_t* labels, IndexView mask, float grad_scale,
+                    TensorView grad);
+
 // batch_norm.cpp
 void batch_norm_sums(ConstTensorView x, TensorView sums);
 void batch_norm_statistics(ConstTensorView sums, double n, float eps, float momentum, TensorView stats,

@@ -115,6 +115,10 @@ LossSum log_softmax_nll_prepared(ConstTensorView logits, const std::int64_t* row
 std::int64_t count_correct_prepared(ConstTensorView logits, const std::int64_t* rows, const std::int64_t* labels,
                                     std::int64_t n);
 
+// multilabel_loss.cu
+LossSum sigmoid_bce(ConstTensorView logits, const std::int64_t* labels, IndexView mask, float grad_scale,
+                    TensorView grad);
+
 // batch_norm.cu
 void batch_norm_sums(ConstTensorView x, TensorView sums);
 void batch_norm_statistics(ConstTensorView sums, double n, float eps, float momentum, TensorView stats,

@@ -99,6 +99,7 @@ LossSum log_softmax_nll_prepared(ConstTensorView, const std::int64_t*, const std
 std::int64_t count_correct_prepared(ConstTensorView, const std::int64_t*, const std::int64_t*, std::int64_t) {
   missing("count_correct_prepared");
 }
+LossSum sigmoid_bce(ConstTensorView, const std::int64_t*, IndexView, float, TensorView) { missing("sigmoid_bce"); }
 void batch_norm_sums(ConstTensorView, TensorView) { missing("batch_norm_sums"); }
 void batch_norm_statistics(ConstTensorView, double, float, float, TensorView, TensorView, TensorView) {
   missing("batch_norm_statistics");

@@ -103,7 +103,10 @@ std::string format_description(const nlohmann::json& j) {
                        r["dst"].get<std::string>(), r["num_edges"].get<std::int64_t>());
   }
   s += fmt::format("  features   {:>14}\n", j["feature_dim"].get<std::int64_t>());
-  s += fmt::format("  classes    {:>14}\n", j["num_classes"].get<std::int64_t>());
+  if (j["task"] == "multilabel")
+    s += fmt::format("  tasks      {:>14} (binary each)\n", j["num_tasks"].get<std::int64_t>());
+  else
+    s += fmt::format("  classes    {:>14}\n", j["num_classes"].get<std::int64_t>());
   s += fmt::format("  split      {} (train {} / valid {} / test {})\n", j["split_name"].get<std::string>(),
                    j["splits"]["train"].get<std::int64_t>(), j["splits"]["valid"].get<std::int64_t>(),
                    j["splits"]["test"].get<std::int64_t>());

@@ -113,8 +113,8 @@ std::string format_epoch_line(int run, int runs, const train::EpochRecord& r) {
 
 std::string format_summary_line(const train::TrainSummary& s) {
   const std::size_t runs = s.runs.size();
-  return fmt::format("test accuracy {:.2f} ± {:.2f} % (valid {:.2f} ± {:.2f} %) over {} run{} | median epoch {} | peak {}",
-                     100 * s.test_acc_mean, 100 * s.test_acc_std, 100 * s.valid_acc_mean, 100 * s.valid_acc_std, runs,
+  return fmt::format("test {} {:.2f} ± {:.2f} % (valid {:.2f} ± {:.2f} %) over {} run{} | median epoch {} | peak {}",
+                     s.metric == "rocauc" ? "ROC-AUC" : "accuracy", 100 * s.test_acc_mean, 100 * s.test_acc_std, 100 * s.valid_acc_mean, 100 * s.valid_acc_std, runs,
                      runs == 1 ? "" : "s", format_ms(s.epoch_time_median_s),
                      human_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(s.peak_resident_bytes, 0))));
 }
@@ -148,6 +148,7 @@ json summary_json(const train::TrainSummary& s, const json& dataset, const json&
   for (const train::MemoryItem& item : s.memory_plan.items) plan[item.name] = item.bytes;
   plan["total"] = s.memory_plan.total_bytes();
   return json{
+      {"metric", s.metric},
       {"test_acc_mean", s.test_acc_mean},
       {"test_acc_std", s.test_acc_std},
       {"valid_acc_mean", s.valid_acc_mean},

@@ -30,13 +30,15 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 void check_trainable(const datasets::Dataset& ds) {
   HALO_EXPECTS(!ds.meta.is_hetero, "dataset '" + ds.meta.name + "' is heterogeneous; train it with --model rgcn");
-  HALO_EXPECTS(ds.meta.task == datasets::Task::multiclass,
-               std::string("dataset '") + ds.meta.name + "' has a " + datasets::to_string(ds.meta.task) +
-                   " task; only multiclass training is supported");
   const datasets::NodeType& t = ds.target();
-  HALO_EXPECTS(!t.features.empty(), "dataset '" + ds.meta.name + "' has no node features");
-  HALO_EXPECTS(t.labels.size() == t.count && t.labels.cols() == 1,
-               fmt::format("dataset '{}' needs one label per vertex ({}), has {}", ds.meta.name, t.count, t.labels.size()));
+  HALO_EXPECTS(!t.features.empty(), "dataset '" + ds.meta.name + "' has no node features" +
+                                        (ds.meta.task == datasets::Task::multilabel
+                                             ? " (convert it with --node-features-from-edges if it has edge features)"
+                                             : ""));
+  const std::int64_t per_vertex = ds.meta.task == datasets::Task::multilabel ? ds.meta.num_tasks : 1;
+  HALO_EXPECTS(t.labels.rows() == t.count && t.labels.cols() == per_vertex,
+               fmt::format("dataset '{}' needs {} label(s) per vertex for {} vertices, has {} x {}", ds.meta.name,
+                           per_vertex, t.count, t.labels.rows(), t.labels.cols()));
   HALO_EXPECTS(ds.meta.num_classes >= 2, "dataset '" + ds.meta.name + "' has " + std::to_string(ds.meta.num_classes) +
                                              " classes, expected >= 2");
   HALO_EXPECTS(ds.graph.num_rows() == t.count && ds.graph.num_cols() == t.count,
@@ -73,8 +75,11 @@ void check_gpu_problem(const TrainingProblem& problem, const TrainConfig& config
       config.device.to_string(), problem.comm->size(), problem.comm->device().to_string()));
 }
 
+// num_classes is the logits' width: the classes, or for a multi-label task its binary tasks.
 DatasetShape dataset_shape(const datasets::Dataset& ds) {
-  return {ds.meta.name, ds.graph.num_rows(), ds.graph.num_edges(), ds.target().features.cols(), ds.meta.num_classes};
+  const bool multilabel = ds.meta.task == datasets::Task::multilabel;
+  return {ds.meta.name, ds.graph.num_rows(), ds.graph.num_edges(), ds.target().features.cols(),
+          multilabel ? ds.meta.num_tasks : ds.meta.num_classes};
 }
 
 }  // namespace
@@ -140,6 +145,7 @@ TrainSummary train_planned(TrainingProblem& problem, const ModelConfig& model_co
   detail::LoopContext context{config, communicator};
   context.exchange = problem.exchange;
   context.labels = problem.labels->data();
+  context.tasks = problem.tasks;
   context.train = problem.train;
   context.valid = problem.valid;
   context.test = problem.test;
@@ -210,6 +216,7 @@ TrainSummary train_homogeneous(const datasets::Dataset& ds, const ModelConfig& m
   problem.shape = dataset_shape(ds);
   problem.features = &target.features;
   problem.labels = &target.labels;
+  if (ds.meta.task == datasets::Task::multilabel) problem.tasks = ds.meta.num_tasks;
   problem.train = kernels::view_of(ds.split.train);
   problem.valid = kernels::view_of(ds.split.valid);
   problem.test = kernels::view_of(ds.split.test);

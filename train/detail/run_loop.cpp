@@ -19,11 +19,13 @@
 #include "graph/base/parallel.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/loss.hpp"
+#include "kernels/multilabel_loss.hpp"
 #include "kernels/timing.hpp"
 #include "train/checkpoint.hpp"
 #include "train/detail/gradient_all_reduce.hpp"
 #include "train/features/detail/feature_setup.hpp"
 #include "train/metrics.hpp"
+#include "train/roc_auc.hpp"
 #include "train/run_tracker.hpp"
 #ifdef HALO_WITH_CUDA
 #include "kernels/cuda/memory.hpp"
@@ -67,16 +69,25 @@ double l2_term(Trainable& model) {
 // logits holding those rows alone, in their order (training_logits).
 enum Split { train_split = 0, valid_split = 1, test_split = 2, training_logits = 3 };
 
+// The rows of a split (training_logits: the positions 0, 1, ... of the training rows' own logits)
+// and their labels.
+kernels::IndexView split_mask(const LoopContext& c, Split split) {
+  return split == train_split   ? c.train
+         : split == valid_split ? c.valid
+         : split == test_split  ? c.test
+                                : kernels::IndexView{c.training_positions.data(),
+                                                     static_cast<std::int64_t>(c.training_positions.size())};
+}
+const std::int64_t* split_labels(const LoopContext& c, Split split) {
+  return split == training_logits ? c.training_labels.data() : c.labels;
+}
+
 // The split's rows and labels for `logits`, prepared on its device once (on a GPU the loss and
 // accuracy then bring back only their results) and made again only if the logits' shape or
 // device, the labels or the split change.
 const kernels::LossRows& split_rows(LoopContext& c, Split split, const kernels::Tensor& logits) {
-  const kernels::IndexView mask = split == train_split   ? c.train
-                                  : split == valid_split ? c.valid
-                                  : split == test_split  ? c.test
-                                                         : kernels::IndexView{c.training_positions.data(),
-                                                                              static_cast<std::int64_t>(c.training_positions.size())};
-  const std::int64_t* labels = split == training_logits ? c.training_labels.data() : c.labels;
+  const kernels::IndexView mask = split_mask(c, split);
+  const std::int64_t* labels = split_labels(c, split);
   LoopContext::PreparedSplit& p = c.prepared[static_cast<std::size_t>(split)];
   const kernels::LossRows& rows = p.rows;
   const bool current = p.labels == labels && p.mask.data == mask.data && p.mask.size == mask.size &&
@@ -90,6 +101,22 @@ const kernels::LossRows& split_rows(LoopContext& c, Split split, const kernels::
     p.mask = mask;
   }
   return p.rows;
+}
+
+// The loss of a split's rows (its sum and count): log-softmax NLL, or for a multi-label task the
+// sigmoid BCE of their labelled entries. With grad, d(loss)/d(logits) · grad_scale into it.
+kernels::LossSum split_loss(LoopContext& c, Split split, const kernels::Tensor& logits, float grad_scale,
+                            kernels::TensorView grad) {
+  if (c.tasks > 0)
+    return kernels::sigmoid_bce(logits.view(), split_labels(c, split), split_mask(c, split), grad_scale, grad);
+  return kernels::log_softmax_nll(logits.view(), split_rows(c, split, logits), grad_scale, grad);
+}
+
+// OGB's ROC-AUC of the three splits (one process: every row is here).
+std::array<double, 3> roc_aucs(LoopContext& c, const kernels::Tensor& logits) {
+  const kernels::Tensor host = logits.device().is_cuda() ? logits.to(kernels::Device::cpu()) : kernels::Tensor();
+  const kernels::ConstTensorView scores = logits.device().is_cuda() ? host.view() : logits.view();
+  return {roc_auc(scores, c.labels, c.train), roc_auc(scores, c.labels, c.valid), roc_auc(scores, c.labels, c.test)};
 }
 
 // Correct predictions on this process's rows of the three splits, summed over ranks, as fractions.
@@ -137,9 +164,9 @@ void train_step(LoopContext& c, Trainable& model, Optimizer& optimizer, std::uin
   model.zero_grad();
   kernels::Tensor logits = model.forward(step);
   kernels::Tensor grad = kernels::Tensor::empty(logits.rows(), logits.cols(), logits.device());
-  kernels::LossSum loss = kernels::log_softmax_nll(logits.view(),
-                                                   split_rows(c, training_only ? training_logits : train_split, logits),
-                                                   1.0f / static_cast<float>(c.train_total), grad.view());
+  const std::int64_t denominator = c.tasks > 0 ? c.train_entries_total : c.train_total;
+  kernels::LossSum loss = split_loss(c, training_only ? training_logits : train_split, logits,
+                                     1.0f / static_cast<float>(denominator), grad.view());
   logits = kernels::Tensor();
   model.backward(std::move(grad), step);
   double all_reduce_s = 0.0;
@@ -186,12 +213,11 @@ void evaluate(LoopContext& c, Trainable& model, std::uint64_t seed, int epoch, E
   const Clock::time_point start = Clock::now();
   const kernels::Tensor logits = model.forward(make_step(c, false, seed, epoch));
   r.evaluated = true;
-  const std::array<double, 3> acc = accuracies(c, logits);
+  const std::array<double, 3> acc = c.tasks > 0 ? roc_aucs(c, logits) : accuracies(c, logits);
   r.train_acc = acc[0];
   r.valid_acc = acc[1];
   r.test_acc = acc[2];
-  const kernels::LossSum v = all_reduce_loss(
-      c, kernels::log_softmax_nll(logits.view(), split_rows(c, valid_split, logits), 0.0f, kernels::TensorView{}));
+  const kernels::LossSum v = all_reduce_loss(c, split_loss(c, valid_split, logits, 0.0f, kernels::TensorView{}));
   r.valid_loss = v.loss_sum / static_cast<double>(v.count) + l2_term(model);
   r.eval_time_s = seconds_since(start);
 }
@@ -279,10 +305,12 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
   RunTracker tracker(cfg.early_stopping);
   const bool training_only = model.take_training_rows(c.train);
   if (training_only && c.training_positions.size() != static_cast<std::size_t>(c.train.size)) {
-    c.training_labels.resize(static_cast<std::size_t>(c.train.size));
+    const std::int64_t width = std::max<std::int64_t>(c.tasks, 1);  // labels per row
+    c.training_labels.resize(static_cast<std::size_t>(c.train.size * width));
     c.training_positions.resize(static_cast<std::size_t>(c.train.size));
     for (std::int64_t k = 0; k < c.train.size; ++k) {
-      c.training_labels[static_cast<std::size_t>(k)] = c.labels[c.train.data[k]];
+      for (std::int64_t j = 0; j < width; ++j)
+        c.training_labels[static_cast<std::size_t>(k * width + j)] = c.labels[c.train.data[k] * width + j];
       c.training_positions[static_cast<std::size_t>(k)] = k;
     }
   }
@@ -386,6 +414,14 @@ void count_splits(LoopContext& c) {
   c.train_total = sizes[0];
   c.valid_total = sizes[1];
   c.test_total = sizes[2];
+  if (c.tasks == 0) return;
+  if (c.comm.size() > 1)
+    throw UnsupportedError("train: multi-label tasks train on one process so far; the ROC-AUC of rows spread over " +
+                           std::to_string(c.comm.size()) + " ranks is not gathered yet");
+  c.train_entries_total = 0;
+  for (std::int64_t k = 0; k < c.train.size; ++k)
+    for (std::int64_t j = 0; j < c.tasks; ++j) c.train_entries_total += c.labels[c.train.data[k] * c.tasks + j] >= 0;
+  HALO_EXPECTS(c.train_entries_total > 0, "the training rows have no labelled entry");
 }
 
 void run_all(LoopContext& c, const std::function<std::unique_ptr<Trainable>(int run, std::uint64_t seed)>& make_model,
@@ -424,6 +460,7 @@ void run_all(LoopContext& c, const std::function<std::unique_ptr<Trainable>(int 
     summary.time_split.other_s += r.time_split.other_s;
     summary.runs.push_back(std::move(r));
   }
+  summary.metric = c.tasks > 0 ? "rocauc" : "acc";
   summary.test_acc_mean = mean(test);
   summary.test_acc_std = sample_std(test);
   summary.valid_acc_mean = mean(valid);

@@ -33,7 +33,11 @@ struct LoopContext {
   const TrainConfig& config;
   dist::Communicator& comm;
   dist::HaloExchange* exchange = nullptr;   // null on one process
-  const std::int64_t* labels = nullptr;     // one per row the splits index
+  const std::int64_t* labels = nullptr;     // one per row the splits index (multi-label: `tasks` per row)
+  // Multi-label (binary tasks per row, ogbn-proteins): labels are rows x tasks, each 0, 1 or -1
+  // (unlabelled); the loss is kernels::sigmoid_bce over the labelled entries and the metric OGB's
+  // ROC-AUC (train/roc_auc.hpp) in place of accuracy. 0: one class label per row.
+  std::int64_t tasks = 0;
   kernels::IndexView train, valid, test;    // this process's rows of each split
   kernels::IndexView global_ids;            // dropout keys of the rows; empty = identity
   // global_ids built on the training device at the first step, with the view it was built from
@@ -41,6 +45,7 @@ struct LoopContext {
   std::optional<kernels::DeviceIndex> device_global_ids;
   kernels::IndexView device_global_ids_source;
   std::int64_t train_total = 0, valid_total = 0, test_total = 0;  // over all ranks
+  std::int64_t train_entries_total = 0;  // multi-label: labelled entries of the training rows, all ranks
   std::string fingerprint;                  // training_fingerprint(...), for checkpoints
   FeatureInput* input = nullptr;            // the streamed first-layer input, for its statistics; or null
   std::optional<sampling::BoundarySampler> sampler;  // set by run_all when boundary_sample_rate < 1
@@ -69,7 +74,8 @@ void check_train_config(const TrainConfig& config);
 // normalisation, device); the caller adds the dataset and the model.
 nlohmann::json training_settings_json(const TrainConfig& config);
 
-// The split sizes over all ranks, checked non-empty (InvalidArgument otherwise).
+// The split sizes over all ranks, checked non-empty (InvalidArgument otherwise); multi-label: the
+// training rows' labelled entries too (UnsupportedError for several ranks, not yet supported).
 void count_splits(LoopContext& c);
 
 // Trains config.runs runs (run r: make_model(r, seed + r)) and fills summary.runs, the accuracy
