@@ -46,22 +46,33 @@ std::int64_t read_proc_kib(const char* file, const std::string& key) {
   return -1;
 }
 
-// The items every plan has, for a process holding the CSR g (its own rows) and building
-// `operator_bytes` of operators from it.
-MemoryPlan plan_items(const graph::CsrGraph& g, std::int64_t operator_bytes, std::int64_t feature_dim,
-                      std::int64_t classes, std::int64_t label_and_split_bytes, const ModelShape& model,
-                      const OptimizerConfig& optimizer) {
-  const std::int64_t n = g.num_rows();
+// The process's own CSR as the plan sees it: its rows and columns, id width and bytes.
+struct GraphSize {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t index_bytes = 4;
+  std::int64_t bytes = 0;
+};
+
+GraphSize size_of(const graph::CsrGraph& g) {
   const std::int64_t index_bytes = g.index_type() == graph::IndexType::i32 ? 4 : 8;
+  const auto indices = index_bytes == 4 ? g.indices<std::int32_t>().bytes() : g.indices<std::int64_t>().bytes();
+  return {g.num_rows(), g.num_cols(), index_bytes,
+          static_cast<std::int64_t>(g.indptr().bytes() + indices + g.weights().bytes())};
+}
+
+// The items every plan has, for a process holding the CSR `g` (its own rows) and building
+// `operator_bytes` of operators from it.
+MemoryPlan plan_items(const GraphSize& g, std::int64_t operator_bytes, std::int64_t feature_dim, std::int64_t classes,
+                      std::int64_t label_and_split_bytes, const ModelShape& model, const OptimizerConfig& optimizer) {
+  const std::int64_t n = g.rows;
   const std::int64_t params = model.parameter_bytes();
   std::int64_t optimizer_state = 0;
   if (optimizer.kind == "adam" || optimizer.kind == "adamw") optimizer_state = 2 * params;
   if (optimizer.kind == "sgd" && optimizer.momentum != 0.0f) optimizer_state = params;
   MemoryPlan plan;
   plan.items = {
-      {"graph (CSR)", static_cast<std::int64_t>(g.indptr().bytes() + (index_bytes == 4 ? g.indices<std::int32_t>().bytes()
-                                                                                        : g.indices<std::int64_t>().bytes()) +
-                                                g.weights().bytes())},
+      {"graph (CSR)", g.bytes},
       {"graph operators", operator_bytes},
       {features_item, 4 * n * feature_dim},
       {"labels and splits", label_and_split_bytes},
@@ -74,7 +85,7 @@ MemoryPlan plan_items(const graph::CsrGraph& g, std::int64_t operator_bytes, std
   // The CPU SpMM's dense panel of its input at the widest width a layer may aggregate (an upper
   // bound: GCN aggregates the narrower side of each layer).
   const std::int64_t panel =
-      kernels::cpu_spmm_workspace_bytes(g.num_cols(), std::max({feature_dim, model.config().hidden, classes}));
+      kernels::cpu_spmm_workspace_bytes(g.cols, std::max({feature_dim, model.config().hidden, classes}));
   if (panel > 0) plan.items.push_back({cpu_spmm_panel_item, panel});
   return plan;
 }
@@ -122,7 +133,7 @@ MemoryPlan plan_training_memory(const datasets::Dataset& ds, const ModelShape& m
     operators = 2 * csr_bytes(n, e, index_bytes, true);
   }
   const datasets::NodeType& target = ds.target();
-  return plan_items(g, operators, target.features.cols(), ds.meta.num_classes,
+  return plan_items(size_of(g), operators, target.features.cols(), ds.meta.num_classes,
                     static_cast<std::int64_t>(target.labels.bytes() + ds.split.train.bytes() + ds.split.valid.bytes() +
                                               ds.split.test.bytes()),
                     model, optimizer);
@@ -131,25 +142,41 @@ MemoryPlan plan_training_memory(const datasets::Dataset& ds, const ModelShape& m
 MemoryPlan plan_part_training_memory(const partition::Part& part, const ModelShape& model, const OptimizerConfig& optimizer) {
   const partition::LocalGraph& local = part.graph;
   const graph::CsrGraph& g = local.graph();
-  const std::int64_t n = g.num_rows();
-  const std::int64_t e = g.num_edges();
-  const std::int64_t index_bytes = g.index_type() == graph::IndexType::i32 ? 4 : 8;
+  PartShape shape;
+  shape.owned = local.num_owned;
+  shape.halo = local.num_halo;
+  shape.send_rows = local.send_rows.size();
+  shape.entries = g.num_edges();
+  shape.wide_ids = g.index_type() == graph::IndexType::i64;
+  shape.weighted = g.has_weights();
+  shape.train = part.split.train.size();
+  shape.valid = part.split.valid.size();
+  shape.test = part.split.test.size();
+  shape.classes = part.meta.num_classes;
+  for (const datasets::NodeType& t : part.node_types) {
+    shape.label_values += t.labels.size();
+    shape.feature_dim = std::max(shape.feature_dim, t.features.cols());
+  }
+  return plan_part_shape_memory(shape, model, optimizer);
+}
+
+MemoryPlan plan_part_shape_memory(const PartShape& part, const ModelShape& model, const OptimizerConfig& optimizer) {
+  const std::int64_t n = part.owned;
+  const std::int64_t cols = part.owned + part.halo;
+  const std::int64_t e = part.entries;
+  const std::int64_t index_bytes = part.wide_ids ? 8 : 4;
   // The operator (self loops added for GCN) and its transpose, always built for a part.
   const std::int64_t loops = model.config().kind == "gcn" || model.config().kind == "gat" ? n : 0;
-  const std::int64_t operators = csr_bytes(n, e + loops, index_bytes, true) + csr_bytes(g.num_cols(), e + loops, index_bytes, true);
-  std::int64_t label_bytes = static_cast<std::int64_t>(part.split.train.bytes() + part.split.valid.bytes() + part.split.test.bytes());
-  std::int64_t feature_dim = 0;
-  for (const datasets::NodeType& t : part.node_types) {
-    label_bytes += static_cast<std::int64_t>(t.labels.bytes());
-    feature_dim = std::max(feature_dim, t.features.cols());
-  }
-  MemoryPlan plan = plan_items(g, operators, feature_dim, part.meta.num_classes, label_bytes, model, optimizer);
+  const std::int64_t operators = csr_bytes(n, e + loops, index_bytes, true) + csr_bytes(cols, e + loops, index_bytes, true);
+  const std::int64_t label_bytes = 8 * (part.label_values + part.train + part.valid + part.test);
+  const GraphSize graph{n, cols, index_bytes, csr_bytes(n, e, index_bytes, part.weighted)};
+  MemoryPlan plan = plan_items(graph, operators, part.feature_dim, part.classes, label_bytes, model, optimizer);
   // Per exchange: the layer input extended by the halo rows, its gradient, and the send and
   // receive buffers, at the widest width a layer exchanges (at most the feature width).
   // GAT exchanges each layer's [h | source scores]: heads · (width + 1) columns.
   const std::int64_t exchanged = model.attention() ? model.hidden_width() + model.config().heads : model.config().hidden;
-  const std::int64_t width = std::max({feature_dim, exchanged, part.meta.num_classes});
-  const std::int64_t rows = 2 * local.num_local() + local.send_rows.size() + local.num_halo;
+  const std::int64_t width = std::max({part.feature_dim, exchanged, part.classes});
+  const std::int64_t rows = 2 * cols + part.send_rows + part.halo;
   plan.items.push_back({"halo exchange", 4 * rows * width});
   return plan;
 }

@@ -47,6 +47,25 @@ struct MemoryPlan {
 // O(1) work; allocates nothing.
 MemoryPlan plan_training_memory(const datasets::Dataset& ds, const ModelShape& model, const OptimizerConfig& optimizer);
 
+// What a rank's plan needs of its part, without the part's arrays (from partition.json, or
+// estimated before any part exists: partition/part_sizes.hpp).
+struct PartShape {
+  std::int64_t owned = 0;      // rows: the vertices the rank owns
+  std::int64_t halo = 0;       // columns beyond them: the halo rows it receives
+  std::int64_t send_rows = 0;  // owned rows its peers' halos read (with repeats over peers)
+  std::int64_t entries = 0;    // stored entries of its rows
+  bool wide_ids = false;       // column ids need 64 bits
+  bool weighted = false;       // the CSR carries edge weights
+  std::int64_t train = 0, valid = 0, test = 0;  // owned split vertices
+  std::int64_t label_values = 0;                // int64 labels it holds (owned rows x label columns)
+  std::int64_t feature_dim = 0;
+  std::int64_t classes = 0;                     // logits' width
+};
+
+// The plan of one rank with a part of that shape: as plan_part_training_memory, from the counts
+// alone. O(1); allocates nothing.
+MemoryPlan plan_part_shape_memory(const PartShape& part, const ModelShape& model, const OptimizerConfig& optimizer);
+
 // The plan of one rank training `model` on `part`: as above for the part's rows (its CSR's
 // columns include the halo), the operator and its transpose, plus the halo exchange's tensors and
 // buffers at the widest width exchanged. O(1) work; allocates nothing.

@@ -13,6 +13,7 @@
 #include "tests/mpi/mpi_world.hpp"
 #include "tests/mpi/same_training.hpp"
 #include "tests/support/test_paths.hpp"
+#include "train/halo_traffic.hpp"
 #include "train/trainer.hpp"
 
 using namespace halo;
@@ -42,31 +43,6 @@ train::TrainConfig train_config() {
   return c;
 }
 
-// Bytes an epoch's training step moves between ranks when every halo row travels: per layer a
-// forward exchange of min(in, out) columns, and a backward one unless the layer aggregates first
-// and nobody needs its input gradient (the first layer).
-std::int64_t analytic_traffic(std::int64_t halo_total, std::int64_t in_dim, const train::ModelConfig& m,
-                              std::int64_t classes) {
-  std::int64_t bytes = 0;
-  if (m.kind == "gat") {
-    // Per layer [h | source scores] forward, and their gradients back: heads · (width + 1) columns.
-    for (int l = 0; l < m.layers; ++l) {
-      const bool last = l + 1 == m.layers;
-      const std::int64_t heads = last ? m.out_heads : m.heads, width = last ? classes : m.hidden;
-      bytes += 2 * halo_total * heads * (width + 1) * 4;
-    }
-    return bytes;
-  }
-  for (int l = 0; l < m.layers; ++l) {
-    const std::int64_t in = l == 0 ? in_dim : m.hidden;
-    const std::int64_t out = l + 1 == m.layers ? classes : m.hidden;
-    const bool aggregates_first = out >= in;
-    const int exchanges = (l == 0 && aggregates_first) ? 1 : 2;
-    bytes += exchanges * halo_total * std::min(in, out) * 4;
-  }
-  return bytes;
-}
-
 void check_invariance(const datasets::Dataset& ds, const std::string& name) {
   train::dist::Communicator& world = test::mpi_world();
   const std::string parts = test::partition_for_world(ds, name);
@@ -84,7 +60,7 @@ void check_invariance(const datasets::Dataset& ds, const std::string& name) {
       received += r.bytes_received;
     }
     const std::int64_t epochs = static_cast<std::int64_t>(many.runs.at(0).epochs.size());
-    CHECK(sent == epochs * analytic_traffic(halo_total, ds.target().features.cols(), m, ds.meta.num_classes));
+    CHECK(sent == epochs * train::halo_bytes_per_epoch(halo_total, ds.target().features.cols(), m, ds.meta.num_classes));
     CHECK(received == sent);
   }
 }

@@ -127,6 +127,50 @@ TEST_CASE("halo-train trains an ogbn-proteins-shaped multi-label dataset and rep
   CHECK(j["test_acc_mean"].get<double>() <= 1.0);
 }
 
+TEST_CASE("halo-train --plan-only plans every rank from a partition or from a dataset cut in memory", "[tools]") {
+  ScratchDir scratch;
+  const std::string data = make_dataset(scratch);
+  REQUIRE(halo::test::run_program("halo-partition", data + " --parts 3 -o " + (scratch / "p3") + " -q", scratch).exit_code == 0);
+  const std::string model = " --model gcn --layers 3 --hidden 64 --device-memory 1G --json -";
+  const Result from_parts = halo::test::run_program("halo-train", "--plan-only --partitions " + (scratch / "p3") + model, scratch);
+  INFO(from_parts.err);
+  REQUIRE(from_parts.exit_code == 0);
+  const Result from_dataset =
+      halo::test::run_program("halo-train", "--plan-only --dataset " + data + " --world-size 3" + model, scratch);
+  INFO(from_dataset.err);
+  REQUIRE(from_dataset.exit_code == 0);
+  const nlohmann::json a = nlohmann::json::parse(from_parts.out), b = nlohmann::json::parse(from_dataset.out);
+  REQUIRE(a["ranks"].size() == 3);
+  CHECK(a["fits"] == true);
+  std::int64_t owned = 0;
+  for (std::size_t r = 0; r < 3; ++r) {
+    for (const char* key : {"owned_rows", "halo_rows", "send_rows", "entries", "halo_bytes_received_per_epoch"})
+      CHECK(a["ranks"][r][key] == b["ranks"][r][key]);
+    CHECK(a["ranks"][r]["memory_plan"]["total"] == b["ranks"][r]["memory_plan"]["total"]);
+    CHECK(a["ranks"][r]["features"] == "resident");
+    CHECK(a["ranks"][r]["halo_rows"].get<std::int64_t>() > 0);
+    owned += a["ranks"][r]["owned_rows"].get<std::int64_t>();
+  }
+  CHECK(owned == 500);
+  CHECK(from_parts.err.find("every rank fits") != std::string::npos);
+
+  const Result scaled = halo::test::run_program(
+      "halo-train", "--plan-only --partitions " + (scratch / "p3") + model + " --plan-scale 20", scratch);
+  REQUIRE(scaled.exit_code == 0);
+  const nlohmann::json c = nlohmann::json::parse(scaled.out);
+  CHECK(c["ranks"][0]["owned_rows"] == 20 * a["ranks"][0]["owned_rows"].get<std::int64_t>());
+  CHECK(c["ranks"][0]["memory_plan"]["total"].get<std::int64_t>() >
+        10 * a["ranks"][0]["memory_plan"]["total"].get<std::int64_t>());
+
+  const Result tiny = halo::test::run_program(
+      "halo-train", "--plan-only --partitions " + (scratch / "p3") + " --device-memory 100K --json -", scratch);
+  CHECK(tiny.exit_code == 1);
+  CHECK(tiny.err.find("DOES NOT FIT") != std::string::npos);
+  CHECK(nlohmann::json::parse(tiny.out)["fits"] == false);
+  check_one_line_error(halo::test::run_program("halo-train", "--dataset " + data + " --world-size 3", scratch),
+                       "--plan-only");
+}
+
 TEST_CASE("halo-train reads --config and lets command-line flags override it", "[tools]") {
   ScratchDir scratch;
   const std::string data = make_dataset(scratch);

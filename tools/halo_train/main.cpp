@@ -32,6 +32,7 @@
 #include "tools/common/stop_signals.hpp"
 #include "tools/halo_train/curves.hpp"
 #include "tools/halo_train/options.hpp"
+#include "tools/halo_train/plan_only.hpp"
 #include "tools/halo_train/report.hpp"
 #include "train/dist/mpi_communicator.hpp"
 #include "train/dist/nccl_communicator.hpp"
@@ -172,6 +173,7 @@ int main(int argc, char** argv) {
     finish_train_options(options);
     bound_allocator_retention(options);
     const ThreadScope threads(choose_thread_count(options));
+    if (options.plan_only) return plan_only(options);
     if (options.partitions.empty()) return train_dataset(options);
     // Under an MPI launcher every rank joins the world; started alone, a one-part partition
     // trains without MPI, and a larger one is refused with the mpirun line to use.

@@ -231,6 +231,23 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_flag("--precompute-first-aggregation", t.precompute_first_aggregation,
                "Compute Â·X once before training so the first layer needs no SpMM (needs --input-dropout 0)");
   app.add_option("--json", o.json, "Write the summary as JSON to FILE ('-' = stdout)")->check(writable_output_file());
+  app.add_flag("--plan-only", o.plan_only,
+               "Print (and with --json write) every rank's memory plan, halo rows and halo traffic per epoch, and "
+               "whether it fits, then stop: nothing is trained and no data is loaded beyond the counts");
+  app.add_option("--world-size", o.world_size,
+                 "--plan-only with --dataset: the ranks to plan for (the dataset is partitioned in memory, as "
+                 "halo-partition would)")
+      ->check(CLI::Range(2, 1 << 20));
+  app.add_option("--device-memory", o.device_memory,
+                 "--plan-only: each rank's memory (e.g. 141G; a GPU's with --device cuda); default: this machine's "
+                 "available memory");
+  app.add_option("--plan-scale", o.plan_scale,
+                 "--plan-only: multiply every part's vertices, edges and halo by K (the plan of a graph K times "
+                 "larger with the same shape, e.g. from a 1/20 sample)")
+      ->check(CLI::Range(1.0, 1e6));
+  app.add_option("--plan-partitioner", o.plan_partitioner, "--plan-only with --dataset: how to partition")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"metis", "stream", "random"}));
   app.add_flag("-q,--quiet", o.quiet, "Print only warnings and errors");
   app.add_flag("-v,--verbose", o.verbose, "Print debug messages (the memory plan table)");
 
@@ -247,6 +264,13 @@ void finish_train_options(TrainOptions& o) {
   if (o.add_reverse_relations && !o.partitions.empty())
     throw InvalidArgument("--add-reverse-relations changes a whole dataset's relations; a partition keeps those it "
                           "was cut with: convert with halo-convert ogb --add-reverse-relations, then partition");
+  if (!o.plan_only && (o.world_size > 0 || !o.device_memory.empty() || o.plan_scale != 1.0))
+    throw InvalidArgument("--world-size, --device-memory and --plan-scale describe a job to plan: they need --plan-only");
+  if (o.plan_only && !o.dataset.empty() && o.world_size < 2)
+    throw InvalidArgument("--plan-only with --dataset needs --world-size P (2 or more ranks); one process's plan is "
+                          "printed by halo-train -v before its first epoch");
+  if (o.plan_only && !o.partitions.empty() && o.world_size > 0)
+    throw InvalidArgument("--world-size is the partition's part count with --partitions; drop it");
   if (o.partitions.empty() && o.train.boundary_sample_rate < 1.0)
     throw InvalidArgument("--boundary-sample-rate samples the halo of a partitioned run; it needs --partitions DIR");
   o.train.early_stopping.metric = train::stopping_metric_from_string(o.early_stopping_metric);

@@ -32,6 +32,12 @@ struct TrainOptions {
   double collective_timeout_s = train::dist::default_collective_timeout_s;  // --partitions under mpirun
   bool quiet = false;
   bool verbose = false;
+  // --plan-only (tools/halo_train/plan_only.hpp): every rank's plan, nothing trained.
+  bool plan_only = false;
+  int world_size = 0;            // ranks to plan for with --dataset (partitioned in memory)
+  std::string device_memory;     // each rank's memory; empty = this machine's available host memory
+  double plan_scale = 1.0;       // multiply every part's counts (a larger graph of the same shape)
+  std::string plan_partitioner = "metis";
 };
 
 // Registers every flag on `app`, bound to `options`, and --config with the JSON reader.

@@ -1,0 +1,100 @@
+// Tests of the plans made from a part's counts alone (train/memory_plan.hpp's PartShape,
+// train/rank_plan.*): they equal the plan of the part read from disk, item by item; the rank's
+// plan streams the features when only that fits, refuses what cannot fit; and the halo traffic
+// formula (train/halo_traffic.*) counts each layer's exchanges.
+#include "train/rank_plan.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "partition/partition_dir.hpp"
+#include "tests/support/write_partition.hpp"
+#include "tests/train/trainer_fixture.hpp"
+#include "train/halo_traffic.hpp"
+
+using namespace halo::train;
+namespace partition = halo::partition;
+namespace test = halo::test;
+
+namespace {
+
+PartShape shape_of(const partition::Part& part) {
+  const partition::LocalGraph& local = part.graph;
+  PartShape s;
+  s.owned = local.num_owned;
+  s.halo = local.num_halo;
+  s.send_rows = local.send_rows.size();
+  s.entries = local.graph().num_edges();
+  s.train = part.split.train.size();
+  s.valid = part.split.valid.size();
+  s.test = part.split.test.size();
+  s.label_values = part.node_types.at(0).labels.size();
+  s.feature_dim = part.node_types.at(0).features.cols();
+  s.classes = part.meta.num_classes;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a plan from a part's counts equals the plan of the part itself, item by item", "[train]") {
+  const halo::datasets::Dataset ds = test::small_sbm();
+  test::ScratchDir scratch;
+  const std::string parts = test::write_random_partition(ds, scratch, 3);
+  for (const char* kind : {"gcn", "sage", "gat"}) {
+    ModelConfig m = test::small_gcn();
+    m.kind = kind;
+    const ModelShape model(m, ds.target().features.cols(), ds.meta.num_classes);
+    for (std::int32_t r = 0; r < 3; ++r) {
+      INFO(kind << " rank " << r);
+      const partition::Part part = partition::read_part(parts, r);
+      const MemoryPlan from_part = plan_part_training_memory(part, model, OptimizerConfig{});
+      const MemoryPlan from_counts = plan_part_shape_memory(shape_of(part), model, OptimizerConfig{});
+      REQUIRE(from_part.items.size() == from_counts.items.size());
+      for (std::size_t i = 0; i < from_part.items.size(); ++i) {
+        CHECK(from_part.items[i].name == from_counts.items[i].name);
+        CHECK(from_part.items[i].bytes == from_counts.items[i].bytes);
+      }
+      CHECK(from_part.total_bytes() > 0);
+    }
+  }
+}
+
+TEST_CASE("plan_rank keeps features resident, streams them when only that fits, and says when nothing fits",
+          "[train]") {
+  PartShape s;
+  s.owned = 100000;
+  s.halo = 30000;
+  s.send_rows = 30000;
+  s.entries = 2000000;
+  s.train = 50000;
+  s.label_values = 100000;
+  s.feature_dim = 512;
+  s.classes = 10;
+  const ModelShape model(test::small_gcn(), s.feature_dim, s.classes);
+  TrainConfig config;
+  const RankPlan roomy = plan_rank(s, model, config, std::int64_t{64} << 30);
+  CHECK(roomy.fits);
+  CHECK_FALSE(roomy.placement.streamed);
+  // The features are 4 * 100000 * 512 = 205 MB of the plan: without that room they stream.
+  const std::int64_t without_features = roomy.plan.total_bytes() - 4 * s.owned * s.feature_dim;
+  const RankPlan tight = plan_rank(s, model, config, without_features + (std::int64_t{40} << 20));
+  CHECK(tight.placement.streamed);
+  CHECK(tight.fits);
+  CHECK(tight.plan.total_bytes() < roomy.plan.total_bytes());
+  const RankPlan small = plan_rank(s, model, config, std::int64_t{1} << 20);
+  CHECK_FALSE(small.fits);
+}
+
+TEST_CASE("halo_bytes_per_epoch counts each layer's forward and backward exchanges", "[train]") {
+  ModelConfig m = test::small_gcn();  // 2 layers of 16
+  m.layers = 2;
+  m.hidden = 16;
+  // Layer 1: 32 features -> 16 transforms first (exchanges 16 forward and 16 back); layer 2:
+  // 16 -> 4 classes exchanges 4 both ways.
+  CHECK(halo_bytes_per_epoch(1000, 32, m, 4) == 1000 * 4 * (2 * 16 + 2 * 4));
+  // 8 features -> 16 aggregates first: the first layer's input gradient is never sent.
+  CHECK(halo_bytes_per_epoch(1000, 8, m, 4) == 1000 * 4 * (8 + 2 * 4));
+  m.kind = "gat";
+  m.heads = 2;
+  m.out_heads = 1;
+  CHECK(halo_bytes_per_epoch(10, 8, m, 4) == 2 * 10 * 4 * (2 * (16 + 1) + 1 * (4 + 1)));
+}

@@ -1,0 +1,167 @@
+// halo-train --plan-only: part counts (partition::part_sizes / estimate_part_sizes), each rank's
+// plan from them (train::plan_rank), its halo traffic (train::halo_bytes_per_epoch), printed and
+// written as JSON.
+#include "tools/halo_train/plan_only.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "datasets/dataset_dir.hpp"
+#include "graph/base/error.hpp"
+#include "graph/base/log.hpp"
+#include "partition/part_sizes.hpp"
+#include "tools/common/folder_hints.hpp"
+#include "tools/common/program.hpp"
+#include "train/halo_traffic.hpp"
+#include "train/memory_plan.hpp"
+#include "train/rank_plan.hpp"
+
+namespace halo::tools {
+namespace {
+
+using nlohmann::json;
+
+// What every rank shares: the features, the logits' width, the labels per vertex, edge weights.
+struct JobShape {
+  std::string name;
+  std::int64_t feature_dim = 0;
+  std::int64_t classes = 0;
+  std::int64_t label_columns = 1;
+  bool weighted = false;
+  json partition;  // how the parts were (or would be) cut
+};
+
+std::int64_t scaled(std::int64_t count, double k) { return static_cast<std::int64_t>(std::llround(count * k)); }
+
+std::vector<partition::PartSizes> sizes_from_dataset(const TrainOptions& o, JobShape& job) {
+  require_folder_kind(o.dataset, FolderKind::halo_dataset, "--dataset");
+  datasets::DatasetDirOptions read_options;
+  read_options.verify_checksums = o.train.verify_checksums;
+  const datasets::Dataset ds = datasets::read_dataset_dir(o.dataset, read_options);
+  if (ds.meta.is_hetero)
+    throw UnsupportedError("--plan-only plans homogeneous datasets so far; '" + ds.meta.name + "' is heterogeneous");
+  const bool multilabel = ds.meta.task == datasets::Task::multilabel;
+  job.name = ds.meta.name;
+  job.feature_dim = ds.target().features.cols();
+  job.classes = multilabel ? ds.meta.num_tasks : ds.meta.num_classes;
+  job.label_columns = multilabel ? ds.meta.num_tasks : 1;
+  job.weighted = ds.graph.has_weights();
+  partition::PartitionOptions options;
+  options.method = partition::method_from_string(o.plan_partitioner);
+  options.num_parts = o.world_size;
+  partition::PartitionQuality quality;
+  std::vector<partition::PartSizes> sizes = partition::estimate_part_sizes(ds, options, &quality);
+  job.partition = {{"source", "estimated in memory"},
+                   {"method", o.plan_partitioner},
+                   {"edge_cut", quality.edge_cut},
+                   {"halo_total", quality.halo_total},
+                   {"replication_factor", quality.replication_factor}};
+  return sizes;
+}
+
+std::vector<partition::PartSizes> sizes_from_partitions(const TrainOptions& o, JobShape& job) {
+  require_folder_kind(o.partitions, FolderKind::halo_partition, "--partitions");
+  const partition::PartitionDirInfo info = partition::read_partition_info(o.partitions);
+  if (info.meta.is_hetero)
+    throw UnsupportedError("--plan-only plans homogeneous partitions so far; '" + info.meta.name +
+                           "' is heterogeneous");
+  const bool multilabel = info.meta.task == datasets::Task::multilabel;
+  job.name = info.meta.name;
+  job.feature_dim = info.node_types.at(0).feature_dim;
+  job.classes = multilabel ? info.meta.num_tasks : info.meta.num_classes;
+  job.label_columns = multilabel ? info.meta.num_tasks : 1;
+  job.weighted =
+      info.parts.at(0).find_file(partition::PartitionDirInfo::part_folder(0) + "/graph/weights.npy") != nullptr;
+  job.partition = {{"source", o.partitions},
+                   {"method", partition::to_string(info.method)},
+                   {"edge_cut", info.quality.edge_cut},
+                   {"halo_total", info.quality.halo_total},
+                   {"replication_factor", info.quality.replication_factor}};
+  return partition::part_sizes(info);
+}
+
+json plan_json(const train::MemoryPlan& plan) {
+  json items = json::object();
+  for (const train::MemoryItem& item : plan.items) items[item.name] = item.bytes;
+  items["total"] = plan.total_bytes();
+  return items;
+}
+
+}  // namespace
+
+int plan_only(const TrainOptions& o) {
+  JobShape job;
+  std::vector<partition::PartSizes> sizes =
+      o.partitions.empty() ? sizes_from_dataset(o, job) : sizes_from_partitions(o, job);
+  const std::int64_t memory =
+      o.device_memory.empty() ? train::machine_available_bytes() : train::parse_byte_size(o.device_memory);
+  if (memory <= 0)
+    throw InvalidArgument("--plan-only: this machine's available memory is unknown; give --device-memory BYTES");
+  const double k = o.plan_scale;
+  const train::ModelShape model(o.model, job.feature_dim, job.classes);
+  json ranks = json::array();
+  bool all_fit = true;
+  std::int64_t halo_bytes_total = 0;
+  log_info(fmt::format("plan of '{}' on {} ranks of {} each ({}{}), model {} {} x {}", job.name, sizes.size(),
+                       train::format_bytes(memory), o.train.device.to_string(),
+                       k != 1.0 ? fmt::format(", counts x {}", k) : "", o.model.kind, o.model.layers, o.model.hidden));
+  for (std::size_t r = 0; r < sizes.size(); ++r) {
+    const partition::PartSizes& p = sizes[r];
+    train::PartShape shape;
+    shape.owned = scaled(p.owned, k);
+    shape.halo = scaled(p.halo, k);
+    shape.send_rows = scaled(p.send_rows, k);
+    shape.entries = scaled(p.entries, k);
+    shape.wide_ids = shape.owned + shape.halo > std::numeric_limits<std::int32_t>::max();
+    shape.weighted = job.weighted;
+    shape.train = scaled(p.train, k);
+    shape.valid = scaled(p.valid, k);
+    shape.test = scaled(p.test, k);
+    shape.label_values = shape.owned * job.label_columns;
+    shape.feature_dim = job.feature_dim;
+    shape.classes = job.classes;
+    const train::RankPlan plan = train::plan_rank(shape, model, o.train, memory);
+    const std::int64_t halo_bytes = train::halo_bytes_per_epoch(shape.halo, job.feature_dim, o.model, job.classes);
+    halo_bytes_total += halo_bytes;
+    all_fit = all_fit && plan.fits;
+    const std::string features = plan.placement.streamed ? fmt::format("features streamed, {} budget",
+                                                                       train::format_bytes(plan.placement.budget_bytes))
+                                                         : std::string("features resident");
+    log_info(fmt::format("rank {}: {} rows, {} halo rows, {} entries | plan {} ({}) | halo {} per epoch | {}", r,
+                         shape.owned, shape.halo, shape.entries, train::format_bytes(plan.plan.total_bytes()), features,
+                         train::format_bytes(halo_bytes), plan.fits ? "fits" : "DOES NOT FIT"));
+    log_debug("rank " + std::to_string(r) + " plan:\n" + plan.plan.table());
+    ranks.push_back(json{{"rank", r},
+                         {"owned_rows", shape.owned},
+                         {"halo_rows", shape.halo},
+                         {"send_rows", shape.send_rows},
+                         {"entries", shape.entries},
+                         {"train", shape.train},
+                         {"memory_plan", plan_json(plan.plan)},
+                         {"features", plan.placement.streamed ? "streamed" : "resident"},
+                         {"feature_budget_bytes", plan.placement.streamed ? plan.placement.budget_bytes : 0},
+                         {"halo_bytes_received_per_epoch", halo_bytes},
+                         {"fits", plan.fits}});
+  }
+  log_info(all_fit ? std::string("every rank fits")
+                   : std::string("some rank does not fit: more ranks, --feature-memory-budget, or a smaller model"));
+  if (!o.json.empty())
+    write_json(o.json, json{{"plan_only", true},
+                            {"dataset", job.name},
+                            {"world_size", sizes.size()},
+                            {"device", o.train.device.to_string()},
+                            {"memory_bytes_per_rank", memory},
+                            {"plan_scale", k},
+                            {"model", {{"kind", o.model.kind}, {"layers", o.model.layers}, {"hidden", o.model.hidden}}},
+                            {"partition", job.partition},
+                            {"halo_bytes_per_epoch", halo_bytes_total},
+                            {"fits", all_fit},
+                            {"ranks", ranks}});
+  return all_fit ? 0 : 1;
+}
+
+}  // namespace halo::tools

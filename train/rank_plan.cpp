@@ -1,0 +1,28 @@
+// plan_rank: the steps of the trainers' own plans (train/features/detail/feature_setup.*) on a
+// part's counts instead of its arrays.
+#include "train/rank_plan.hpp"
+
+#include "train/features/detail/feature_setup.hpp"
+
+namespace halo::train {
+
+RankPlan plan_rank(const PartShape& shape, const ModelShape& model, const TrainConfig& config,
+                   std::int64_t memory_bytes) {
+  const MemoryPlan resident = plan_part_shape_memory(shape, model, config.optimizer);
+  const std::int64_t input_bytes = model.input_activation_bytes(shape.owned);
+  const std::int64_t precomputed = config.precompute_first_aggregation ? 4 * shape.owned * shape.feature_dim : 0;
+  const bool gpu = config.device.is_cuda();
+  const auto on_device = [&](MemoryPlan plan) { return gpu ? detail::gpu_memory_plan(std::move(plan)) : plan; };
+  RankPlan out;
+  out.placement =
+      place_features(on_device(plan_feature_input(resident, input_bytes, {}, precomputed)).total_bytes(),
+                     on_device(plan_feature_input(resident, input_bytes, {true, 0, 0}, 0)).total_bytes(), shape.owned,
+                     shape.feature_dim, false, config.feature_memory_budget, config.memory_limit, memory_bytes);
+  out.plan =
+      on_device(plan_feature_input(resident, input_bytes, out.placement, out.placement.streamed ? 0 : precomputed));
+  const std::int64_t total = out.plan.total_bytes();
+  out.fits = total <= memory_bytes && (config.memory_limit <= 0 || total <= config.memory_limit);
+  return out;
+}
+
+}  // namespace halo::train

@@ -1,0 +1,28 @@
+// The memory plan a rank would make before its first epoch, made from the counts of its part
+// alone (train/memory_plan.hpp's PartShape), on the CPU or a GPU of a given size: what
+// `halo-train --plan-only` prints for every rank of a job before anything is allocated.
+#pragma once
+
+#include <cstdint>
+
+#include "train/memory_plan.hpp"
+#include "train/models/model_shape.hpp"
+#include "train/trainer.hpp"
+
+namespace halo::train {
+
+struct RankPlan {
+  MemoryPlan plan;             // with the features resident, or their staging and cache when streamed
+  FeaturePlacement placement;  // as place_features decides for `memory_bytes`
+  bool fits = false;           // plan total <= memory_bytes (and config.memory_limit when set)
+};
+
+// The plan of a rank holding a part of `shape` with `memory_bytes` of memory (the GPU's with
+// config.device a GPU, whose plan keeps only what lives there; else the host's): the part plan
+// (plan_part_shape_memory), the first layer's input (plan_feature_input: resident, or streamed
+// with the budget place_features gives when the resident plan does not fit; a precomputed Â·X
+// with config.precompute_first_aggregation), and whether the total fits. O(1); allocates nothing.
+RankPlan plan_rank(const PartShape& shape, const ModelShape& model, const TrainConfig& config,
+                   std::int64_t memory_bytes);
+
+}  // namespace halo::train
