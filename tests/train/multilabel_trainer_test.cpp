@@ -7,40 +7,15 @@
 #include <cstdint>
 
 #include "graph/base/error.hpp"
-#include "graph/base/random.hpp"
 #include "tests/train/trainer_fixture.hpp"
 #include "train/trainer.hpp"
 
 using namespace halo::train;
 namespace datasets = halo::datasets;
-using halo::Array;
-using halo::RandomStream;
 using halo::test::short_training;
 using halo::test::small_gcn;
 
-namespace {
-
-// small_sbm with `tasks` binary tasks in place of its class: task t of vertex v is 1 when v's
-// class is t mod 3, flipped for 5 % of the entries, unlabelled (-1) for 10 %.
-datasets::Dataset multilabel_sbm(std::int64_t tasks) {
-  datasets::Dataset ds = halo::test::small_sbm();
-  datasets::NodeType& t = ds.node_types[0];
-  Array<std::int64_t> y = Array<std::int64_t>::matrix(t.count, tasks);
-  RandomStream rs(3, 0);
-  for (std::int64_t v = 0; v < t.count; ++v)
-    for (std::int64_t j = 0; j < tasks; ++j) {
-      const std::uint64_t draw = rs.below(100);
-      const std::int64_t truth = t.labels[v] == j % 3 ? 1 : 0;
-      y[v * tasks + j] = draw < 10 ? -1 : draw < 15 ? 1 - truth : truth;
-    }
-  t.labels = std::move(y);
-  ds.meta.task = datasets::Task::multilabel;
-  ds.meta.num_tasks = tasks;
-  ds.meta.num_classes = 2;
-  return ds;
-}
-
-}  // namespace
+using halo::test::multilabel_sbm;
 
 TEST_CASE("train learns a multi-label task and reports OGB's ROC-AUC", "[train]") {
   const datasets::Dataset ds = multilabel_sbm(5);

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "datasets/synth.hpp"
+#include "graph/base/random.hpp"
 #include "train/models/model.hpp"
 #include "train/trainer.hpp"
 #include "train/training_problem.hpp"
@@ -22,6 +23,27 @@ inline datasets::Dataset small_sbm(std::uint64_t seed = 7) {
   o.homophily = 0.9;
   o.seed = seed;
   return datasets::generate_sbm(o);
+}
+
+// small_sbm with `tasks` binary tasks in place of its class (a multi-label dataset, as
+// ogbn-proteins): task t of vertex v is 1 when v's class is t mod 3, flipped for 5 % of the
+// entries, unlabelled (-1) for 10 %.
+inline datasets::Dataset multilabel_sbm(std::int64_t tasks) {
+  datasets::Dataset ds = small_sbm();
+  datasets::NodeType& t = ds.node_types[0];
+  Array<std::int64_t> y = Array<std::int64_t>::matrix(t.count, tasks);
+  RandomStream rs(3, 0);
+  for (std::int64_t v = 0; v < t.count; ++v)
+    for (std::int64_t j = 0; j < tasks; ++j) {
+      const std::uint64_t draw = rs.below(100);
+      const std::int64_t truth = t.labels[v] == j % 3 ? 1 : 0;
+      y[v * tasks + j] = draw < 10 ? -1 : draw < 15 ? 1 - truth : truth;
+    }
+  t.labels = std::move(y);
+  ds.meta.task = datasets::Task::multilabel;
+  ds.meta.num_tasks = tasks;
+  ds.meta.num_classes = 2;
+  return ds;
 }
 
 // The same graph size with `features` features (more than the 16 hidden units, so that a first

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <functional>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -74,9 +75,9 @@ enum Split { train_split = 0, valid_split = 1, test_split = 2, training_logits =
 kernels::IndexView split_mask(const LoopContext& c, Split split) {
   return split == train_split   ? c.train
          : split == valid_split ? c.valid
-         : split == test_split  ? c.test
-                                : kernels::IndexView{c.training_positions.data(),
-                                                     static_cast<std::int64_t>(c.training_positions.size())};
+         : split == test_split
+             ? c.test
+             : kernels::IndexView{c.training_positions.data(), static_cast<std::int64_t>(c.training_positions.size())};
 }
 const std::int64_t* split_labels(const LoopContext& c, Split split) {
   return split == training_logits ? c.training_labels.data() : c.labels;
@@ -112,11 +113,47 @@ kernels::LossSum split_loss(LoopContext& c, Split split, const kernels::Tensor& 
   return kernels::log_softmax_nll(logits.view(), split_rows(c, split, logits), grad_scale, grad);
 }
 
-// OGB's ROC-AUC of the three splits (one process: every row is here).
+// Every rank's rows of a split, in rank order, on every rank: `width` values per row, each rank
+// writing its block of a zero-filled buffer that an all-reduce (sum) completes (exact: one term
+// of every sum is not zero).
+template <class T>
+std::vector<T> gather_rows(LoopContext& c, std::int64_t rows, std::int64_t width, const std::function<T(std::int64_t, std::int64_t)>& value) {
+  const std::vector<std::int64_t> counts = dist::all_gather_value(c.comm, rows);
+  std::int64_t offset = 0, total = 0;
+  for (int r = 0; r < c.comm.size(); ++r) {
+    if (r < c.comm.rank()) offset += counts[static_cast<std::size_t>(r)];
+    total += counts[static_cast<std::size_t>(r)];
+  }
+  std::vector<T> out(static_cast<std::size_t>(total * width), T{});
+  for (std::int64_t k = 0; k < rows; ++k)
+    for (std::int64_t j = 0; j < width; ++j) out[static_cast<std::size_t>((offset + k) * width + j)] = value(k, j);
+  dist::all_reduce(c.comm, out);
+  return out;
+}
+
+// OGB's ROC-AUC of the three splits over every rank's rows (gathered to every rank when there are
+// several; their labels once, their scores at every evaluation).
 std::array<double, 3> roc_aucs(LoopContext& c, const kernels::Tensor& logits) {
   const kernels::Tensor host = logits.device().is_cuda() ? logits.to(kernels::Device::cpu()) : kernels::Tensor();
   const kernels::ConstTensorView scores = logits.device().is_cuda() ? host.view() : logits.view();
-  return {roc_auc(scores, c.labels, c.train), roc_auc(scores, c.labels, c.valid), roc_auc(scores, c.labels, c.test)};
+  if (c.comm.size() == 1)
+    return {roc_auc(scores, c.labels, c.train), roc_auc(scores, c.labels, c.valid), roc_auc(scores, c.labels, c.test)};
+  std::array<double, 3> out{};
+  for (int s = 0; s < 3; ++s) {
+    const kernels::IndexView rows = split_mask(c, static_cast<Split>(s));
+    std::vector<std::int64_t>& labels = c.gathered_labels[static_cast<std::size_t>(s)];
+    if (labels.empty())
+      labels = gather_rows<std::int64_t>(c, rows.size, c.tasks,
+                                         [&](std::int64_t k, std::int64_t j) { return c.labels[rows.data[k] * c.tasks + j]; });
+    const std::vector<float> all = gather_rows<float>(
+        c, rows.size, c.tasks, [&](std::int64_t k, std::int64_t j) { return scores.row(rows.data[k])[j]; });
+    const std::int64_t total = static_cast<std::int64_t>(all.size()) / c.tasks;
+    std::vector<std::int64_t> every(static_cast<std::size_t>(total));
+    for (std::int64_t k = 0; k < total; ++k) every[static_cast<std::size_t>(k)] = k;
+    out[static_cast<std::size_t>(s)] = roc_auc({all.data(), total, c.tasks, c.tasks, kernels::Device::cpu()},
+                                               labels.data(), {every.data(), total});
+  }
+  return out;
 }
 
 // Correct predictions on this process's rows of the three splits, summed over ranks, as fractions.
@@ -415,12 +452,13 @@ void count_splits(LoopContext& c) {
   c.valid_total = sizes[1];
   c.test_total = sizes[2];
   if (c.tasks == 0) return;
-  if (c.comm.size() > 1)
-    throw UnsupportedError("train: multi-label tasks train on one process so far; the ROC-AUC of rows spread over " +
-                           std::to_string(c.comm.size()) + " ranks is not gathered yet");
-  c.train_entries_total = 0;
+  if (c.comm.size() > 1 && c.comm.device().is_cuda())
+    throw UnsupportedError("train: multi-label tasks on several GPU ranks are not supported yet (their ROC-AUC "
+                           "gathers the scores through host buffers); train them on CPU ranks or one GPU");
+  std::int64_t labelled = 0;
   for (std::int64_t k = 0; k < c.train.size; ++k)
-    for (std::int64_t j = 0; j < c.tasks; ++j) c.train_entries_total += c.labels[c.train.data[k] * c.tasks + j] >= 0;
+    for (std::int64_t j = 0; j < c.tasks; ++j) labelled += c.labels[c.train.data[k] * c.tasks + j] >= 0;
+  c.train_entries_total = dist::all_reduce_value(c.comm, labelled);
   HALO_EXPECTS(c.train_entries_total > 0, "the training rows have no labelled entry");
 }
 

@@ -46,6 +46,7 @@ struct LoopContext {
   kernels::IndexView device_global_ids_source;
   std::int64_t train_total = 0, valid_total = 0, test_total = 0;  // over all ranks
   std::int64_t train_entries_total = 0;  // multi-label: labelled entries of the training rows, all ranks
+  std::array<std::vector<std::int64_t>, 3> gathered_labels;  // multi-label on several ranks: every rank's split labels
   std::string fingerprint;                  // training_fingerprint(...), for checkpoints
   FeatureInput* input = nullptr;            // the streamed first-layer input, for its statistics; or null
   std::optional<sampling::BoundarySampler> sampler;  // set by run_all when boundary_sample_rate < 1
@@ -75,7 +76,7 @@ void check_train_config(const TrainConfig& config);
 nlohmann::json training_settings_json(const TrainConfig& config);
 
 // The split sizes over all ranks, checked non-empty (InvalidArgument otherwise); multi-label: the
-// training rows' labelled entries too (UnsupportedError for several ranks, not yet supported).
+// training rows' labelled entries too (UnsupportedError on several GPU ranks, not yet supported).
 void count_splits(LoopContext& c);
 
 // Trains config.runs runs (run r: make_model(r, seed + r)) and fills summary.runs, the accuracy

@@ -19,19 +19,23 @@
 namespace halo::train::dist::detail {
 namespace {
 
+// Labels per vertex: one class, or a multi-label task's binary tasks.
+std::int64_t label_columns(const partition::Part& part) {
+  return part.meta.task == datasets::Task::multilabel ? part.meta.num_tasks : 1;
+}
+
 // The target vertex type of a part: the only one of a homogeneous dataset.
 const datasets::NodeType& target_rows(const partition::Part& part, const std::string& dir) {
   HALO_EXPECTS(!part.meta.is_hetero, "partition " + dir + " is of a heterogeneous dataset ('" + part.meta.name +
                                          "'); train it with --model rgcn");
-  HALO_EXPECTS(part.meta.task == datasets::Task::multiclass,
-               "partition " + dir + ": dataset '" + part.meta.name + "' has a " + datasets::to_string(part.meta.task) +
-                   " task; only multiclass training is supported");
   HALO_EXPECTS(part.node_types.size() == 1, "partition " + dir + ": expected one vertex type, found " +
                                                 std::to_string(part.node_types.size()));
   const datasets::NodeType& t = part.node_types.front();
   HALO_EXPECTS(!t.features.empty(), "partition " + dir + ": dataset '" + part.meta.name + "' has no node features");
-  HALO_EXPECTS(t.labels.size() == t.count && t.labels.cols() == 1,
-               fmt::format("partition {}: needs one label per owned vertex ({}), has {}", dir, t.count, t.labels.size()));
+  const std::int64_t per_vertex = label_columns(part);
+  HALO_EXPECTS(t.labels.rows() == t.count && t.labels.cols() == per_vertex,
+               fmt::format("partition {}: needs {} label(s) per owned vertex ({}), has {} x {}", dir, per_vertex, t.count,
+                           t.labels.rows(), t.labels.cols()));
   HALO_EXPECTS(part.meta.num_classes >= 2, "partition " + dir + ": dataset '" + part.meta.name + "' has " +
                                                std::to_string(part.meta.num_classes) + " classes, expected >= 2");
   return t;
@@ -52,8 +56,10 @@ TrainSummary train_homogeneous_part(const std::string& partition_dir, Communicat
   std::optional<GraphOperators> operators;
 
   TrainingProblem problem;
+  const bool multilabel = part.meta.task == datasets::Task::multilabel;
   problem.shape = {part.meta.name, info.quality.num_vertices, info.quality.num_edges, target.features.cols(),
-                   part.meta.num_classes};
+                   multilabel ? part.meta.num_tasks : part.meta.num_classes};
+  if (multilabel) problem.tasks = part.meta.num_tasks;
   problem.features = &target.features;
   problem.labels = &target.labels;
   problem.train = kernels::view_of(part.split.train);
