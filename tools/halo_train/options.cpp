@@ -233,7 +233,8 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--json", o.json, "Write the summary as JSON to FILE ('-' = stdout)")->check(writable_output_file());
   app.add_flag("--plan-only", o.plan_only,
                "Print (and with --json write) every rank's memory plan, halo rows and halo traffic per epoch, and "
-               "whether it fits, then stop: nothing is trained and no data is loaded beyond the counts");
+               "whether it fits, then stop: nothing is trained (with --partitions only partition.json is read; with "
+               "--dataset its graph is partitioned in memory)");
   app.add_option("--world-size", o.world_size,
                  "--plan-only with --dataset: the ranks to plan for (the dataset is partitioned in memory, as "
                  "halo-partition would)")
