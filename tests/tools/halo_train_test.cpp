@@ -473,6 +473,47 @@ TEST_CASE("halo-train trains out of core: features larger than --memory-limit gi
   check_same_losses(b, a);
 }
 
+TEST_CASE("every recipe in tools/configs trains on a dataset of its kind and an OGB one names its number", "[tools]") {
+  ScratchDir scratch;
+  const std::string sbm = make_dataset(scratch);
+  const std::string proteins = scratch / "proteins";
+  const std::string hetero = scratch / "hetero";
+  REQUIRE(halo::test::run_program("halo-convert",
+                                  "ogb " + make_proteins_like(scratch) + " " + proteins + " --node-features-from-edges mean -q",
+                                  scratch)
+              .exit_code == 0);
+  REQUIRE(halo::test::run_program(
+              "halo-convert", "ogb " + halo::test::source_dir() + "/tests/data/ogb/tiny_hetero " + hetero + " -q", scratch)
+              .exit_code == 0);
+  int recipes = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(halo::test::source_dir() + "/tools/configs")) {
+    const std::string name = entry.path().filename().string();
+    INFO(name);
+    const nlohmann::json recipe = nlohmann::json::parse(slurp(entry.path().string()));
+    const std::string model = recipe.at("model");
+    const bool heterogeneous = model == "rgcn" || model == "hgt" || model == "rgat";
+    if (name.find("ogbn") != std::string::npos) {
+      // The leaderboard's (or the published) number the recipe should reach, with its source.
+      REQUIRE(recipe.contains("description"));
+      CHECK(recipe["description"].get<std::string>().find(" %") != std::string::npos);
+    }
+    const std::string data = heterogeneous ? hetero : name.find("proteins") != std::string::npos ? proteins : sbm;
+    const Result r = halo::test::run_program(
+        "halo-train", "--dataset " + data + " --config " + entry.path().string() + " --epochs 2 --runs 1 --threads 1 --json -",
+        scratch);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["settings"]["model"] == model);
+    CHECK(j["runs"][0]["epochs"].size() == 2);
+    ++recipes;
+  }
+  CHECK(recipes >= 18);
+  std::ofstream(scratch / "numeric.json") << R"({"description": 3, "epochs": 1})";
+  check_one_line_error(halo::test::run_program("halo-train", "--dataset x --config " + (scratch / "numeric.json"), scratch),
+                       "key 'description' must be a string");
+}
+
 TEST_CASE("halo-train --add-reverse-relations lets every type reach the labelled one, which it warns of otherwise",
           "[tools]") {
   ScratchDir scratch;

@@ -21,8 +21,8 @@ namespace {
 using nlohmann::json;
 
 // CLI11's configuration format for a flat JSON object: {"model": "gcn", "hidden": 16,
-// "batch-norm": true, ...}. Keys are long flag names without the dashes; unknown keys, nested
-// objects and nulls are refused with the key's name.
+// "batch-norm": true, ...}. Keys are long flag names without the dashes, and "description", a
+// string that is not read; unknown keys, nested objects and nulls are refused with the key's name.
 class JsonConfig : public CLI::Config {
  public:
   explicit JsonConfig(const CLI::App* app) : app_(app) {}
@@ -48,6 +48,13 @@ class JsonConfig : public CLI::Config {
     std::vector<CLI::ConfigItem> result;
     for (auto it = j.begin(); it != j.end(); ++it) {
       const std::string& key = it.key();
+      // A recipe's description (its source and the number it should reach) is for people only.
+      if (key == "description") {
+        if (!it.value().is_string())
+          throw CLI::ConfigError(std::string("--config: key 'description' must be a string, got ") +
+                                 it.value().type_name());
+        continue;
+      }
       if (key == "config" || key == "help" || app_->get_option_no_throw("--" + key) == nullptr) {
         throw CLI::ConfigError("--config: unknown key '" + key + "' (keys are the long flag names, e.g. \"hidden\")");
       }
