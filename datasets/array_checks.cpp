@@ -185,32 +185,54 @@ void check_labels(const std::string& path, const Array<std::int64_t>& labels, st
                             str(num_classes) + ")");
 }
 
-void check_finite(const std::string& path, const Array<float>& values, const CrcCheck& crc) {
-  const float* p = values.data();
+namespace {
+
+// check_finite's pass over `n` values of type T: `bad(w, k)` says whether w[k] is not finite,
+// `show(i)` prints value i for the message.
+template <class T, class Bad, class Show>
+void check_finite_values(const std::string& path, const T* p, std::int64_t n, std::int64_t cols, const Buffer& buffer,
+                         const CrcCheck& crc, Bad bad, Show show) {
   // Window by window, each window's pages dropped once scanned when the array maps a file, so
   // that checking features larger than memory (streamed under --memory-limit) keeps a small
   // resident set. Without a CRC to finish, the scan stops at the first window with a bad value.
-  constexpr std::int64_t window = std::int64_t{1} << 20;  // 4 MiB of floats
-  std::int64_t i = values.size();
+  constexpr std::int64_t window_bytes = std::int64_t{4} << 20;
+  constexpr std::int64_t window = window_bytes / static_cast<std::int64_t>(sizeof(T));
+  std::int64_t i = n;
   std::uint32_t total = 0;
-  for (std::int64_t begin = 0; begin < values.size() && (crc || i == values.size()); begin += window) {
-    const std::int64_t length = std::min(window, values.size() - begin);
-    const std::int64_t next = std::min(window, values.size() - begin - length);
-    read_ahead(p + begin + length, static_cast<std::size_t>(next) * sizeof(float));
+  for (std::int64_t begin = 0; begin < n && (crc || i == n); begin += window) {
+    const std::int64_t length = std::min(window, n - begin);
+    const std::int64_t next = std::min(window, n - begin - length);
+    read_ahead(p + begin + length, static_cast<std::size_t>(next) * sizeof(T));
     std::uint32_t window_crc = 0;
-    const float* w = p + begin;
-    const std::int64_t found =
-        scan(w, length, [&](std::int64_t k) { return not_finite(w, k); }, crc ? &window_crc : nullptr);
-    total = crc32_concat(total, window_crc, static_cast<std::uint64_t>(length) * sizeof(float));
-    values.buffer().evict(static_cast<std::size_t>(begin) * sizeof(float), static_cast<std::size_t>(length) * sizeof(float));
-    if (found < length && i == values.size()) i = begin + found;
+    const T* w = p + begin;
+    const std::int64_t found = scan(w, length, [&](std::int64_t k) { return bad(w, k); }, crc ? &window_crc : nullptr);
+    total = crc32_concat(total, window_crc, static_cast<std::uint64_t>(length) * sizeof(T));
+    buffer.evict(static_cast<std::size_t>(begin) * sizeof(T), static_cast<std::size_t>(length) * sizeof(T));
+    if (found < length && i == n) i = begin + found;
   }
   if (crc) crc(total);
-  if (i < values.size()) {
-    const std::int64_t cols = values.ndim() == 2 ? values.cols() : 1;
-    throw IoError(path, "value at row " + str(i / cols) + ", column " + str(i % cols) + " is " + std::to_string(p[i]) +
+  if (i < n)
+    throw IoError(path, "value at row " + str(i / cols) + ", column " + str(i % cols) + " is " + show(i) +
                             ", not a finite number");
-  }
+}
+
+}  // namespace
+
+void check_finite(const std::string& path, const Array<float>& values, const CrcCheck& crc) {
+  const float* p = values.data();
+  check_finite_values(path, p, values.size(), values.ndim() == 2 ? values.cols() : 1, values.buffer(), crc,
+                      [](const float* w, std::int64_t k) { return not_finite(w, k); },
+                      [&](std::int64_t i) { return std::to_string(p[i]); });
+}
+
+void check_finite(const std::string& path, const HalfFeatures& values, const CrcCheck& crc) {
+  const std::uint16_t* p = values.bits.data();
+  // The exponent bits all set: float16's five (0x7c00), bfloat16's eight (0x7f80).
+  const std::uint16_t exponent = values.format == HalfFormat::float16 ? 0x7c00u : 0x7f80u;
+  check_finite_values(path, p, values.bits.size(), values.bits.ndim() == 2 ? values.cols() : 1,
+                      values.bits.buffer(), crc,
+                      [exponent](const std::uint16_t* w, std::int64_t k) { return (w[k] & exponent) == exponent; },
+                      [&](std::int64_t i) { return std::to_string(half_to_float(values.format, p[i])); });
 }
 
 template void check_csr_files(const std::string&, const graph::CsrView<std::int32_t>&, const CsrCrcChecks&);

@@ -11,6 +11,7 @@
 #include <functional>
 #include <string>
 
+#include "datasets/half_features.hpp"
 #include "graph/base/array.hpp"
 #include "graph/csr.hpp"
 
@@ -53,5 +54,6 @@ void check_labels(const std::string& path, const Array<std::int64_t>& labels, st
 
 // Every value is finite (no NaN, no infinity); the message gives the row and column.
 void check_finite(const std::string& path, const Array<float>& values, const CrcCheck& crc = {});
+void check_finite(const std::string& path, const HalfFeatures& values, const CrcCheck& crc = {});
 
 }  // namespace halo::datasets

@@ -40,6 +40,21 @@ std::int64_t Dataset::num_edges() const {
 namespace {
 
 void check_features(const std::string& dataset, const NodeType& t, FeatureValues values) {
+  if (!t.half_features.empty()) {
+    HALO_EXPECTS(t.features.empty(), "dataset '" + dataset + "': vertex type '" + t.name +
+                                         "' has features in float32 and in 16 bits; keep one");
+    const HalfFeatures& h = t.half_features;
+    HALO_EXPECTS(h.bits.ndim() == 2 && h.rows() == t.count,
+                 "dataset '" + dataset + "': features of '" + t.name + "' have " + std::to_string(h.rows()) +
+                     " rows, expected " + std::to_string(t.count));
+    if (values == FeatureValues::already_checked) return;
+    const std::int64_t i = parallel_find_first(
+        0, h.bits.size(), [&](std::int64_t k) { return !half_is_finite(h.format, h.bits.data()[k]); });
+    if (i < h.bits.size())
+      throw InvalidArgument("dataset '" + dataset + "': feature of '" + t.name + "' vertex " +
+                            std::to_string(i / h.cols()) + " column " + std::to_string(i % h.cols()) + " is not finite");
+    return;
+  }
   if (t.features.empty()) return;
   HALO_EXPECTS(t.features.ndim() == 2 && t.features.rows() == t.count,
                "dataset '" + dataset + "': features of '" + t.name + "' have " +

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "datasets/half_features.hpp"
 #include "graph/base/array.hpp"
 #include "graph/csr.hpp"
 #include "graph/hetero_graph.hpp"
@@ -34,12 +35,19 @@ struct DatasetMeta {
 };
 
 // One vertex type: its size, its features (count x feature_dim float32, or empty) and its labels
-// (count values, or count x num_tasks for multilabel; or empty).
+// (count values, or count x num_tasks for multilabel; or empty). Features stored in 16 bits
+// (float16 or bfloat16) are in `half_features` instead, `features` empty, where the code that made
+// the dataset asked for them so (DatasetDirOptions::keep_half_features, write_dataset_dir's
+// feature dtype); everywhere else they arrive widened in `features`.
 struct NodeType {
   std::string name;
   std::int64_t count = 0;
   Array<float> features;
   Array<std::int64_t> labels;
+  HalfFeatures half_features;
+
+  bool has_features() const { return !features.empty() || !half_features.empty(); }
+  std::int64_t feature_dim() const { return !half_features.empty() ? half_features.cols() : features.cols(); }
 };
 
 // Vertex ids (of the target type) of the three splits.

@@ -49,6 +49,12 @@ class DirectoryWriter {
     progress_.advance(static_cast<std::int64_t>(w.bytes));
   }
 
+  void put_halves(const std::string& relative, const HalfFeatures& h) {
+    const WrittenFile w = out_.write_file(relative, [&](FileWriter& file) { write_npy_halves(file, h.bits, h.format); });
+    info_.files.push_back({relative, half_dtype(h.format), {h.rows(), h.cols()}, w.bytes, crc32_hex(w.crc32)});
+    progress_.advance(static_cast<std::int64_t>(w.bytes));
+  }
+
   void put_graph(const std::string& folder, const graph::CsrGraph& g) {
     put(folder + "/indptr.npy", g.indptr());
     if (g.index_type() == graph::IndexType::i32) {
@@ -79,7 +85,7 @@ DatasetDirInfo describe(const Dataset& ds) {
   std::set<std::string> folders;
   for (const NodeType& t : ds.node_types) {
     HALO_EXPECTS(detail::is_safe_folder_name(t.name), "vertex type name '" + t.name + "' cannot be a folder name");
-    info.node_types.push_back({t.name, t.count, t.features.empty() ? 0 : t.features.cols()});
+    info.node_types.push_back({t.name, t.count, t.has_features() ? t.feature_dim() : 0});
   }
   if (ds.meta.is_hetero) {
     for (int r = 0; r < ds.hetero.num_relations(); ++r) {
@@ -98,7 +104,7 @@ DatasetDirInfo describe(const Dataset& ds) {
 
 std::uint64_t dataset_bytes(const Dataset& ds) {
   std::uint64_t bytes = ds.split.train.bytes() + ds.split.valid.bytes() + ds.split.test.bytes();
-  for (const NodeType& t : ds.node_types) bytes += t.features.bytes() + t.labels.bytes();
+  for (const NodeType& t : ds.node_types) bytes += t.features.bytes() + t.half_features.bits.bytes() + t.labels.bytes();
   if (ds.meta.is_hetero) {
     for (int r = 0; r < ds.hetero.num_relations(); ++r) bytes += graph_bytes(ds.hetero.relation(r));
   } else {
@@ -182,6 +188,21 @@ class DirectoryReader {
     return checked_csr_graph(where, rows, cols, std::move(indptr), std::move(ids), std::move(weights), properties, crcs);
   }
 
+  // A 2-D node_feat.npy of 16-bit floats in the format dataset.json lists (float16 or bfloat16).
+  HalfFeatures open_halves(const std::string& relative, std::int64_t rows, std::int64_t cols) const {
+    const DatasetFileEntry& entry = listed(relative);
+    const std::string path = dir_ + "/" + relative;
+    const HalfFormat format = half_format(entry.dtype);
+    HalfFeatures h{format, read_npy_halves(path, format, rows, cols)};
+    if (h.bits.ndim() != 2 || entry.shape != std::vector<std::int64_t>{h.rows(), h.cols()})
+      throw IoError(path, "has shape " + shape_to_string({h.rows(), h.cols()}) + ", dataset.json says " +
+                              shape_to_string(entry.shape));
+    return h;
+  }
+
+  // The dtype dataset.json lists for a file.
+  DType dtype_of_file(const std::string& relative) const { return listed(relative).dtype; }
+
   // The CrcCheck of a listed file holding `a` (its bytes at the end of the file, after the .npy
   // header): the header's CRC, read from the file, joined to the array's; empty without
   // verification. Marks the file verified once it matched.
@@ -238,7 +259,8 @@ std::uint64_t DatasetDirInfo::total_bytes() const {
   return total;
 }
 
-void write_dataset_dir(const Dataset& ds, const std::string& dir, bool force, FeatureValues features) {
+void write_dataset_dir(const Dataset& ds, const std::string& dir, bool force, FeatureValues features,
+                       FeatureDType feature_dtype) {
   AtomicDirectory out(dir, force);
   check_dataset(ds, features);
   DatasetDirInfo info = describe(ds);
@@ -251,7 +273,16 @@ void write_dataset_dir(const Dataset& ds, const std::string& dir, bool force, Fe
     writer.put_graph(homogeneous_graph_folder, ds.graph);
   }
   for (const NodeType& t : ds.node_types) {
-    if (!t.features.empty()) writer.put(node_folder(ds.meta, t.name) + "node_feat.npy", t.features);
+    const std::string features_file = node_folder(ds.meta, t.name) + "node_feat.npy";
+    if (!t.half_features.empty()) {
+      writer.put_halves(features_file, t.half_features);
+    } else if (!t.features.empty() && feature_dtype != FeatureDType::float32) {
+      writer.put_halves(features_file, narrow_features(t.features, feature_dtype == FeatureDType::float16
+                                                                       ? HalfFormat::float16
+                                                                       : HalfFormat::bfloat16));
+    } else if (!t.features.empty()) {
+      writer.put(features_file, t.features);
+    }
     if (!t.labels.empty()) writer.put(node_folder(ds.meta, t.name) + "node_label.npy", t.labels);
   }
   for (int i = 0; i < 3; ++i) writer.put(std::string("split/") + split_names[i] + ".npy", split_part(ds.split, i));
@@ -293,9 +324,18 @@ Dataset read_dataset_dir(const std::string& dir, const DatasetDirOptions& option
     nt.name = t.name;
     nt.count = t.count;
     const std::string folder = node_folder(info.meta, t.name);
-    if (t.feature_dim > 0) {
-      nt.features = reader.open<float>(folder + "node_feat.npy", 2, t.count, t.feature_dim);
-      check_finite(dir + "/" + folder + "node_feat.npy", nt.features, reader.crc_of(folder + "node_feat.npy", nt.features));
+    const std::string features_file = folder + "node_feat.npy";
+    const DType features_dtype = t.feature_dim > 0 ? reader.dtype_of_file(features_file) : DType::float32;
+    if (features_dtype == DType::float16 || features_dtype == DType::bfloat16) {
+      HalfFeatures h = reader.open_halves(features_file, t.count, t.feature_dim);
+      check_finite(dir + "/" + features_file, h, reader.crc_of(features_file, h.bits));
+      if (options.keep_half_features)
+        nt.half_features = std::move(h);
+      else
+        nt.features = widen_features(h);
+    } else if (t.feature_dim > 0) {
+      nt.features = reader.open<float>(features_file, 2, t.count, t.feature_dim);
+      check_finite(dir + "/" + features_file, nt.features, reader.crc_of(features_file, nt.features));
     }
     nt.labels = reader.open_optional<std::int64_t>(folder + "node_label.npy", 0, t.count, -1);
     if (!nt.labels.empty())

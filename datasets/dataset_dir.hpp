@@ -5,7 +5,9 @@
 //   heterogeneous: relations/<src>__<rel>__<dst>/{indptr,indices[,weights]}.npy,
 //                  nodes/<type>/{node_feat,node_label}.npy
 //   both:          split/{train,valid,test}.npy (vertex ids of the target type)
-// Feature, label and weight files are absent when the dataset has none. CSRs keep halo's
+// Feature, label and weight files are absent when the dataset has none. node_feat.npy is float32,
+// or 16 bits: float16 (numpy's <f2) or bfloat16 (raw bits, <u2; dataset.json's dtype "bfloat16"
+// is what says so). CSRs keep halo's
 // orientation: rows are destinations.
 #pragma once
 
@@ -72,15 +74,23 @@ struct DatasetDirOptions {
   // Recompute every file's CRC-32 and compare it with dataset.json's (reads every byte once, at
   // several GB/s). Off only on request (--no-verify): the structural checks run either way.
   bool verify_checksums = true;
+  // Features stored in 16 bits stay so, mapped, in NodeType::half_features (the trainer and the
+  // partitioner read them so); otherwise they are widened into a float32 heap copy in
+  // NodeType::features, which every other reader expects.
+  bool keep_half_features = false;
 };
 
 // Writes `ds` as a dataset directory at `dir`, atomically (AtomicDirectory): either the whole
 // directory appears or nothing does. Refuses an existing `dir` unless `force` (IoError, before
 // any work). Runs check_dataset first (InvalidArgument on failure; `features` as there: a caller
 // whose reader refused every non-finite value spares the pass over the features) and refuses
-// vertex type or relation names unusable as folder names. O(bytes) I/O plus one fsync per file.
+// vertex type or relation names unusable as folder names. Float32 features are stored as
+// `feature_dtype` (narrow_features: InvalidArgument for a value beyond float16's range); features
+// already in 16 bits (NodeType::half_features) are stored as they are. O(bytes) I/O plus one
+// fsync per file.
 void write_dataset_dir(const Dataset& ds, const std::string& dir, bool force,
-                       FeatureValues features = FeatureValues::check);
+                       FeatureValues features = FeatureValues::check,
+                       FeatureDType feature_dtype = FeatureDType::float32);
 
 // Opens a dataset directory. Checks that dataset.json is a halo dataset of a known format_version,
 // that every listed file exists with its listed size and (with verify_checksums) its CRC-32, and

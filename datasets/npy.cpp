@@ -29,8 +29,10 @@ constexpr std::uint64_t max_header_length = std::uint64_t{1} << 20;
 // numpy leaves room for the first axis to grow to this many digits without rewriting the file.
 constexpr std::size_t growth_axis_digits = 21;
 
-constexpr DType all_dtypes[] = {DType::float32, DType::float64, DType::int32,
-                                DType::int64,   DType::uint8,   DType::boolean};
+// The dtypes a .npy header may name, in the order errors list them (bfloat16 is no numpy dtype:
+// its files are uint16).
+constexpr DType npy_dtypes[] = {DType::float32, DType::float64, DType::int32,  DType::int64,
+                                DType::uint8,   DType::boolean, DType::float16, DType::uint16};
 
 class FileDescriptor {
  public:
@@ -61,7 +63,7 @@ void read_exactly(int fd, std::uint64_t offset, void* out, std::size_t bytes, co
 
 std::string supported_list() {
   std::string s;
-  for (DType d : all_dtypes) s += std::string(s.empty() ? "" : ", ") + npy_descr(d);
+  for (DType d : npy_dtypes) s += std::string(s.empty() ? "" : ", ") + npy_descr(d);
   return s;
 }
 
@@ -74,7 +76,7 @@ DType parse_descr(const std::string& descr, const std::string& path) {
     order = body[0];
     body.erase(0, 1);
   }
-  for (DType d : all_dtypes) {
+  for (DType d : npy_dtypes) {
     if (body != std::string(npy_descr(d) + 1)) continue;
     if (dtype_size(d) > 1 && order == '>')
       throw IoError(path, "dtype '" + descr + "' is big-endian; halo reads little-endian data only (convert with a.astype('" +
@@ -152,6 +154,9 @@ const char* to_string(DType dtype) {
     case DType::int64: return "int64";
     case DType::uint8: return "uint8";
     case DType::boolean: return "bool";
+    case DType::float16: return "float16";
+    case DType::uint16: return "uint16";
+    case DType::bfloat16: return "bfloat16";
   }
   return "?";
 }
@@ -164,6 +169,9 @@ const char* npy_descr(DType dtype) {
     case DType::int64: return "<i8";
     case DType::uint8: return "|u1";
     case DType::boolean: return "|b1";
+    case DType::float16: return "<f2";
+    case DType::uint16: return "<u2";
+    case DType::bfloat16: return "<u2";
   }
   return "?";
 }
@@ -176,14 +184,19 @@ std::size_t dtype_size(DType dtype) {
     case DType::int64: return 8;
     case DType::uint8: return 1;
     case DType::boolean: return 1;
+    case DType::float16: return 2;
+    case DType::uint16: return 2;
+    case DType::bfloat16: return 2;
   }
   return 0;
 }
 
 DType dtype_from_string(const std::string& name) {
-  for (DType d : all_dtypes)
+  for (DType d : npy_dtypes)
     if (name == to_string(d)) return d;
-  throw InvalidArgument("dtype_from_string: unknown dtype '" + name + "' (expected float32, float64, int32, int64, uint8 or bool)");
+  if (name == to_string(DType::bfloat16)) return DType::bfloat16;
+  throw InvalidArgument("dtype_from_string: unknown dtype '" + name +
+                        "' (expected float32, float64, int32, int64, uint8, bool, float16, uint16 or bfloat16)");
 }
 
 std::int64_t NpyHeader::num_elements() const {
@@ -308,6 +321,29 @@ Array<T> read_npy(const std::string& path, std::int64_t rows, std::int64_t cols)
   return Array<T>::from_buffer(std::move(buffer), shape.rows, shape.cols, shape.ndim);
 }
 
+Array<std::uint16_t> read_npy_halves(const std::string& path, HalfFormat format, std::int64_t rows, std::int64_t cols) {
+  const NpyHeader h = read_npy_header(path);
+  // A bfloat16 file is numpy's uint16.
+  check_npy_dtype(path, h, format == HalfFormat::float16 ? DType::float16 : DType::uint16);
+  const NpyMatrixShape shape = npy_matrix_shape(path, h, rows, cols);
+  return Array<std::uint16_t>::from_buffer(read_data<std::uint16_t>(path, h), shape.rows, shape.cols, shape.ndim);
+}
+
+void write_npy_halves(FileWriter& out, const Array<std::uint16_t>& bits, HalfFormat format) {
+  std::vector<std::int64_t> shape{bits.rows()};
+  if (bits.ndim() == 2) shape.push_back(bits.cols());
+  out.write(encode_npy_header(format == HalfFormat::float16 ? DType::float16 : DType::uint16, shape));
+  out.write(bits.data(), bits.bytes());
+}
+
+DType half_dtype(HalfFormat format) { return format == HalfFormat::float16 ? DType::float16 : DType::bfloat16; }
+
+HalfFormat half_format(DType dtype) {
+  HALO_EXPECTS(dtype == DType::float16 || dtype == DType::bfloat16,
+               std::string("half_format: ") + to_string(dtype) + " is not a 16-bit float");
+  return dtype == DType::float16 ? HalfFormat::float16 : HalfFormat::bfloat16;
+}
+
 template <class T>
 void write_npy(FileWriter& out, const Array<T>& array) {
   std::vector<std::int64_t> shape{array.rows()};
@@ -330,6 +366,7 @@ HALO_INSTANTIATE_NPY(double)
 HALO_INSTANTIATE_NPY(std::int32_t)
 HALO_INSTANTIATE_NPY(std::int64_t)
 HALO_INSTANTIATE_NPY(std::uint8_t)
+HALO_INSTANTIATE_NPY(std::uint16_t)
 HALO_INSTANTIATE_NPY(bool)
 #undef HALO_INSTANTIATE_NPY
 

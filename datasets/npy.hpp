@@ -13,20 +13,23 @@
 
 #include "datasets/atomic_output.hpp"
 #include "graph/base/array.hpp"
+#include "graph/base/half.hpp"
 
 namespace halo::datasets {
 
-enum class DType { float32, float64, int32, int64, uint8, boolean };
+// bfloat16 has no numpy dtype: its files hold the raw bits as uint16 (<u2), and only dataset.json
+// (which lists every file's dtype) says they are bfloat16.
+enum class DType { float32, float64, int32, int64, uint8, boolean, float16, uint16, bfloat16 };
 
-// numpy's name of the type: "float32", ..., "bool".
+// numpy's name of the type: "float32", ..., "bool" (and "bfloat16").
 const char* to_string(DType dtype);
-// The descr numpy writes in headers: "<f4", "<f8", "<i4", "<i8", "|u1", "|b1".
+// The descr numpy writes in headers: "<f4", "<f8", "<i4", "<i8", "|u1", "|b1", "<f2", "<u2" (bfloat16: "<u2").
 const char* npy_descr(DType dtype);
 std::size_t dtype_size(DType dtype);
 // The DType named by to_string(); throws InvalidArgument for other names.
 DType dtype_from_string(const std::string& name);
 
-// The DType stored for C++ type T (float, double, int32_t, int64_t, uint8_t, bool).
+// The DType stored for C++ type T (float, double, int32_t, int64_t, uint8_t, uint16_t, bool).
 template <class T>
 constexpr DType dtype_of() {
   if constexpr (std::is_same_v<T, float>) return DType::float32;
@@ -34,6 +37,7 @@ constexpr DType dtype_of() {
   else if constexpr (std::is_same_v<T, std::int32_t>) return DType::int32;
   else if constexpr (std::is_same_v<T, std::int64_t>) return DType::int64;
   else if constexpr (std::is_same_v<T, std::uint8_t>) return DType::uint8;
+  else if constexpr (std::is_same_v<T, std::uint16_t>) return DType::uint16;
   else {
     static_assert(std::is_same_v<T, bool>, "no .npy dtype for this type");
     return DType::boolean;
@@ -96,6 +100,20 @@ std::string encode_npy_header(DType dtype, const std::vector<std::int64_t>& shap
 // plus, for bool, one pass over the data. Instantiated for the six types of dtype_of.
 template <class T>
 Array<T> read_npy(const std::string& path, std::int64_t rows = -1, std::int64_t cols = -1);
+
+// Opens a 1-D or 2-D .npy file of 16-bit floats as read_npy does: float16 files have numpy's
+// descr <f2, bfloat16 files the raw bits as uint16 (<u2). Throws IoError as read_npy does.
+Array<std::uint16_t> read_npy_halves(const std::string& path, HalfFormat format, std::int64_t rows = -1,
+                                     std::int64_t cols = -1);
+
+// Appends `bits`, 16-bit floats in `format`, as a .npy file (float16: <f2, which numpy opens as
+// float16; bfloat16: <u2, which numpy opens as the raw bits: view them with ml_dtypes' bfloat16 or
+// widen with (a.astype(np.uint32) << 16).view(np.float32)).
+void write_npy_halves(FileWriter& out, const Array<std::uint16_t>& bits, HalfFormat format);
+
+// The DType of a 16-bit float format (float16 or bfloat16), and the format of such a DType.
+DType half_dtype(HalfFormat format);
+HalfFormat half_format(DType dtype);
 
 // Writes `array` (shape (n,) or (rows, cols)) as a .npy file byte-identical to numpy.save's,
 // atomically (write_file_atomically). Returns the size and CRC-32 of the written file.

@@ -54,6 +54,14 @@ class PartWriter {
     info_.files.push_back({path, datasets::dtype_of<T>(), std::move(shape), w.bytes, datasets::crc32_hex(w.crc32)});
   }
 
+  void put_halves(const std::string& relative, const datasets::HalfFeatures& h) {
+    const std::string path = folder_ + relative;
+    const datasets::WrittenFile w = out_.write_file(
+        path, [&](datasets::FileWriter& file) { datasets::write_npy_halves(file, h.bits, h.format); });
+    info_.files.push_back({path, datasets::half_dtype(h.format), {h.rows(), h.cols()}, w.bytes,
+                           datasets::crc32_hex(w.crc32)});
+  }
+
   void put_graph(const std::string& folder, const graph::CsrGraph& g) {
     put(folder + "/indptr.npy", g.indptr());
     if (g.index_type() == graph::IndexType::i32) {
@@ -91,7 +99,7 @@ PartitionDirInfo describe(const datasets::Dataset& ds, const UnionGraph& g, cons
   info.type_offsets = g.type_offsets;
   for (std::size_t t = 0; t < g.type_names.size(); ++t) {
     const datasets::NodeType& nt = ds.node_type(g.type_names[t]);
-    info.node_types.push_back({nt.name, nt.count, nt.features.empty() ? 0 : nt.features.cols()});
+    info.node_types.push_back({nt.name, nt.count, nt.has_features() ? nt.feature_dim() : 0});
   }
   if (ds.meta.is_hetero) {
     for (int r = 0; r < ds.hetero.num_relations(); ++r)
@@ -130,6 +138,9 @@ PartInfo write_part(datasets::AtomicDirectory& out, const datasets::Dataset& ds,
     const std::int64_t* global = local.local_to_global.data() + begin;
     const std::string folder = node_folder(g.is_hetero, nt.name);
     if (!nt.features.empty()) writer.put(folder + "node_feat.npy", gather_rows(nt.features, global, count, g.type_offsets[t]));
+    if (!nt.half_features.empty())
+      writer.put_halves(folder + "node_feat.npy",
+                        {nt.half_features.format, gather_rows(nt.half_features.bits, global, count, g.type_offsets[t])});
     if (!nt.labels.empty()) writer.put(folder + "node_label.npy", gather_rows(nt.labels, global, count, g.type_offsets[t]));
   }
 
@@ -200,6 +211,18 @@ class PartReader {
       throw IoError(path, "has shape " + datasets::shape_to_string(shape) + ", partition.json says " +
                               datasets::shape_to_string(entry.shape));
     return a;
+  }
+
+  // A 2-D file of 16-bit floats in the format partition.json lists (float16 or bfloat16).
+  datasets::HalfFeatures open_halves(const std::string& relative, std::int64_t rows, std::int64_t cols) const {
+    const datasets::DatasetFileEntry& entry = listed(relative);
+    const std::string path = dir_ + "/" + entry.path;
+    const HalfFormat format = datasets::half_format(entry.dtype);
+    datasets::HalfFeatures h{format, datasets::read_npy_halves(path, format, rows, cols)};
+    if (entry.shape != std::vector<std::int64_t>{h.rows(), h.cols()})
+      throw IoError(path, "has shape " + datasets::shape_to_string({h.rows(), h.cols()}) + ", partition.json says " +
+                              datasets::shape_to_string(entry.shape));
+    return h;
   }
 
   graph::CsrGraph open_graph(const std::string& folder, std::int64_t rows, std::int64_t cols) const {
@@ -358,9 +381,19 @@ Part read_part(const std::string& dir, std::int32_t rank, const PartReadOptions&
     nt.name = type.name;
     nt.count = part.owned_per_type[t];
     const std::string folder = node_folder(info.meta.is_hetero, type.name);
-    if (reader.has(folder + "node_feat.npy")) {
-      nt.features = reader.open<float>(folder + "node_feat.npy", nt.count, type.feature_dim);
-      datasets::check_finite(reader.path(folder + "node_feat.npy"), nt.features);
+    const std::string features_file = folder + "node_feat.npy";
+    const datasets::DType features_dtype =
+        reader.has(features_file) ? reader.listed(features_file).dtype : datasets::DType::float32;
+    if (features_dtype == datasets::DType::float16 || features_dtype == datasets::DType::bfloat16) {
+      datasets::HalfFeatures h = reader.open_halves(features_file, nt.count, type.feature_dim);
+      datasets::check_finite(reader.path(features_file), h);
+      if (options.keep_half_features)
+        nt.half_features = std::move(h);
+      else
+        nt.features = datasets::widen_features(h);
+    } else if (reader.has(features_file)) {
+      nt.features = reader.open<float>(features_file, nt.count, type.feature_dim);
+      datasets::check_finite(reader.path(features_file), nt.features);
     }
     if (reader.has(folder + "node_label.npy")) {
       nt.labels = reader.open<std::int64_t>(folder + "node_label.npy", nt.count);

@@ -112,6 +112,9 @@ struct Part {
 
 struct PartReadOptions {
   bool verify_checksums = true;  // recompute the CRC-32 of every file of the part (off: --no-verify)
+  // Features stored in 16 bits stay so in NodeType::half_features, else they are widened (as
+  // datasets::DatasetDirOptions::keep_half_features).
+  bool keep_half_features = false;
 };
 
 // Opens part `rank` of the partition directory `dir`: reads partition.json, checks that every

@@ -133,7 +133,7 @@ MemoryPlan plan_training_memory(const datasets::Dataset& ds, const ModelShape& m
     operators = 2 * csr_bytes(n, e, index_bytes, true);
   }
   const datasets::NodeType& target = ds.target();
-  return plan_items(size_of(g), operators, target.features.cols(), ds.meta.num_classes,
+  return plan_items(size_of(g), operators, target.feature_dim(), ds.meta.num_classes,
                     static_cast<std::int64_t>(target.labels.bytes() + ds.split.train.bytes() + ds.split.valid.bytes() +
                                               ds.split.test.bytes()),
                     model, optimizer);
@@ -155,7 +155,7 @@ MemoryPlan plan_part_training_memory(const partition::Part& part, const ModelSha
   shape.classes = part.meta.num_classes;
   for (const datasets::NodeType& t : part.node_types) {
     shape.label_values += t.labels.size();
-    shape.feature_dim = std::max(shape.feature_dim, t.features.cols());
+    shape.feature_dim = std::max(shape.feature_dim, t.feature_dim());
   }
   return plan_part_shape_memory(shape, model, optimizer);
 }

@@ -101,7 +101,8 @@ struct RunResult {
 struct FeatureStreamingSummary {
   bool streamed = false;
   bool precomputed_aggregation = false;  // Â·X computed once before training
-  std::int64_t feature_bytes = 0;        // X's bytes (this process's rows)
+  std::int64_t feature_bytes = 0;        // X's bytes (this process's rows) as float32
+  std::string feature_dtype = "f32";     // how X is stored on the host: f32, f16 or bf16
   std::int64_t budget_bytes = 0;         // streamed: staging buffers and cache
   std::int64_t chunk_rows = 0;           // streamed: rows per staging buffer
   std::int64_t staging_bytes = 0;
@@ -111,6 +112,7 @@ struct FeatureStreamingSummary {
   // Over every training step of every run (the evaluation passes are not counted):
   std::int64_t passes = 0;
   std::int64_t bytes_to_device = 0;
+  std::int64_t bytes_from_source = 0;    // bytes_to_device as the features are stored (half for 16 bits)
   double cache_hit_rate = 0.0;
   double wait_s = 0.0;                   // blocked waiting for the worker
   double fill_s = 0.0;                   // the worker filling staging buffers

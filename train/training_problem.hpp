@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "datasets/half_features.hpp"
 #include "graph/base/array.hpp"
 #include "kernels/tensor.hpp"
 #include "train/dist/communicator.hpp"
@@ -32,6 +33,7 @@ struct DatasetShape {
 struct TrainingProblem {
   DatasetShape shape;
   const Array<float>* features = nullptr;        // this process's rows x feature_dim
+  const datasets::HalfFeatures* half_features = nullptr;  // instead of `features`: those rows stored in 16 bits
   const Array<std::int64_t>* labels = nullptr;   // one per row of `features` (multi-label: `tasks` per row)
   std::int64_t tasks = 0;                        // multi-label: binary tasks per row (0, 1, -1); 0 = multiclass
   kernels::IndexView train, valid, test;         // this process's rows of each split

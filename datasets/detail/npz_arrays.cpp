@@ -15,7 +15,14 @@ namespace halo::datasets::detail {
 
 namespace {
 
-// Calls fn(static_cast<const S*>(elements)) with S the C++ type of `dtype`.
+// A float16 element, read as the float it widens to.
+struct Float16Element {
+  std::uint16_t bits;
+  operator float() const { return float16_to_float(bits); }  // NOLINT(google-explicit-constructor): read as a float
+};
+
+// Calls fn(static_cast<const S*>(elements)) with S the C++ type of `dtype` (Float16Element for
+// float16).
 template <class F>
 void with_type(DType dtype, const void* elements, F&& fn) {
   switch (dtype) {
@@ -31,7 +38,14 @@ void with_type(DType dtype, const void* elements, F&& fn) {
       return fn(static_cast<const std::uint8_t*>(elements));
     case DType::boolean:
       return fn(static_cast<const std::uint8_t*>(elements));
+    case DType::float16:
+      return fn(static_cast<const Float16Element*>(elements));
+    case DType::uint16:
+      return fn(static_cast<const std::uint16_t*>(elements));
+    case DType::bfloat16:
+      break;  // never a .npy header's dtype
   }
+  throw InvalidArgument(std::string("with_type: no C++ type for ") + to_string(dtype));
 }
 
 bool is_integer_dtype(DType d) { return d == DType::int32 || d == DType::int64; }
@@ -139,9 +153,9 @@ graph::CsrGraph read_npz_edge_csr(const NpzReader& npz, const std::string& key, 
 Array<float> read_npz_features(const NpzReader& npz, const std::string& key, const ExpectedRows& rows) {
   const NpyHeader h = npz.header(key);
   const std::string where = npz.where(key);
-  if (h.dtype == DType::boolean || h.dtype == DType::uint8)
+  if (h.dtype == DType::boolean || h.dtype == DType::uint8 || h.dtype == DType::uint16)
     throw IoError(where, std::string("dtype is ") + npy_descr(h.dtype) +
-                             ", expected float32 (as OGB writes), float64 "
+                             ", expected float32 (as OGB writes), float64, float16 "
                              "or integers");
   const NpyMatrixShape shape = npy_matrix_shape(where, h, rows.rows);
   const std::int64_t cols = shape.cols;
@@ -170,9 +184,9 @@ Array<std::int64_t> read_npz_labels(const NpzReader& npz, const std::string& key
                                     const LabelSpec& spec) {
   const NpyHeader h = npz.header(key);
   const std::string where = npz.where(key);
-  if (h.dtype == DType::boolean || h.dtype == DType::uint8)
-    throw IoError(where,
-                  std::string("dtype is ") + npy_descr(h.dtype) + ", expected integers or floats (NaN = no label)");
+  if (h.dtype == DType::boolean || h.dtype == DType::uint8 || h.dtype == DType::float16 || h.dtype == DType::uint16)
+    throw IoError(where, std::string("dtype is ") + npy_descr(h.dtype) +
+                             ", expected integers or float32/float64 (NaN = no label)");
   const NpyMatrixShape shape = npy_matrix_shape(where, h, rows.rows, spec.columns);
   const std::int64_t cols = shape.cols;
   Array<std::int64_t> y = Array<std::int64_t>::matrix(rows.rows, cols);

@@ -267,10 +267,15 @@ TEST_CASE("dtype names, descrs and sizes agree with numpy", "[npy]") {
   CHECK(std::string(npy_descr(dtype_of<std::int64_t>())) == "<i8");
   CHECK(std::string(npy_descr(dtype_of<std::uint8_t>())) == "|u1");
   CHECK(std::string(npy_descr(dtype_of<bool>())) == "|b1");
-  for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8, DType::boolean})
+  CHECK(std::string(npy_descr(dtype_of<std::uint16_t>())) == "<u2");
+  CHECK(std::string(npy_descr(DType::float16)) == "<f2");
+  CHECK(std::string(npy_descr(DType::bfloat16)) == "<u2");  // numpy has no bfloat16: its files hold the bits
+  for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8, DType::boolean,
+                  DType::float16, DType::uint16, DType::bfloat16})
     CHECK(dtype_from_string(to_string(d)) == d);
   CHECK(dtype_size(DType::float64) == 8);
-  CHECK_THROWS_AS(dtype_from_string("float16"), InvalidArgument);
+  CHECK(dtype_size(DType::bfloat16) == 2);
+  CHECK_THROWS_AS(dtype_from_string("float8"), InvalidArgument);
   CHECK(shape_to_string({5}) == "(5,)");
   CHECK(shape_to_string({}) == "()");
 }

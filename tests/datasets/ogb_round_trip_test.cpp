@@ -126,10 +126,10 @@ Dataset hand_made_heterogeneous() {
   ds.hetero.add_relation({"author", "writes", "paper"}, random_relation(40, 60, 150, 1));
   ds.hetero.add_relation({"paper", "cites", "paper"}, random_relation(60, 60, 120, 2));
   ds.hetero.add_relation({"paper", "has_topic", "field"}, random_relation(60, 7, 80, 3));
-  NodeType paper{"paper", 60, awkward_floats(60, 5, 1), Array<std::int64_t>::vector(60)};
+  NodeType paper{"paper", 60, awkward_floats(60, 5, 1), Array<std::int64_t>::vector(60), {}};
   for (std::int64_t v = 0; v < 60; ++v) paper.labels[v] = (v * 7) % 4;
-  NodeType author{"author", 40, awkward_floats(40, 3, 2), {}};
-  NodeType field{"field", 7, {}, {}};
+  NodeType author{"author", 40, awkward_floats(40, 3, 2), {}, {}};
+  NodeType field{"field", 7, {}, {}, {}};
   ds.node_types.push_back(std::move(paper));
   ds.node_types.push_back(std::move(author));
   ds.node_types.push_back(std::move(field));

@@ -150,6 +150,53 @@ TEST_CASE("halo-convert reads back the binary layout that synth --layout ogb-npz
   CHECK_FALSE(fs::exists(scratch / "bad"));
 }
 
+TEST_CASE("halo-convert --feature-dtype stores 16-bit features that info, halo-partition and halo-train keep", "[tools]") {
+  ScratchDir scratch;
+  const std::string f32 = scratch / "f32", f16 = scratch / "f16", bf16 = scratch / "bf16";
+  for (const auto& [dir, dtype] : {std::pair{f32, "f32"}, std::pair{f16, "f16"}, std::pair{bf16, "bf16"}})
+    REQUIRE(run_convert("synth sbm " + dir + " --nodes 300 --features 8 --feature-dtype " + dtype + " -q", scratch)
+                .exit_code == 0);
+  // Half the feature bytes, behind numpy's 128-byte header.
+  CHECK(fs::file_size(f16 + "/node_feat.npy") == 128 + 300 * 8 * 2);
+  CHECK(fs::file_size(bf16 + "/node_feat.npy") == 128 + 300 * 8 * 2);
+  CHECK(fs::file_size(f32 + "/node_feat.npy") == 128 + 300 * 8 * 4);
+  const Result info = run_convert("info " + f16, scratch);
+  REQUIRE(info.exit_code == 0);
+  CHECK(info.out.find("8 (stored as f16)") != std::string::npos);
+
+  const auto train = [&](const std::string& where) {
+    const Result r = halo::test::run_program("halo-train", where + " --epochs 5 --hidden 8 --threads 1 --json -", scratch);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const nlohmann::json on_dataset = train("--dataset " + bf16);
+  CHECK(on_dataset["feature_streaming"]["feature_dtype"] == "bf16");
+  // A one-part partition keeps the features in 16 bits and trains to the dataset's losses.
+  REQUIRE(halo::test::run_program("halo-partition", bf16 + " --parts 1 -o " + (scratch / "parts") + " -q", scratch)
+              .exit_code == 0);
+  CHECK(fs::file_size(scratch / "parts/part-0000/node_feat.npy") == 128 + 300 * 8 * 2);
+  const nlohmann::json on_part = train("--partitions " + (scratch / "parts"));
+  CHECK(on_part["feature_streaming"]["feature_dtype"] == "bf16");
+  for (int e = 0; e < 5; ++e)
+    CHECK(on_part["runs"][0]["epochs"][e]["loss"].get<double>() ==
+          Approx(on_dataset["runs"][0]["epochs"][e]["loss"].get<double>()).epsilon(1e-5));
+
+  // A value float16 cannot hold is refused, naming it; bfloat16 takes it; OGB's layouts stay float32.
+  fs::copy(halo::test::source_dir() + "/tests/data/ogb/tiny", scratch / "tiny", fs::copy_options::recursive);
+  fs::remove(scratch / "tiny/raw/node-feat.csv.gz");
+  std::ofstream(scratch / "tiny/raw/node-feat.csv") << "1,0,2\n0,0,0\n3,1,0\n0,70000,1\n1,1,1\n";
+  const Result big = run_convert("ogb " + (scratch / "tiny") + " " + (scratch / "big") + " --feature-dtype f16 -q", scratch);
+  CHECK(big.exit_code != 0);
+  CHECK(big.err.find("feature at row 3, column 1 is 70000") != std::string::npos);
+  CHECK(std::count(big.err.begin(), big.err.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(scratch / "big"));
+  CHECK(run_convert("ogb " + (scratch / "tiny") + " " + (scratch / "big") + " --feature-dtype bf16 -q", scratch).exit_code == 0);
+  const Result ogb = run_convert("synth sbm " + (scratch / "o") + " --nodes 100 --layout ogb --feature-dtype f16", scratch);
+  CHECK(ogb.exit_code != 0);
+  CHECK(ogb.err.find("the ogb layout stores float32 features") != std::string::npos);
+}
+
 TEST_CASE("halo-convert info counts as isolated only vertices with neither in- nor out-edges", "[tools]") {
   ScratchDir scratch;
   const std::string data = halo::test::test_data_dir() + "/ogb/";

@@ -299,6 +299,36 @@ TEST_CASE("train with a feature budget of 1/8 of the features gives the in-memor
   CHECK(training_fingerprint(ds, model, config) == training_fingerprint(ds, model, in_memory));
 }
 
+TEST_CASE("train on features stored in 16 bits gives the losses of their float32 widening, resident and streamed",
+          "[train]") {
+  const halo::HalfFormat format = GENERATE(halo::HalfFormat::float16, halo::HalfFormat::bfloat16);
+  const std::string kind = GENERATE("gcn", "sage");
+  const std::int64_t budget = GENERATE(0, 12000);
+  INFO(kind << ", budget " << budget);
+  halo::datasets::Dataset half = halo::test::wide_sbm(40);
+  halo::datasets::Dataset wide = halo::test::wide_sbm(40);
+  halo::datasets::NodeType& t = half.node_types[0];
+  t.half_features = halo::datasets::narrow_features(t.features, format);
+  t.features = Array<float>();
+  wide.node_types[0].features = halo::datasets::widen_features(t.half_features);
+  ModelConfig model = small_gcn();
+  model.kind = kind;
+  TrainConfig config = short_training(6);
+  config.feature_memory_budget = budget;
+  const TrainSummary a = train(half, model, config);
+  const TrainSummary b = train(wide, model, config);
+  // The model sees the very same float32 values: the losses agree to the bit.
+  REQUIRE(a.runs[0].epochs.size() == b.runs[0].epochs.size());
+  for (std::size_t i = 0; i < a.runs[0].epochs.size(); ++i) CHECK(a.runs[0].epochs[i].loss == b.runs[0].epochs[i].loss);
+  CHECK(a.feature_streaming.feature_dtype == (format == halo::HalfFormat::float16 ? "f16" : "bf16"));
+  CHECK(b.feature_streaming.feature_dtype == "f32");
+  CHECK(a.feature_streaming.streamed == (budget > 0));
+  CHECK(a.feature_streaming.bytes_to_device == b.feature_streaming.bytes_to_device);
+  CHECK(2 * a.feature_streaming.bytes_from_source == b.feature_streaming.bytes_from_source);
+  CHECK(b.feature_streaming.bytes_from_source == b.feature_streaming.bytes_to_device);
+  if (budget > 0) CHECK(a.feature_streaming.bytes_from_source > 0);
+}
+
 TEST_CASE("train streams chunks that split the rows unevenly, down to one row, to the in-memory losses", "[train]") {
   const datasets::Dataset ds = halo::test::wide_sbm(40);
   const std::string kind = GENERATE("gcn", "sage");

@@ -106,6 +106,7 @@ nlohmann::json train_summary(const train::TrainSummary& s) {
           {"cached_fraction", f.cached_fraction},
           {"cache_hit_rate", f.cache_hit_rate},
           {"bytes_to_device_per_epoch", static_cast<double>(f.bytes_to_device) / epochs},
+          {"bytes_from_source_per_epoch", static_cast<double>(f.bytes_from_source) / epochs},
           {"wait_s", f.wait_s},
           {"fill_s", f.fill_s},
           {"final_loss", s.runs.empty() || s.runs[0].epochs.empty() ? 0.0 : s.runs[0].epochs.back().loss}};

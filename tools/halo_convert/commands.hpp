@@ -11,6 +11,9 @@ class App;
 
 namespace halo::tools {
 
+// Registers --feature-dtype f32|f16|bf16 (how a written dataset stores its features) on `sub`.
+void add_feature_dtype_option(CLI::App* sub, std::string& value);
+
 struct OgbCommand {
   std::string source;
   std::string destination;
@@ -21,6 +24,7 @@ struct OgbCommand {
   bool to_undirected = false;
   bool add_reverse_relations = false;
   std::string node_features_from_edges;  // "", "mean" or "sum"
+  std::string feature_dtype = "f32";     // f32, f16 or bf16
   bool force = false;
   std::string json;
 };
@@ -37,6 +41,7 @@ struct SynthCommand {
   double homophily = 0.8;
   std::uint64_t seed = 1;
   std::string layout = "halo";  // halo, ogb or ogb-npz
+  std::string feature_dtype = "f32";  // halo layout: f32, f16 or bf16
   int compression_level = 1;    // ogb layouts: zlib level
   bool force = false;
   std::string json;

@@ -22,6 +22,7 @@ int run_info_command(const InfoCommand& c) {
   datasets::DatasetDirOptions options;
   options.verify_checksums = c.verify;
   require_folder_kind(c.directory, FolderKind::halo_dataset, "info");
+  options.keep_half_features = true;  // to say how they are stored
   const datasets::Dataset ds = datasets::read_dataset_dir(c.directory, options);
   nlohmann::json summary = describe_dataset(ds);
   add_disk_usage(summary, c.directory);

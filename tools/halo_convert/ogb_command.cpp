@@ -33,6 +33,7 @@ void add_ogb_command(CLI::App& app, OgbCommand& c) {
                   "A dataset with edge features only (ogbn-proteins): each vertex's features are the mean (PyG's "
                   "baseline) or sum (DGL's) of its edges' features")
       ->check(CLI::IsMember({"mean", "sum"}));
+  add_feature_dtype_option(sub, c.feature_dtype);
   sub->add_flag("--force", c.force, "Replace the output directory if it exists");
   sub->add_option("--json", c.json, "Write the dataset summary as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 }
@@ -56,8 +57,10 @@ int run_ogb_command(const OgbCommand& c) {
   const double read_cpu_seconds = cpu_seconds();
   log_info(fmt::format("read {} in {:.1f} s; writing {}", c.source, read_seconds, c.destination));
   // read_ogb refused any NaN or infinity as it parsed the features.
-  datasets::write_dataset_dir(ds, c.destination, c.force, datasets::FeatureValues::already_checked);
+  datasets::write_dataset_dir(ds, c.destination, c.force, datasets::FeatureValues::already_checked,
+                              datasets::feature_dtype_from_string(c.feature_dtype));
   nlohmann::json summary = describe_dataset(ds);
+  summary["feature_dtype"] = c.feature_dtype;
   add_disk_usage(summary, c.destination);
   summary["read_seconds"] = read_seconds;
   summary["read_cpu_seconds"] = read_cpu_seconds;

@@ -40,7 +40,10 @@ nlohmann::json describe_dataset(const datasets::Dataset& ds) {
   j["task"] = datasets::to_string(ds.meta.task);
   j["num_nodes"] = ds.num_vertices();
   j["num_edges"] = ds.num_edges();
-  j["feature_dim"] = target.features.empty() ? 0 : target.features.cols();
+  j["feature_dim"] = target.has_features() ? target.feature_dim() : 0;
+  j["feature_dtype"] = target.half_features.empty()                        ? "f32"
+                       : target.half_features.format == HalfFormat::float16 ? "f16"
+                                                                             : "bf16";
   j["num_classes"] = ds.meta.num_classes;
   j["num_tasks"] = ds.meta.num_tasks;
   j["split_name"] = ds.meta.split_name;
@@ -56,7 +59,7 @@ nlohmann::json describe_dataset(const datasets::Dataset& ds) {
     j["feature_dims"] = nlohmann::json::object();
     for (const datasets::NodeType& t : ds.node_types) {
       j["node_types"][t.name] = t.count;
-      j["feature_dims"][t.name] = t.features.empty() ? 0 : t.features.cols();
+      j["feature_dims"][t.name] = t.has_features() ? t.feature_dim() : 0;
     }
     j["relations"] = nlohmann::json::array();
     for (int r = 0; r < ds.hetero.num_relations(); ++r) {
@@ -102,7 +105,9 @@ std::string format_description(const nlohmann::json& j) {
       s += fmt::format("  relation {} -[{}]-> {}: {} edges\n", r["src"].get<std::string>(), r["rel"].get<std::string>(),
                        r["dst"].get<std::string>(), r["num_edges"].get<std::int64_t>());
   }
-  s += fmt::format("  features   {:>14}\n", j["feature_dim"].get<std::int64_t>());
+  const std::string dtype = j.value("feature_dtype", std::string("f32"));
+  s += fmt::format("  features   {:>14}{}\n", j["feature_dim"].get<std::int64_t>(),
+                   dtype == "f32" ? std::string() : " (stored as " + dtype + ")");
   if (j["task"] == "multilabel")
     s += fmt::format("  tasks      {:>14} (binary each)\n", j["num_tasks"].get<std::int64_t>());
   else

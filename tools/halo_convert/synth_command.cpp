@@ -36,11 +36,15 @@ void add_synth_command(CLI::App& app, SynthCommand& c) {
                   "ogb layouts: zlib level, 0 (stored) to 9 (numpy's savez_compressed uses 6)")
       ->capture_default_str()
       ->check(CLI::Range(0, 9));
+  add_feature_dtype_option(sub, c.feature_dtype);
   sub->add_flag("--force", c.force, "Replace the output directory if it exists");
   sub->add_option("--json", c.json, "Write the dataset summary as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 }
 
 int run_synth_command(const SynthCommand& c) {
+  if (c.layout != "halo" && c.feature_dtype != "f32")
+    throw InvalidArgument("--feature-dtype " + c.feature_dtype + " is for halo's dataset directory; the " + c.layout +
+                          " layout stores float32 features, as OGB's does");
   datasets::check_new_destination(c.destination, c.force);  // refused before any reading or generating
   Progress timer("synth " + c.model, 0);
   datasets::Dataset ds;
@@ -74,9 +78,11 @@ int run_synth_command(const SynthCommand& c) {
     w.overwrite = c.force;
     datasets::write_ogb(ds, c.destination, w);
   } else {
-    datasets::write_dataset_dir(ds, c.destination, c.force);
+    datasets::write_dataset_dir(ds, c.destination, c.force, datasets::FeatureValues::check,
+                                datasets::feature_dtype_from_string(c.feature_dtype));
   }
   nlohmann::json summary = describe_dataset(ds);
+  summary["feature_dtype"] = c.feature_dtype;
   add_disk_usage(summary, c.destination);
   summary["layout"] = c.layout;
   summary["generate_seconds"] = generate_seconds;

@@ -50,6 +50,7 @@ int run_partition_command(const PartitionCommand& c) {
   partition::PartitionDirWriter writer(c.output, c.force);  // an existing output is refused before any work
   datasets::DatasetDirOptions load_options;
   load_options.verify_checksums = !c.no_verify;
+  load_options.keep_half_features = true;  // parts keep the features' storage
   datasets::Dataset ds = datasets::read_dataset_dir(c.dataset, load_options);
   const partition::PartitionSource source{std::filesystem::absolute(c.dataset).lexically_normal().string(),
                                           datasets::file_checksum(c.dataset + "/dataset.json")};
@@ -70,6 +71,7 @@ int run_partition_command(const PartitionCommand& c) {
 
   datasets::DatasetDirOptions reload_options;
   reload_options.verify_checksums = false;  // verified above; the structure is checked again
+  reload_options.keep_half_features = true;
   ds = datasets::read_dataset_dir(c.dataset, reload_options);
   partition::PartitionWriteTimes times;
   const partition::PartitionDirInfo info = writer.write(ds, source, options, balance, result, &times);

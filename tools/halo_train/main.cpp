@@ -99,6 +99,10 @@ int train_dataset(const TrainOptions& options) {
   require_folder_kind(options.dataset, FolderKind::halo_dataset, "--dataset");
   datasets::DatasetDirOptions read_options;
   read_options.verify_checksums = options.train.verify_checksums;
+  // GCN, GraphSAGE and GAT read 16-bit features as stored (widened as they are copied or streamed);
+  // the heterogeneous models take them widened.
+  const std::string& kind = options.model.kind;
+  read_options.keep_half_features = kind == "gcn" || kind == "sage" || kind == "gat";
   datasets::Dataset ds = datasets::read_dataset_dir(options.dataset, read_options);
   if (options.add_reverse_relations) add_reverse_relations(ds);
   const int runs = options.train.runs;

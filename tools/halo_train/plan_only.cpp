@@ -41,12 +41,13 @@ std::vector<partition::PartSizes> sizes_from_dataset(const TrainOptions& o, JobS
   require_folder_kind(o.dataset, FolderKind::halo_dataset, "--dataset");
   datasets::DatasetDirOptions read_options;
   read_options.verify_checksums = o.train.verify_checksums;
+  read_options.keep_half_features = true;  // only their shape is needed
   const datasets::Dataset ds = datasets::read_dataset_dir(o.dataset, read_options);
   if (ds.meta.is_hetero)
     throw UnsupportedError("--plan-only plans homogeneous datasets so far; '" + ds.meta.name + "' is heterogeneous");
   const bool multilabel = ds.meta.task == datasets::Task::multilabel;
   job.name = ds.meta.name;
-  job.feature_dim = ds.target().features.cols();
+  job.feature_dim = ds.target().feature_dim();
   job.classes = multilabel ? ds.meta.num_tasks : ds.meta.num_classes;
   job.label_columns = multilabel ? ds.meta.num_tasks : 1;
   job.weighted = ds.graph.has_weights();

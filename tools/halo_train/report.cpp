@@ -60,6 +60,8 @@ json feature_streaming_json(const train::FeatureStreamingSummary& f) {
               {"cached_fraction", f.cached_fraction},
               {"passes", f.passes},
               {"bytes_to_device", f.bytes_to_device},
+              {"bytes_from_source", f.bytes_from_source},
+              {"feature_dtype", f.feature_dtype},
               {"cache_hit_rate", f.cache_hit_rate},
               {"wait_s", f.wait_s},
               {"fill_s", f.fill_s}};
@@ -125,7 +127,7 @@ json dataset_json(const datasets::Dataset& ds) {
               {"num_nodes", ds.num_vertices()},
               {"num_edges", ds.num_edges()},
               {"target_type", ds.meta.target_type},
-              {"feature_dim", target.features.cols()},
+              {"feature_dim", target.feature_dim()},
               {"num_classes", ds.meta.num_classes},
               {"splits", {{"train", ds.split.train.size()}, {"valid", ds.split.valid.size()}, {"test", ds.split.test.size()}}}};
 }

@@ -31,7 +31,7 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 void check_trainable(const datasets::Dataset& ds) {
   HALO_EXPECTS(!ds.meta.is_hetero, "dataset '" + ds.meta.name + "' is heterogeneous; train it with --model rgcn");
   const datasets::NodeType& t = ds.target();
-  HALO_EXPECTS(!t.features.empty(), "dataset '" + ds.meta.name + "' has no node features" +
+  HALO_EXPECTS(t.has_features(), "dataset '" + ds.meta.name + "' has no node features" +
                                         (ds.meta.task == datasets::Task::multilabel
                                              ? " (convert it with --node-features-from-edges if it has edge features)"
                                              : ""));
@@ -78,7 +78,7 @@ void check_gpu_problem(const TrainingProblem& problem, const TrainConfig& config
 // num_classes is the logits' width: the classes, or for a multi-label task its binary tasks.
 DatasetShape dataset_shape(const datasets::Dataset& ds) {
   const bool multilabel = ds.meta.task == datasets::Task::multilabel;
-  return {ds.meta.name, ds.graph.num_rows(), ds.graph.num_edges(), ds.target().features.cols(),
+  return {ds.meta.name, ds.graph.num_rows(), ds.graph.num_edges(), ds.target().feature_dim(),
           multilabel ? ds.meta.num_tasks : ds.meta.num_classes};
 }
 
@@ -121,16 +121,15 @@ namespace {
 TrainSummary train_planned(TrainingProblem& problem, const ModelConfig& model_config, const TrainConfig& config,
                            const FeaturePlacement& placement, TrainSummary summary, const EpochCallback& on_epoch) {
   const DatasetShape& shape = problem.shape;
-  const Array<float>& host_features = *problem.features;
   dist::Communicator& communicator = *problem.comm;
   // The first layer's aggregation, for a precomputed Â·X and the streaming cache's scores (GAT has
   // none: it attends instead).
   Aggregation* first_aggregation = model_config.kind == "gcn"    ? problem.operators->gcn.get()
                                    : model_config.kind == "sage" ? problem.operators->mean.get()
                                                                  : nullptr;
-  FeatureInput input(host_features, detail::feature_input_options(model_config, config, placement), first_aggregation,
+  FeatureInput input(detail::problem_features(problem), detail::feature_input_options(model_config, config, placement), first_aggregation,
                      detail::cache_scores(first_aggregation, placement));
-  summary.feature_streaming = detail::describe_input(input, host_features, placement);
+  summary.feature_streaming = detail::describe_input(input, placement);
   log_info(detail::input_line(summary.feature_streaming));
   if (config.normalize_features) {
     // Row sums of signed features can be near zero, and dividing by them blows the row up; the
@@ -157,7 +156,7 @@ TrainSummary train_planned(TrainingProblem& problem, const ModelConfig& model_co
     return std::make_unique<FeatureModel>(
         Model(model_config, shape.feature_dim, shape.num_classes, seed, *problem.operators, config.device), input);
   };
-  const std::int64_t owned = problem.exchange != nullptr ? problem.exchange->num_owned() : host_features.rows();
+  const std::int64_t owned = problem.exchange != nullptr ? problem.exchange->num_owned() : input.features().rows();
   detail::run_all(context, make_model, owned, on_epoch, summary);
   summary.device = config.device;
   return summary;
@@ -169,7 +168,7 @@ TrainSummary train_planned(TrainingProblem& problem, const ModelConfig& model_co
 TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConfig& model_config,
                                        const TrainConfig& config, const EpochCallback& on_epoch) {
   detail::check_train_config(config);
-  HALO_EXPECTS(problem.features != nullptr && problem.labels != nullptr &&
+  HALO_EXPECTS((problem.features != nullptr || problem.half_features != nullptr) && problem.labels != nullptr &&
                    (problem.operators != nullptr || problem.build_operators) && problem.comm != nullptr &&
                    problem.plan_memory,
                "the training problem is incomplete");
@@ -214,7 +213,10 @@ TrainSummary train_homogeneous(const datasets::Dataset& ds, const ModelConfig& m
   dist::LocalCommunicator local;
   TrainingProblem problem;
   problem.shape = dataset_shape(ds);
-  problem.features = &target.features;
+  if (target.half_features.empty())
+    problem.features = &target.features;
+  else
+    problem.half_features = &target.half_features;
   problem.labels = &target.labels;
   if (ds.meta.task == datasets::Task::multilabel) problem.tasks = ds.meta.num_tasks;
   problem.train = kernels::view_of(ds.split.train);

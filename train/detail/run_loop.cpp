@@ -514,6 +514,7 @@ void run_all(LoopContext& c, const std::function<std::unique_ptr<Trainable>(int 
   FeatureStreamingSummary& f = summary.feature_streaming;
   f.passes = c.streamed.passes;
   f.bytes_to_device = c.streamed.bytes_to_device;
+  f.bytes_from_source = c.streamed.bytes_from_source;
   f.cache_hit_rate = c.streamed.hit_rate();
   f.wait_s = c.streamed.wait_seconds;
   f.fill_s = c.streamed.fill_seconds;

@@ -31,7 +31,7 @@ const datasets::NodeType& target_rows(const partition::Part& part, const std::st
   HALO_EXPECTS(part.node_types.size() == 1, "partition " + dir + ": expected one vertex type, found " +
                                                 std::to_string(part.node_types.size()));
   const datasets::NodeType& t = part.node_types.front();
-  HALO_EXPECTS(!t.features.empty(), "partition " + dir + ": dataset '" + part.meta.name + "' has no node features");
+  HALO_EXPECTS(t.has_features(), "partition " + dir + ": dataset '" + part.meta.name + "' has no node features");
   const std::int64_t per_vertex = label_columns(part);
   HALO_EXPECTS(t.labels.rows() == t.count && t.labels.cols() == per_vertex,
                fmt::format("partition {}: needs {} label(s) per owned vertex ({}), has {} x {}", dir, per_vertex, t.count,
@@ -47,7 +47,7 @@ TrainSummary train_homogeneous_part(const std::string& partition_dir, Communicat
                                     const TrainConfig& config, const EpochCallback& on_epoch) {
   const auto start = std::chrono::steady_clock::now();
   const partition::PartitionDirInfo info = partition::read_partition_info(partition_dir);
-  const partition::Part part = read_rank_part(partition_dir, info, comm, config.verify_checksums);
+  const partition::Part part = read_rank_part(partition_dir, info, comm, config.verify_checksums, true);
   const datasets::NodeType& target = target_rows(part, partition_dir);
   log_info(fmt::format("rank {} of {}: part of {} owned and {} halo vertices, {} edges, read in {:.2f} s", comm.rank(),
                        comm.size(), part.graph.num_owned, part.graph.num_halo, part.graph.graph().num_edges(),
@@ -57,10 +57,13 @@ TrainSummary train_homogeneous_part(const std::string& partition_dir, Communicat
 
   TrainingProblem problem;
   const bool multilabel = part.meta.task == datasets::Task::multilabel;
-  problem.shape = {part.meta.name, info.quality.num_vertices, info.quality.num_edges, target.features.cols(),
+  problem.shape = {part.meta.name, info.quality.num_vertices, info.quality.num_edges, target.feature_dim(),
                    multilabel ? part.meta.num_tasks : part.meta.num_classes};
   if (multilabel) problem.tasks = part.meta.num_tasks;
-  problem.features = &target.features;
+  if (target.half_features.empty())
+    problem.features = &target.features;
+  else
+    problem.half_features = &target.half_features;
   problem.labels = &target.labels;
   problem.train = kernels::view_of(part.split.train);
   problem.valid = kernels::view_of(part.split.valid);

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "graph/base/error.hpp"
+#include "graph/base/parallel.hpp"
 #include "kernels/elementwise.hpp"
 
 namespace halo::train {
@@ -19,15 +20,27 @@ namespace {
 // Rows scanned between two page releases by has_negative_values on a mapped source.
 constexpr std::int64_t scan_block_bytes = 4 << 20;
 
+// All of `source` as a float32 tensor on `device`: copied (16-bit values widened) by blocks of
+// rows on every thread (one, for a Reader source), into the tensor itself on the CPU, into a host
+// tensor first for a GPU.
+Tensor resident_copy(const FeatureSource& source, const kernels::Device& device) {
+  Tensor host = Tensor::empty(source.rows(), source.cols());
+  const TensorView all = host.view();
+  parallel_for_ranges(0, source.rows(), [&](std::int64_t begin, std::int64_t end) {
+    source.read_rows(begin, end, all.slice_rows(begin, end));
+  }, source.is_reader() ? std::max<std::int64_t>(1, source.rows())
+                        : std::max<std::int64_t>(1, scan_block_bytes / std::max<std::int64_t>(source.row_bytes(), 1)));
+  return device.is_cuda() ? host.to(device) : std::move(host);
+}
+
 }  // namespace
 
-FeatureInput::FeatureInput(const Array<float>& features, const FeatureInputOptions& options, Aggregation* aggregation,
+FeatureInput::FeatureInput(FeatureSource features, const FeatureInputOptions& options, Aggregation* aggregation,
                            const std::vector<double>& scores)
-    : features_(features), options_(options) {
-  HALO_EXPECTS(features.ndim() == 2, "FeatureInput: features must be a 2-D array, got " +
-                                         std::to_string(features.ndim()) + "-D");
-  HALO_EXPECTS(scores.empty() || static_cast<std::int64_t>(scores.size()) == features.rows(),
-               "FeatureInput: " + std::to_string(scores.size()) + " scores for " + std::to_string(features.rows()) +
+    : options_(options) {
+  x_stream_.source = std::move(features);
+  HALO_EXPECTS(scores.empty() || static_cast<std::int64_t>(scores.size()) == x_stream_.source.rows(),
+               "FeatureInput: " + std::to_string(scores.size()) + " scores for " + std::to_string(x_stream_.source.rows()) +
                    " rows");
   HALO_EXPECTS(!options.precompute_aggregation || aggregation != nullptr,
                "FeatureInput: precomputing the first aggregation needs its operator");
@@ -38,7 +51,7 @@ FeatureInput::FeatureInput(const Array<float>& features, const FeatureInputOptio
 }
 
 void FeatureInput::set_up_resident(Aggregation* aggregation) {
-  x_ = Tensor::from_array(features_, options_.device);
+  x_ = resident_copy(x_stream_.source, options_.device);
   if (options_.normalize_rows) kernels::normalize_rows(x_.view());
   if (options_.precompute_aggregation) {
     aggregated_ = aggregation->forward(x_);
@@ -62,7 +75,6 @@ void FeatureInput::open_stream(Stream& s, std::int64_t budget_bytes, const std::
 }
 
 void FeatureInput::set_up_streamed(Aggregation* aggregation, const std::vector<double>& scores) {
-  x_stream_.source = FeatureSource::borrow(features_);
   if (!options_.precompute_aggregation) {
     open_stream(x_stream_, options_.budget_bytes, scores);
     RowTransform normalize;
@@ -124,8 +136,9 @@ std::int64_t FeatureInput::staging_bytes() const {
 }
 
 bool FeatureInput::has_negative_values() const {
-  if (!options_.streamed) return std::any_of(features_.begin(), features_.end(), [](float v) { return v < 0.0f; });
   const FeatureSource& source = x_stream_.source;
+  if (const float* values = source.rows() > 0 ? source.host_row(0) : nullptr)
+    return std::any_of(values, values + source.rows() * source.cols(), [](float v) { return v < 0.0f; });
   const std::int64_t block =
       std::max<std::int64_t>(1, scan_block_bytes / std::max<std::int64_t>(source.row_bytes(), 1));
   Tensor buffer = Tensor::empty(std::min(block, source.rows()), source.cols());

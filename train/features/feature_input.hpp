@@ -33,7 +33,9 @@ struct FeatureInputOptions {
 
 class FeatureInput {
  public:
-  // `features` (rows x cols, host: heap or a file map) must outlive this object. `aggregation` is
+  // `features` (rows x cols, host: heap or a file map, float32 or 16 bits) must outlive this
+  // object; resident 16-bit features are widened once into the resident float32 copy, streamed
+  // ones chunk by chunk as they are staged (at half the bytes read from the source). `aggregation` is
   // the first layer's operator (Â: GCN's or the mean), needed only with precompute_aggregation;
   // `scores` ranks the rows for the cache (empty: all equal, so the lowest ids are cached).
   //
@@ -49,8 +51,11 @@ class FeatureInput {
   // SpMM runs on the CPU only). On a GPU the cache and the staging buffers are GPU memory, the
   // source stays in host memory. Throws InvalidArgument, naming the minimum,
   // when the budget cannot hold two staging buffers of one row (or one column panel for Â·X).
-  FeatureInput(const Array<float>& features, const FeatureInputOptions& options, Aggregation* aggregation,
+  FeatureInput(FeatureSource features, const FeatureInputOptions& options, Aggregation* aggregation,
                const std::vector<double>& scores);
+  FeatureInput(const Array<float>& features, const FeatureInputOptions& options, Aggregation* aggregation,
+               const std::vector<double>& scores)
+      : FeatureInput(FeatureSource::borrow(features), options, aggregation, scores) {}
   FeatureInput(const FeatureInput&) = delete;
   FeatureInput& operator=(const FeatureInput&) = delete;
 
@@ -58,6 +63,8 @@ class FeatureInput {
   // object.
   const LayerInput& layer_input() const { return input_; }
   bool streamed() const { return options_.streamed; }
+  // The features as given (rows, columns, storage).
+  const FeatureSource& features() const { return x_stream_.source; }
   bool precomputed() const { return options_.precompute_aggregation; }
 
   // Every streaming pass so far, Â·X's panels included (all zero when resident).
@@ -83,7 +90,6 @@ class FeatureInput {
   void set_up_resident(Aggregation* aggregation);
   void set_up_streamed(Aggregation* aggregation, const std::vector<double>& scores);
 
-  const Array<float>& features_;
   FeatureInputOptions options_;
   kernels::Tensor x_;           // resident X
   kernels::Tensor aggregated_;  // resident Â·X

@@ -73,6 +73,7 @@ FeaturePassStats& FeaturePassStats::operator+=(const FeaturePassStats& other) {
   passes += other.passes;
   chunks += other.chunks;
   bytes_to_device += other.bytes_to_device;
+  bytes_from_source += other.bytes_from_source;
   cache_hits += other.cache_hits;
   cache_misses += other.cache_misses;
   wait_seconds += other.wait_seconds;
@@ -255,6 +256,7 @@ void FeaturePipeline::stream(const RowTransform& transform, const ChunkConsumer&
   pass.cache_hits = hits;
   pass.cache_misses = n - hits;
   pass.bytes_to_device = pass.cache_misses * source_.row_bytes();
+  pass.bytes_from_source = pass.cache_misses * source_.stored_row_bytes();
   record(pass);
 }
 
@@ -351,6 +353,7 @@ Array<float> FeaturePipeline::aggregate(const graph::CsrGraph& a) {
   pass.wait_seconds = ring.wait_seconds();
   pass.fill_seconds = ring.fill_seconds();
   pass.bytes_to_device = n * cols * float_bytes;
+  pass.bytes_from_source = source_.stored_bytes();
   record(pass);
   return z;
 }

@@ -56,7 +56,8 @@ FeatureBudgetSplit split_feature_budget(std::int64_t budget_bytes, std::int64_t 
 struct FeaturePassStats {
   std::int64_t passes = 0;
   std::int64_t chunks = 0;              // staging fills (column panels for aggregate)
-  std::int64_t bytes_to_device = 0;     // bytes copied from the source into staging
+  std::int64_t bytes_to_device = 0;     // bytes copied from the source into staging (float32)
+  std::int64_t bytes_from_source = 0;   // the same rows' bytes as the source stores them (half for 16 bits)
   std::int64_t cache_hits = 0;          // rows taken from the cache
   std::int64_t cache_misses = 0;        // rows read from the source
   double wait_seconds = 0.0;            // compute side blocked waiting for the worker

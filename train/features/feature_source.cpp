@@ -54,6 +54,18 @@ FeatureSource FeatureSource::borrow(const Array<float>& features) {
   return s;
 }
 
+FeatureSource FeatureSource::borrow(const datasets::HalfFeatures& features) {
+  HALO_EXPECTS(features.bits.ndim() == 2 || features.empty(),
+               "features must be a 2-D array, got " + std::to_string(features.bits.ndim()) + "-D");
+  FeatureSource s;
+  s.rows_ = features.rows();
+  s.cols_ = features.cols();
+  s.mapped_ = features.bits.is_mapped();
+  s.halves_ = &features;
+  s.element_bytes_ = sizeof(std::uint16_t);
+  return s;
+}
+
 FeatureSource FeatureSource::open_npy(const std::string& path) {
   Array<float> features = datasets::read_npy<float>(path);
   if (features.ndim() != 2)
@@ -94,6 +106,10 @@ void FeatureSource::read(const FeatureBlock& block, kernels::TensorView out) con
     reader_(block, out);
     return;
   }
+  if (halves_ != nullptr) {
+    halves_->widen(block.row_begin, block.row_end, block.col_begin, block.col_end, out.row(0), out.stride);
+    return;
+  }
   const std::size_t bytes = static_cast<std::size_t>(block.cols()) * sizeof(float);
   for (std::int64_t r = 0; r < block.rows(); ++r)
     std::memcpy(out.row(r), data_ + (block.row_begin + r) * cols_ + block.col_begin, bytes);
@@ -103,23 +119,29 @@ void FeatureSource::read_rows(std::int64_t begin, std::int64_t end, kernels::Ten
   read({begin, end, 0, cols_}, out);
 }
 
-void FeatureSource::prefetch(std::int64_t begin, std::int64_t end) const {
-  check_rows("prefetch", begin, end);
+void FeatureSource::advise_rows(std::int64_t begin, std::int64_t end, bool release) const {
   if (!mapped_ || begin == end || cols_ == 0) return;
   const std::uintptr_t page = page_size();
-  const auto first = reinterpret_cast<std::uintptr_t>(data_ + begin * cols_);
-  const auto last = reinterpret_cast<std::uintptr_t>(data_ + end * cols_);
-  advise(first / page * page, (last + page - 1) / page * page, MADV_WILLNEED);
+  const auto* base = halves_ != nullptr ? reinterpret_cast<const unsigned char*>(halves_->bits.data())
+                                        : reinterpret_cast<const unsigned char*>(data_);
+  const auto first = reinterpret_cast<std::uintptr_t>(base + begin * stored_row_bytes());
+  const auto last = reinterpret_cast<std::uintptr_t>(base + end * stored_row_bytes());
+  if (!release) {
+    advise(first / page * page, (last + page - 1) / page * page, MADV_WILLNEED);
+    return;
+  }
+  // The page holding row `end`'s first byte belongs to the next range, which releases it.
+  advise(first / page * page, end == rows_ ? (last + page - 1) / page * page : last / page * page, MADV_DONTNEED);
+}
+
+void FeatureSource::prefetch(std::int64_t begin, std::int64_t end) const {
+  check_rows("prefetch", begin, end);
+  advise_rows(begin, end, false);
 }
 
 void FeatureSource::release(std::int64_t begin, std::int64_t end) const {
   check_rows("release", begin, end);
-  if (!mapped_ || begin == end || cols_ == 0) return;
-  const std::uintptr_t page = page_size();
-  const auto first = reinterpret_cast<std::uintptr_t>(data_ + begin * cols_);
-  const auto last = reinterpret_cast<std::uintptr_t>(data_ + end * cols_);
-  // The page holding row `end`'s first byte belongs to the next range, which releases it.
-  advise(first / page * page, end == rows_ ? (last + page - 1) / page * page : last / page * page, MADV_DONTNEED);
+  advise_rows(begin, end, true);
 }
 
 }  // namespace halo::train

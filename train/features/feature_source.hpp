@@ -1,6 +1,7 @@
-// FeatureSource: a rank's input features (rows x cols float32) wherever they live on the host (a
-// heap array, a read-only map of a .npy file that may be larger than RAM, or a callback that
-// produces them), read in blocks of rows and columns into a caller's buffer. The feature
+// FeatureSource: a rank's input features (rows x cols, read as float32) wherever they live on the
+// host (a heap array, a read-only map of a .npy file that may be larger than RAM, or a callback
+// that produces them), read in blocks of rows and columns into a caller's buffer. Features stored
+// in 16 bits (float16, bfloat16) are read at half the bytes and widened into the buffer. The feature
 // streaming pipeline (train/features/feature_pipeline.hpp) reads it from its worker thread.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "datasets/half_features.hpp"
 #include "graph/base/array.hpp"
 #include "kernels/tensor.hpp"
 
@@ -36,6 +38,8 @@ class FeatureSource {
   static FeatureSource from_array(Array<float> features);
   // Reads a 2-D array the caller keeps alive and unchanged while this source is used.
   static FeatureSource borrow(const Array<float>& features);
+  // The same for features stored in 16 bits; every read widens them to float32.
+  static FeatureSource borrow(const datasets::HalfFeatures& features);
   // Maps a 2-D float32 .npy file read-only (datasets::read_npy): nothing is read up front, pages
   // come in as blocks are read. Throws IoError naming the file for a missing, malformed, non-2-D
   // or non-float32 file.
@@ -50,13 +54,24 @@ class FeatureSource {
 
   std::int64_t rows() const { return rows_; }
   std::int64_t cols() const { return cols_; }
+  // Bytes of a row as read (float32): what staging buffers and caches hold.
   std::int64_t row_bytes() const { return cols_ * static_cast<std::int64_t>(sizeof(float)); }
   std::int64_t bytes() const { return rows_ * row_bytes(); }
+  // Bytes of a row where the values are stored: half of row_bytes() for 16-bit features.
+  std::int64_t stored_row_bytes() const { return cols_ * element_bytes_; }
+  std::int64_t stored_bytes() const { return rows_ * stored_row_bytes(); }
+  // How the values are stored: float32, or 16 bits that every read widens.
+  datasets::FeatureDType stored_dtype() const {
+    if (halves_ == nullptr) return datasets::FeatureDType::float32;
+    return halves_->format == HalfFormat::float16 ? datasets::FeatureDType::float16 : datasets::FeatureDType::bfloat16;
+  }
+  // True for a Reader source, whose reads must not overlap.
+  bool is_reader() const { return static_cast<bool>(reader_); }
   // True when the values are a file map, so prefetch() and release() act.
   bool is_mapped() const { return mapped_; }
-  // The address of row `row` (row-major, rows() x cols()) when the values are in this process's
-  // address space (an array or a map), nullptr for a Reader source: a GPU pipeline copies from it
-  // directly when that memory is page-locked. O(1).
+  // The address of row `row` (row-major, rows() x cols()) when the values are float32 in this
+  // process's address space (an array or a map), nullptr for a Reader source and for 16-bit
+  // values: a GPU pipeline copies from it directly when that memory is page-locked. O(1).
   const float* host_row(std::int64_t row) const { return data_ != nullptr ? data_ + row * cols_ : nullptr; }
 
   // Copies `block` into `out` (host, block.rows() x block.cols(), any row stride). Single-threaded
@@ -80,9 +95,13 @@ class FeatureSource {
 
  private:
   void check_rows(const char* op, std::int64_t begin, std::int64_t end) const;
+  // madvise over the stored bytes of rows [begin, end), rounded out to whole pages.
+  void advise_rows(std::int64_t begin, std::int64_t end, bool release) const;
 
   Array<float> owned_;
   const float* data_ = nullptr;  // row-major values (owned_ or a borrowed array); null for a Reader
+  const datasets::HalfFeatures* halves_ = nullptr;  // borrowed 16-bit values, instead of data_
+  std::int64_t element_bytes_ = sizeof(float);       // of the stored values
   Reader reader_;
   std::int64_t rows_ = 0;
   std::int64_t cols_ = 0;

@@ -37,6 +37,9 @@ F4_2X3 = struct.pack("<6f", 0.5, -1.25, 2.0, 3.0, 4.75, -6.0)
 # Well-formed: numpy's exact bytes.
 write("f4_2x3.npy", numpy_header("<f4", (2, 3)) + F4_2X3)
 write("i8_5.npy", numpy_header("<i8", (5,)) + struct.pack("<5q", 1, -2, 3000000000, 4, -5))
+# float16 as numpy writes it, the values rounded by Python's own binary16 packing ("e"): 1/3 and
+# 0.1 round, 6e-8 is subnormal, 65504 the largest float16.
+write("f2_2x3.npy", numpy_header("<f2", (2, 3)) + struct.pack("<6e", 0.5, -1.0 / 3.0, 65504.0, 6e-8, 0.1, -0.0))
 write("f8_2x2_v2.npy", numpy_header("<f8", (2, 2), version=2) + struct.pack("<4d", 1.5, -2.5, 1e300, -0.0))
 write("i4_3_v3.npy", numpy_header("<i4", (3,), version=3) + struct.pack("<3i", 7, -8, 2147483647))
 write("u1_4.npy", numpy_header("|u1", (4,)) + bytes([0, 1, 200, 255]))

@@ -80,6 +80,30 @@ TEST_CASE("FeatureSource::borrow reads the caller's array in place", "[train]") 
   CHECK(row == std::vector<float>{value_at(2, 0), -1.0f, value_at(2, 2), value_at(2, 3)});
 }
 
+TEST_CASE("FeatureSource::borrow of 16-bit features reads blocks widened from half the stored bytes", "[train]") {
+  for (HalfFormat format : {HalfFormat::float16, HalfFormat::bfloat16}) {
+    const Array<float> x = pattern(50, 9);
+    const datasets::HalfFeatures h = datasets::narrow_features(x, format);
+    const FeatureSource s = FeatureSource::borrow(h);
+    CHECK(s.rows() == 50);
+    CHECK(s.cols() == 9);
+    CHECK(s.row_bytes() == 36);
+    CHECK(s.stored_row_bytes() == 18);
+    CHECK(s.stored_bytes() == 900);
+    CHECK(s.host_row(0) == nullptr);  // not float32 in memory: a GPU pipeline reads it through read()
+    CHECK(s.stored_dtype() == (format == HalfFormat::float16 ? datasets::FeatureDType::float16
+                                                             : datasets::FeatureDType::bfloat16));
+    const FeatureBlock block{7, 19, 2, 8};
+    std::vector<float> out(static_cast<std::size_t>(12 * 10), -7.0f);
+    s.read(block, TensorView{out.data(), 12, 6, 10, kernels::Device::cpu()});
+    for (std::int64_t r = 0; r < 12; ++r)
+      for (std::int64_t c = 0; c < 10; ++c) {
+        const float want = c < 6 ? half_to_float(format, h.bits[(7 + r) * 9 + 2 + c]) : -7.0f;
+        REQUIRE(out[static_cast<std::size_t>(r * 10 + c)] == want);
+      }
+  }
+}
+
 TEST_CASE("FeatureSource::open_npy maps a .npy file and reads what was written", "[train]") {
   test::ScratchDir dir;
   datasets::write_npy(dir / "x.npy", pattern(300, 7));

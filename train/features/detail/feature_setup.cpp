@@ -19,11 +19,19 @@ constexpr const char* stored_graph_item = "graph (CSR)";
 
 }  // namespace
 
+FeatureSource problem_features(const TrainingProblem& problem) {
+  HALO_EXPECTS((problem.features != nullptr) != (problem.half_features != nullptr),
+               "the training problem needs its features in float32 or in 16 bits, not both");
+  return problem.features != nullptr ? FeatureSource::borrow(*problem.features)
+                                     : FeatureSource::borrow(*problem.half_features);
+}
+
 FeaturePassStats passes_since(const FeaturePassStats& before, const FeaturePassStats& now) {
   FeaturePassStats d;
   d.passes = now.passes - before.passes;
   d.chunks = now.chunks - before.chunks;
   d.bytes_to_device = now.bytes_to_device - before.bytes_to_device;
+  d.bytes_from_source = now.bytes_from_source - before.bytes_from_source;
   d.cache_hits = now.cache_hits - before.cache_hits;
   d.cache_misses = now.cache_misses - before.cache_misses;
   d.wait_seconds = now.wait_seconds - before.wait_seconds;
@@ -34,7 +42,7 @@ FeaturePassStats passes_since(const FeaturePassStats& before, const FeaturePassS
 
 FeaturePlacement plan_memory(TrainingProblem& problem, const ModelShape& model, const TrainConfig& config,
                              std::int64_t process_bytes, std::int64_t available, MemoryPlan& plan) {
-  const Array<float>& x = *problem.features;
+  const FeatureSource x = problem_features(problem);
   MemoryPlan resident = problem.plan_memory(model);
   resident.items.insert(resident.items.begin(), {"process before training", process_bytes});
   const std::int64_t input_bytes = model.input_activation_bytes(x.rows());
@@ -49,7 +57,7 @@ FeaturePlacement plan_memory(TrainingProblem& problem, const ModelShape& model, 
 
 FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const ModelShape& model, const TrainConfig& config,
                                  std::int64_t gpu_bytes, MemoryPlan& plan) {
-  const Array<float>& x = *problem.features;
+  const FeatureSource x = problem_features(problem);
   MemoryPlan resident = problem.plan_memory(model);
   const std::int64_t input_bytes = model.input_activation_bytes(x.rows());
   // A precomputed Â·X lives on the GPU beside resident features; streamed, it is computed and
@@ -150,9 +158,10 @@ std::vector<double> cache_scores(Aggregation* aggregation, const FeaturePlacemen
   return degree_scores(local->matrix());
 }
 
-FeatureStreamingSummary describe_input(const FeatureInput& input, const Array<float>& x,
-                                       const FeaturePlacement& placement) {
+FeatureStreamingSummary describe_input(const FeatureInput& input, const FeaturePlacement& placement) {
+  const FeatureSource& x = input.features();
   FeatureStreamingSummary f;
+  f.feature_dtype = datasets::to_string(x.stored_dtype());
   f.streamed = input.streamed();
   f.precomputed_aggregation = input.precomputed();
   f.feature_bytes = 4 * x.rows() * x.cols();
@@ -167,9 +176,10 @@ FeatureStreamingSummary describe_input(const FeatureInput& input, const Array<fl
 
 std::string input_line(const FeatureStreamingSummary& f) {
   const std::string aggregation = f.precomputed_aggregation ? ", first aggregation precomputed" : "";
-  if (!f.streamed) return "features: resident (" + format_bytes(f.feature_bytes) + ")" + aggregation;
-  return fmt::format("features: streamed ({}) in chunks of {} rows, staging {}, cache of {} rows ({:.1f} %, {}){}",
-                     format_bytes(f.feature_bytes), f.chunk_rows, format_bytes(f.staging_bytes), f.cache_rows,
+  const std::string stored = f.feature_dtype == "f32" ? "" : ", stored as " + f.feature_dtype;
+  if (!f.streamed) return "features: resident (" + format_bytes(f.feature_bytes) + stored + ")" + aggregation;
+  return fmt::format("features: streamed ({}{}) in chunks of {} rows, staging {}, cache of {} rows ({:.1f} %, {}){}",
+                     format_bytes(f.feature_bytes), stored, f.chunk_rows, format_bytes(f.staging_bytes), f.cache_rows,
                      100.0 * f.cached_fraction, format_bytes(f.cache_bytes), aggregation);
 }
 

@@ -20,6 +20,9 @@
 
 namespace halo::train::detail {
 
+// The problem's features (float32 or 16-bit, whichever it holds), borrowed.
+FeatureSource problem_features(const TrainingProblem& problem);
+
 // The passes between two readings of FeatureInput::stats().
 FeaturePassStats passes_since(const FeaturePassStats& before, const FeaturePassStats& now);
 
@@ -81,8 +84,7 @@ std::vector<double> cache_scores(Aggregation* aggregation, const FeaturePlacemen
 
 // The summary's description of the input (the streaming totals are added after training), and
 // its one-line log message.
-FeatureStreamingSummary describe_input(const FeatureInput& input, const Array<float>& x,
-                                       const FeaturePlacement& placement);
+FeatureStreamingSummary describe_input(const FeatureInput& input, const FeaturePlacement& placement);
 std::string input_line(const FeatureStreamingSummary& f);
 
 }  // namespace halo::train::detail
