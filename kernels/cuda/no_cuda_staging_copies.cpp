@@ -15,7 +15,7 @@ namespace {
 
 struct StagingCopies::State {};
 
-StagingCopies::StagingCopies(int, int, std::size_t) { missing("StagingCopies"); }
+StagingCopies::StagingCopies(int, int, std::size_t, std::size_t) { missing("StagingCopies"); }
 StagingCopies::~StagingCopies() = default;
 int StagingCopies::device() const { missing("StagingCopies::device"); }
 std::size_t StagingCopies::slot_bytes() const { missing("StagingCopies::slot_bytes"); }
@@ -26,6 +26,9 @@ void StagingCopies::upload(int, std::size_t, std::size_t) { missing("StagingCopi
 void StagingCopies::upload_from(int, std::size_t, const void*, std::size_t) { missing("StagingCopies::upload_from"); }
 void StagingCopies::copy_from_device(int, std::size_t, const void*, std::size_t) {
   missing("StagingCopies::copy_from_device");
+}
+void StagingCopies::upload_widened(int, std::size_t, std::size_t, HalfFormat) {
+  missing("StagingCopies::upload_widened");
 }
 void StagingCopies::end_fill(int) { missing("StagingCopies::end_fill"); }
 void StagingCopies::use(int) { missing("StagingCopies::use"); }

@@ -1,6 +1,9 @@
 // StagingCopies: pinned and device slots, the copy stream and the events that order them with
 // halo's stream; and the reference pinned copy bandwidth.
+#include <cuda_fp16.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
@@ -11,12 +14,30 @@
 #include "kernels/cuda/staging_copies.hpp"
 
 namespace halo::kernels::cuda {
+namespace {
+
+// out[i] = the float of 16-bit value in[i], i < n: float16 through the hardware conversion
+// (exact), bfloat16 as the upper half of a float.
+__global__ void widen_halves_kernel(const std::uint16_t* in, float* out, std::int64_t n, bool bfloat16) {
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
+    out[i] = bfloat16 ? __uint_as_float(static_cast<unsigned>(in[i]) << 16) : __half2float(__ushort_as_half(in[i]));
+}
+
+void widen_halves_on(cudaStream_t stream, const std::uint16_t* in, float* out, std::int64_t n, HalfFormat format) {
+  widen_halves_kernel<<<blocks_for(n), threads_per_block, 0, stream>>>(in, out, n, format == HalfFormat::bfloat16);
+  HALO_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
 
 struct StagingCopies::State {
   int device = 0;
   std::size_t bytes = 0;
   std::vector<void*> host;
   std::vector<void*> device_buffers;
+  std::size_t half_bytes = 0;
+  std::vector<void*> half_buffers;  // upload_widened's 16-bit rows, per slot (empty without)
   std::vector<cudaEvent_t> filled;    // recorded on the copy stream after a slot's copies
   std::vector<cudaEvent_t> released;  // recorded on halo's stream after a slot's last reader
   cudaStream_t copy_stream = nullptr;
@@ -35,6 +56,8 @@ struct StagingCopies::State {
       if (p != nullptr) HALO_TEARDOWN_TRY(cudaFreeHost(p));
     for (void* p : device_buffers)
       if (p != nullptr) HALO_TEARDOWN_TRY(cudaFree(p));
+    for (void* p : half_buffers)
+      if (p != nullptr) HALO_TEARDOWN_TRY(cudaFree(p));
     for (cudaEvent_t e : filled)
       if (e != nullptr) HALO_TEARDOWN_TRY(cudaEventDestroy(e));
     for (cudaEvent_t e : released)
@@ -43,13 +66,16 @@ struct StagingCopies::State {
   }
 };
 
-StagingCopies::StagingCopies(int device, int slots, std::size_t bytes) : state_(std::make_unique<State>()) {
+StagingCopies::StagingCopies(int device, int slots, std::size_t bytes, std::size_t half_bytes)
+    : state_(std::make_unique<State>()) {
   HALO_EXPECTS(slots >= 1, "StagingCopies: at least one slot, got " + std::to_string(slots));
   ScopedDevice scoped(device);
   State& s = *state_;
   s.device = device;
   s.bytes = bytes;
+  s.half_bytes = half_bytes;
   const auto count = static_cast<std::size_t>(slots);
+  s.half_buffers.assign(half_bytes > 0 ? count : 0, nullptr);
   s.host.assign(count, nullptr);
   s.device_buffers.assign(count, nullptr);
   s.filled.assign(count, nullptr);
@@ -61,6 +87,10 @@ StagingCopies::StagingCopies(int device, int slots, std::size_t bytes) : state_(
         HALO_CUDA_TRY(cudaMallocHost(&s.host[i], bytes));
         void*& buffer = s.device_buffers[i];
         HALO_CUDA_TRY(allocate_with_trim(device, [&] { return cudaMalloc(&buffer, bytes); }));
+      }
+      if (half_bytes > 0) {
+        void*& buffer = s.half_buffers[i];
+        HALO_CUDA_TRY(allocate_with_trim(device, [&] { return cudaMalloc(&buffer, half_bytes); }));
       }
       HALO_CUDA_TRY(cudaEventCreateWithFlags(&s.filled[i], cudaEventDisableTiming));
       HALO_CUDA_TRY(cudaEventCreateWithFlags(&s.released[i], cudaEventDisableTiming));
@@ -117,6 +147,21 @@ void StagingCopies::copy_from_device(int slot, std::size_t offset, const void* s
   ScopedDevice scoped(s.device);
   HALO_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(s.device_buffers.at(static_cast<std::size_t>(slot))) + offset,
                                 source, bytes, cudaMemcpyDeviceToDevice, s.copy_stream));
+}
+
+void StagingCopies::upload_widened(int slot, std::size_t offset, std::size_t count, HalfFormat format) {
+  State& s = *state_;
+  HALO_EXPECTS(s.half_bytes > 0, "StagingCopies::upload_widened: the slots were made without 16-bit buffers");
+  HALO_ASSERT(offset % sizeof(float) == 0 && offset + count * sizeof(float) <= s.bytes &&
+              offset / 2 + count * sizeof(std::uint16_t) <= s.half_bytes);
+  if (count == 0) return;
+  ScopedDevice scoped(s.device);
+  const std::size_t i = static_cast<std::size_t>(slot);
+  auto* halves = reinterpret_cast<std::uint16_t*>(static_cast<char*>(s.half_buffers.at(i)) + offset / 2);
+  HALO_CUDA_TRY(cudaMemcpyAsync(halves, static_cast<const char*>(s.host.at(i)) + offset,
+                                count * sizeof(std::uint16_t), cudaMemcpyHostToDevice, s.copy_stream));
+  widen_halves_on(s.copy_stream, halves, reinterpret_cast<float*>(static_cast<char*>(s.device_buffers.at(i)) + offset),
+                  static_cast<std::int64_t>(count), format);
 }
 
 void StagingCopies::end_fill(int slot) {

@@ -10,14 +10,17 @@
 #include <cstddef>
 #include <memory>
 
+#include "graph/base/half.hpp"
+
 namespace halo::kernels::cuda {
 
 class StagingCopies {
  public:
   // `slots` slots of `bytes` bytes each on GPU `device`: pinned host memory (cudaMallocHost) and
-  // device memory (cudaMalloc, outside the pool: the buffers live as long as the pipeline), a
-  // non-blocking copy stream and two events per slot. Throws CudaError when any of it fails.
-  StagingCopies(int device, int slots, std::size_t bytes);
+  // device memory (cudaMalloc, outside the pool: the buffers live as long as the pipeline), and
+  // `half_bytes` more device bytes per slot for upload_widened (0: none), a non-blocking copy
+  // stream and two events per slot. Throws CudaError when any of it fails.
+  StagingCopies(int device, int slots, std::size_t bytes, std::size_t half_bytes = 0);
   // Waits for the work queued on the slots, then frees them. Never throws.
   ~StagingCopies();
   StagingCopies(const StagingCopies&) = delete;
@@ -40,6 +43,11 @@ class StagingCopies {
   // must stay unchanged until end_fill returns.
   void upload_from(int slot, std::size_t offset, const void* source, std::size_t bytes);
   void copy_from_device(int slot, std::size_t offset, const void* source, std::size_t bytes);
+  // `count` 16-bit floats in `format` that the caller wrote into the slot's host buffer at byte
+  // `offset`: copied as they are (2 · count bytes) into the slot's 16-bit device buffer at byte
+  // offset / 2, then widened on the copy stream into `count` floats of the slot at byte `offset`
+  // (exact: float16 and bfloat16 are subsets of float32).
+  void upload_widened(int slot, std::size_t offset, std::size_t count, HalfFormat format);
   void end_fill(int slot);
 
   // The computing side (the calling thread): use() makes halo's stream wait for the slot's

@@ -20,19 +20,30 @@ namespace {
 // Rows scanned between two page releases by has_negative_values on a mapped source.
 constexpr std::int64_t scan_block_bytes = 4 << 20;
 
-// All of `source` as a float32 tensor on `device`: copied (16-bit values widened) by blocks of
-// rows on every thread (one, for a Reader source), into the tensor itself on the CPU, into a host
-// tensor first for a GPU.
+// All of `source` as a float32 tensor on `device`. On the CPU, copied (16-bit values widened) by
+// blocks of rows on every thread (one, for a Reader source) into the tensor itself; for a GPU,
+// block by block through one host block, so that no host copy of the whole matrix is made.
 Tensor resident_copy(const FeatureSource& source, const kernels::Device& device) {
-  Tensor host = Tensor::empty(source.rows(), source.cols());
-  const TensorView all = host.view();
-  parallel_for_ranges(0, source.rows(), [&](std::int64_t begin, std::int64_t end) {
-    source.read_rows(begin, end, all.slice_rows(begin, end));
-  }, source.is_reader() ? std::max<std::int64_t>(1, source.rows())
-                        : std::max<std::int64_t>(1, scan_block_bytes / std::max<std::int64_t>(source.row_bytes(), 1)));
-  return device.is_cuda() ? host.to(device) : std::move(host);
+  const std::int64_t block =
+      source.is_reader() ? std::max<std::int64_t>(1, source.rows())
+                         : std::max<std::int64_t>(1, scan_block_bytes / std::max<std::int64_t>(source.row_bytes(), 1));
+  Tensor x = Tensor::empty(source.rows(), source.cols(), device);
+  if (!device.is_cuda()) {
+    const TensorView all = x.view();
+    parallel_for_ranges(0, source.rows(), [&](std::int64_t begin, std::int64_t end) {
+      source.read_rows(begin, end, all.slice_rows(begin, end));
+    }, block);
+    return x;
+  }
+  Tensor host = Tensor::empty(std::min(block, source.rows()), source.cols());
+  for (std::int64_t begin = 0; begin < source.rows(); begin += block) {
+    const std::int64_t end = std::min(source.rows(), begin + block);
+    const TensorView rows = host.view().slice_rows(0, end - begin);
+    source.read_rows(begin, end, rows);
+    kernels::copy(rows, x.view().slice_rows(begin, end));
+  }
+  return x;
 }
-
 }  // namespace
 
 FeatureInput::FeatureInput(FeatureSource features, const FeatureInputOptions& options, Aggregation* aggregation,
@@ -63,7 +74,8 @@ void FeatureInput::set_up_resident(Aggregation* aggregation) {
 
 void FeatureInput::open_stream(Stream& s, std::int64_t budget_bytes, const std::vector<double>& scores) {
   const FeatureBudgetSplit split =
-      split_feature_budget(budget_bytes, s.source.rows(), s.source.cols(), options_.staging_buffers);
+      split_feature_budget(budget_bytes, s.source.rows(), s.source.cols(), options_.staging_buffers,
+                           FeaturePipeline::staging_row_bytes(s.source, options_.device) - s.source.row_bytes());
   s.cache = FeatureCache::build(s.source, scores.empty() ? std::vector<double>(s.source.rows(), 0.0) : scores,
                                 split.cache_bytes, options_.device);
   FeaturePipelineOptions o;

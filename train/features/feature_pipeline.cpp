@@ -49,19 +49,20 @@ void check_device(const char* op, const char* name, const ConstTensorView& v, co
 }  // namespace
 
 FeatureBudgetSplit split_feature_budget(std::int64_t budget_bytes, std::int64_t rows, std::int64_t cols,
-                                        int staging_buffers) {
+                                        int staging_buffers, std::int64_t extra_staging_row_bytes) {
   check_staging_count(staging_buffers);
   HALO_EXPECTS(rows >= 0 && cols >= 0,
                "extents must be non-negative, got " + std::to_string(rows) + " x " + std::to_string(cols));
   const std::int64_t row_bytes = cols * float_bytes;
-  const std::int64_t minimum = staging_buffers * row_bytes;
+  const std::int64_t staging_row = row_bytes + extra_staging_row_bytes;
+  const std::int64_t minimum = staging_buffers * staging_row;
   HALO_EXPECTS(budget_bytes >= minimum, "a budget of " + bytes_text(budget_bytes) + " cannot hold " +
                                             std::to_string(staging_buffers) + " staging buffers of one row of " +
                                             std::to_string(cols) + " floats: the minimum is " + bytes_text(minimum));
   const std::int64_t max_rows = std::max<std::int64_t>(rows, 1);
   if (row_bytes == 0) return {max_rows, 0};
   const std::int64_t chunk = std::clamp<std::int64_t>(budget_bytes / 4 / minimum, 1, max_rows);
-  return {chunk, std::min(budget_bytes - staging_buffers * chunk * row_bytes, rows * row_bytes)};
+  return {chunk, std::min(budget_bytes - staging_buffers * chunk * staging_row, rows * row_bytes)};
 }
 
 double FeaturePassStats::hit_rate() const {
@@ -119,7 +120,7 @@ FeaturePipeline::FeaturePipeline(const FeatureSource& source, const FeaturePipel
                                                                ", the pipeline streams to " +
                                                                options.device.to_string());
   const std::int64_t max_rows = std::max<std::int64_t>(n, 1);
-  const std::int64_t row_bytes = source.row_bytes();
+  const std::int64_t row_bytes = staging_row_bytes(source, options.device);
   const std::int64_t wanted = std::min(std::max<std::int64_t>(options.chunk_rows, 1), max_rows);
   const std::int64_t minimum = cache_bytes + options.staging_buffers * wanted * row_bytes;
   HALO_EXPECTS(options.budget_bytes >= minimum,
@@ -138,7 +139,12 @@ FeaturePipeline::FeaturePipeline(const FeatureSource& source, const FeaturePipel
 std::int64_t FeaturePipeline::num_chunks() const { return ceil_div(source_.rows(), chunk_rows_); }
 
 std::int64_t FeaturePipeline::staging_bytes() const {
-  return options_.staging_buffers * std::min(chunk_rows_, source_.rows()) * source_.row_bytes();
+  return options_.staging_buffers * std::min(chunk_rows_, source_.rows()) * staging_row_bytes(source_, options_.device);
+}
+
+std::int64_t FeaturePipeline::staging_row_bytes(const FeatureSource& source, const kernels::Device& device) {
+  const bool widened_on_device = device.is_cuda() && source.stored_dtype() != datasets::FeatureDType::float32;
+  return source.row_bytes() + (widened_on_device ? source.stored_row_bytes() : 0);
 }
 
 void FeaturePipeline::record(const FeaturePassStats& pass) {
@@ -155,8 +161,10 @@ void FeaturePipeline::allocate_staging() {
   const std::int64_t slot_rows = std::min(chunk_rows_, source_.rows());
   if (options_.device.is_cuda()) {
     if (!copies_) {
+      const bool halves = source_.stored_dtype() != datasets::FeatureDType::float32;
       copies_ = std::make_unique<kernels::cuda::StagingCopies>(
-          options_.device.index, options_.staging_buffers, static_cast<std::size_t>(slot_rows * source_.row_bytes()));
+          options_.device.index, options_.staging_buffers, static_cast<std::size_t>(slot_rows * source_.row_bytes()),
+          halves ? static_cast<std::size_t>(slot_rows * source_.stored_row_bytes()) : 0);
       // Checked once: page-locked memory stays so while the source (kept alive) holds it.
       pinned_source_ = source_.rows() > 0 && !source_.is_mapped() &&
                        kernels::cuda::is_pinned_host(source_.host_row(0));
@@ -191,6 +199,17 @@ void FeaturePipeline::stream(const RowTransform& transform, const ChunkConsumer&
     float* host = static_cast<float*>(copies_->host(slot));
     const auto offset = [&](std::int64_t row) { return static_cast<std::size_t>((row - begin) * row_bytes); };
     const auto from_source = [&](std::int64_t first, std::int64_t last) {
+      if (source_.stored_dtype() != datasets::FeatureDType::float32) {
+        // 16-bit rows cross the bus as stored (half the bytes) and are widened on the GPU.
+        const HalfFormat format =
+            source_.stored_dtype() == datasets::FeatureDType::float16 ? HalfFormat::float16 : HalfFormat::bfloat16;
+        for (std::int64_t b = first; b < last; b += block_rows) {
+          const std::int64_t e = std::min(last, b + block_rows);
+          source_.read_stored_rows(b, e, reinterpret_cast<unsigned char*>(host) + offset(b));
+          copies_->upload_widened(slot, offset(b), static_cast<std::size_t>((e - b) * cols), format);
+        }
+        return;
+      }
       if (pinned_source_) {
         // Page-locked source rows: the copy engine reads them where they are, one copy per run.
         copies_->upload_from(slot, offset(first), source_.host_row(first),
@@ -255,7 +274,8 @@ void FeaturePipeline::stream(const RowTransform& transform, const ChunkConsumer&
   pass.fill_seconds = ring.fill_seconds();
   pass.cache_hits = hits;
   pass.cache_misses = n - hits;
-  pass.bytes_to_device = pass.cache_misses * source_.row_bytes();
+  // What crossed into staging: floats on the CPU; on a GPU, the rows as the source stores them.
+  pass.bytes_to_device = pass.cache_misses * (gpu ? source_.stored_row_bytes() : source_.row_bytes());
   pass.bytes_from_source = pass.cache_misses * source_.stored_row_bytes();
   record(pass);
 }

@@ -46,11 +46,12 @@ struct FeatureBudgetSplit {
 };
 
 // The rule used with --feature-memory-budget: the staging buffers take a quarter of the budget
-// (at least one row each, at most all rows), the cache the rest (at most all rows). Throws
-// InvalidArgument naming the minimum (staging_buffers rows of cols floats) when the budget is
-// below it. O(1).
+// (at least one row each, at most all rows), the cache the rest (at most all rows). A staging row
+// costs cols floats plus `extra_staging_row_bytes` (a GPU slot's 16-bit copy of the row, widened
+// there; FeaturePipeline::staging_row_bytes). Throws InvalidArgument naming the minimum
+// (staging_buffers staging rows) when the budget is below it. O(1).
 FeatureBudgetSplit split_feature_budget(std::int64_t budget_bytes, std::int64_t rows, std::int64_t cols,
-                                        int staging_buffers);
+                                        int staging_buffers, std::int64_t extra_staging_row_bytes = 0);
 
 // What one pass (or, summed, several) cost.
 struct FeaturePassStats {
@@ -102,6 +103,9 @@ class FeaturePipeline {
   int staging_buffers() const { return options_.staging_buffers; }
   // Bytes of the staging buffers (allocated or not).
   std::int64_t staging_bytes() const;
+  // Bytes a staging row of `source` takes on `device`: its floats, plus, on a GPU, its 16-bit
+  // copy when the source stores 16 bits (uploaded as stored, widened on the GPU).
+  static std::int64_t staging_row_bytes(const FeatureSource& source, const kernels::Device& device);
 
   // Y = f(X) · W: `weight` is cols x out (on the pipeline's device); returns rows x out there.
   // No sum crosses chunks: a row of Y is a row of its chunk's GEMM. OpenBLAS (and cuBLAS) pick
@@ -148,8 +152,8 @@ class FeaturePipeline {
   // each thread pool spins while the other runs: on 2 cores that took a third more time than
   // the whole in-memory epoch's first layer. Records one pass in last_pass() and total(). An
   // exception from either side ends the pass and reaches the caller, the worker stopped. On a GPU
-  // the worker's fill is the chunk's copies (source rows through a pinned buffer, cached rows
-  // device to device) and ends when they have landed; `rows` is then device memory, and consume
+  // the worker's fill is the chunk's copies (source rows through a pinned buffer, 16-bit rows as
+  // stored and widened on the GPU, cached rows device to device) and ends when they have landed; `rows` is then device memory, and consume
   // queues its work on halo's stream (which the slot's next fill waits for through an event, so
   // consume need not wait for its kernels).
   using ChunkConsumer = std::function<void(kernels::TensorView rows, std::int64_t first_row)>;

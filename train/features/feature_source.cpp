@@ -115,6 +115,14 @@ void FeatureSource::read(const FeatureBlock& block, kernels::TensorView out) con
     std::memcpy(out.row(r), data_ + (block.row_begin + r) * cols_ + block.col_begin, bytes);
 }
 
+void FeatureSource::read_stored_rows(std::int64_t begin, std::int64_t end, void* out) const {
+  check_rows("read_stored_rows", begin, end);
+  HALO_EXPECTS(!reader_, "read_stored_rows: a Reader source has no stored rows");
+  const void* first = halves_ != nullptr ? static_cast<const void*>(halves_->bits.data() + begin * cols_)
+                                         : static_cast<const void*>(data_ + begin * cols_);
+  if (end > begin) std::memcpy(out, first, static_cast<std::size_t>((end - begin) * stored_row_bytes()));
+}
+
 void FeatureSource::read_rows(std::int64_t begin, std::int64_t end, kernels::TensorView out) const {
   read({begin, end, 0, cols_}, out);
 }

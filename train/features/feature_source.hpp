@@ -80,6 +80,10 @@ class FeatureSource {
   // InvalidArgument for a block outside the features or a mismatched `out`. Safe to call from
   // several threads at once except for a Reader source.
   void read(const FeatureBlock& block, kernels::TensorView out) const;
+  // Copies rows [begin, end) as they are stored (float32 or 16-bit values, stored_row_bytes()
+  // each, contiguous) to `out`, which must hold (end - begin) · stored_row_bytes() bytes; for the
+  // GPU pipeline, which widens 16-bit rows on the device. Not for a Reader source (InvalidArgument).
+  void read_stored_rows(std::int64_t begin, std::int64_t end, void* out) const;
   // read() of rows [begin, end), all columns.
   void read_rows(std::int64_t begin, std::int64_t end, kernels::TensorView out) const;
 

@@ -177,6 +177,39 @@ TEST_CASE("train on a GPU with features streamed at 1/8 of their size gives the 
   CHECK(f.bytes_to_device > 0);
 }
 
+TEST_CASE("train on a GPU with 16-bit features, resident or streamed as stored and widened there, gives the losses "
+          "of their float32 widening",
+          "[gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  const HalfFormat format = GENERATE(HalfFormat::float16, HalfFormat::bfloat16);
+  const std::int64_t budget = GENERATE(0, 12000, 320);
+  CAPTURE(budget);
+  datasets::Dataset half = test::wide_sbm(40);
+  datasets::Dataset wide = test::wide_sbm(40);
+  datasets::NodeType& t = half.node_types[0];
+  t.half_features = datasets::narrow_features(t.features, format);
+  t.features = Array<float>();
+  wide.node_types[0].features = datasets::widen_features(t.half_features);
+  TrainConfig config = test::short_training(6);
+  config.device = Device::cuda();
+  config.feature_memory_budget = budget;
+  const TrainSummary a = halo::train::train(half, test::small_gcn(), config);
+  const TrainSummary b = halo::train::train(wide, test::small_gcn(), config);
+  // The same float32 values reach the first product; only the chunking may differ (the 16-bit
+  // staging rows take part of the budget), which moves float rounding only.
+  check_close_losses(a.runs[0], b.runs[0], 1e-5);
+  CHECK(a.feature_streaming.feature_dtype == (format == HalfFormat::float16 ? "f16" : "bf16"));
+  if (budget > 0) {
+    // The 16-bit rows cross the bus as stored: 2 bytes a value against 4.
+    const FeatureStreamingSummary& f = a.feature_streaming;
+    REQUIRE(f.streamed);
+    CHECK(f.staging_bytes + f.cache_bytes <= budget);
+    CHECK(f.bytes_to_device == f.bytes_from_source);
+    CHECK(f.bytes_to_device * 2 * (600 - b.feature_streaming.cache_rows) ==
+          b.feature_streaming.bytes_to_device * (600 - f.cache_rows));
+  }
+}
+
 TEST_CASE("train on a GPU with the first aggregation precomputed, resident or streamed at 1/8, gives the CPU "
           "losses",
           "[gpu]") {
