@@ -41,6 +41,15 @@ def write_result(path, result):
     os.replace(path + ".tmp", path)
 
 
+def finish_result(path, result, started):
+    """Adds the wall time since `started` and the load average to `result`, writes it to `path`."""
+    import time
+    result["wall_s"] = time.time() - started
+    result["load_average_after"] = load_average()
+    write_result(path, result)
+    print(f"wrote {path}")
+
+
 def child_env():
     """The environment of a benchmark's child process: this folder first on PYTHONPATH, so a child
     run with `python -c` can import the modules beside this one (pyg_gcn)."""

@@ -9,6 +9,10 @@ Graph: a generated SBM (halo-convert synth, 131072 vertices, 256 features: 128 M
 cache of the highest-degree rows; on the CPU the "device" is that budgeted host memory and a
 worker thread stands for the copy engine.
 
+With --feature-dtypes f32,f16 every configuration also runs on the same graph converted with
+--feature-dtype f16 (features stored as float16, widened as each chunk is staged), at the same
+budgets: the bytes read from the feature file per epoch (bytes_from_source) halve.
+
 Reported per budget: the epoch time (training step; median over repeats of each run's median)
 and its ratio to the in-memory epoch, host→device bytes per epoch against the floor (feature
 bytes x (1 - cached fraction) x streaming passes per epoch), the cache hit rate, and the time the
@@ -62,6 +66,7 @@ def summarize(runs, feature_bytes):
     passes = statistics.median(e["feature_passes"] for e in epochs)
     floor = feature_bytes * (1 - f["cached_fraction"]) * passes
     moved = statistics.median(e["feature_bytes_to_device"] for e in epochs)
+    total_epochs = sum(len(r["runs"][0]["epochs"]) for r in runs[:1])
     out.update({
         "budget_bytes": f["budget_bytes"],
         "chunk_rows": f["chunk_rows"],
@@ -70,6 +75,8 @@ def summarize(runs, feature_bytes):
         "cached_fraction": f["cached_fraction"],
         "passes_per_epoch": passes,
         "bytes_to_device_per_epoch": moved,
+        "feature_dtype": f.get("feature_dtype", "f32"),
+        "bytes_from_source_per_epoch": f.get("bytes_from_source", 0) / total_epochs,
         "floor_bytes_per_epoch": floor,
         "bytes_over_floor": moved / floor if floor > 0 else None,
         "cache_hit_rate": statistics.median(e["feature_cache_hit_rate"] for e in epochs),
@@ -89,44 +96,57 @@ def main():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--budgets", default="0.10,0.25,0.50", help="fractions of the feature bytes")
     p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--feature-dtypes", default="f32", help="f32, f16, bf16: one dataset each, the same budgets")
     p.add_argument("--work", default=os.path.join(ROOT, "bench", "work"))
     p.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     p.add_argument("--output", default=os.path.join(ROOT, "bench", "results", "feature_streaming.json"))
     args = p.parse_args()
 
-    data = os.path.join(args.work, f"sbm-{args.nodes}-f{args.features}")
-    run([os.path.join(args.bin, "halo-convert"), "synth", "sbm", data, "--nodes", str(args.nodes), "--avg-degree",
-         str(args.avg_degree), "--features", str(args.features), "--classes", str(args.classes), "--force", "-q"])
-    info = json.loads(run([os.path.join(args.bin, "halo-convert"), "info", data, "--json", "-"]))
+    datasets = {}
+    for dtype in args.feature_dtypes.split(","):
+        data = os.path.join(args.work, f"sbm-{args.nodes}-f{args.features}" + ("" if dtype == "f32" else "-" + dtype))
+        run([os.path.join(args.bin, "halo-convert"), "synth", "sbm", data, "--nodes", str(args.nodes), "--avg-degree",
+             str(args.avg_degree), "--features", str(args.features), "--classes", str(args.classes), "--feature-dtype",
+             dtype, "--force", "-q"])
+        datasets[dtype] = data
+    info = json.loads(run([os.path.join(args.bin, "halo-convert"), "info", next(iter(datasets.values())), "--json", "-"]))
     feature_bytes = 4 * info["num_nodes"] * info["feature_dim"]
     fractions = [float(x) for x in args.budgets.split(",")]
-    configs = [("memory", 0)] + [(f"{round(100 * x)}%", int(x * feature_bytes)) for x in fractions]
+    # (name, dataset, budget): the f32 configurations keep their names of the f32-only runs.
+    configs = []
+    for dtype, data in datasets.items():
+        prefix = "" if dtype == "f32" else dtype + " "
+        configs += [(prefix + "memory", data, 0)]
+        configs += [(f"{prefix}{round(100 * x)}%", data, int(x * feature_bytes)) for x in fractions]
     print(f"graph: {info['num_nodes']} vertices, {info['num_edges']} directed edges, features "
           f"{feature_bytes / 2**20:.0f} MiB", flush=True)
 
     load_before = load_average()
     started = time.time()
-    runs = {name: [] for name, _ in configs}
+    runs = {name: [] for name, _, _ in configs}
     for repeat in range(args.repeats):
-        for name, budget in configs:
+        for name, data, budget in configs:
             runs[name].append(train(args, data, budget))
             print(f"repeat {repeat + 1} {name:>6}: {runs[name][-1]['epoch_time_median_s'] * 1e3:.0f} ms/epoch",
                   flush=True)
     load_after = load_average()
 
-    results = {name: summarize(runs[name], feature_bytes) for name, _ in configs}
-    memory_epoch = results["memory"]["epoch_time_median_s"]
-    for name, _ in configs[1:]:
+    results = {name: summarize(runs[name], feature_bytes) for name, _, _ in configs}
+    for name, _, budget in configs:
+        if budget == 0:
+            continue
+        memory = name.split(" ")[0] + " memory" if " " in name else "memory"
         r = results[name]
-        r["epoch_time_vs_memory"] = r["epoch_time_median_s"] / memory_epoch
+        r["epoch_time_vs_memory"] = r["epoch_time_median_s"] / results[memory]["epoch_time_median_s"]
         # Each repeat ran this budget right after the in-memory run: the ratio within a repeat
         # shares that moment's load, so its median is the steadier number on a shared machine.
-        paired = [s["epoch_time_median_s"] / m["epoch_time_median_s"] for s, m in zip(runs[name], runs["memory"])]
+        paired = [s["epoch_time_median_s"] / m["epoch_time_median_s"] for s, m in zip(runs[name], runs[memory])]
         r["epoch_time_vs_memory_paired"] = paired
         r["epoch_time_vs_memory_paired_median"] = statistics.median(paired)
         print(f"{name:>4} budget: {r['epoch_time_median_s'] * 1e3:.0f} ms/epoch ({r['epoch_time_vs_memory']:.2f}x in "
               f"memory, paired median {r['epoch_time_vs_memory_paired_median']:.2f}x), "
-              f"{r['bytes_to_device_per_epoch'] / 2**20:.1f} MiB/epoch to the device (floor "
+              f"{r['bytes_to_device_per_epoch'] / 2**20:.1f} MiB/epoch to the device, "
+              f"{r['bytes_from_source_per_epoch'] / 2**20:.1f} MiB/epoch from the {r['feature_dtype']} file (floor "
               f"{r['floor_bytes_per_epoch'] / 2**20:.1f}), hit rate {100 * r['cache_hit_rate']:.1f} %, waited "
               f"{r['wait_s_per_epoch_median'] * 1e3:.1f} ms/epoch", flush=True)
     goal = results.get("25%", {}).get("epoch_time_vs_memory_paired_median")
@@ -139,6 +159,7 @@ def main():
         "wall_seconds": time.time() - started,
         "graph": {"generator": "sbm", "nodes": info["num_nodes"], "directed_edges": info["num_edges"],
                   "features": info["feature_dim"], "classes": info["num_classes"], "feature_bytes": feature_bytes},
+        "feature_dtypes": list(datasets),
         "model": {"kind": "gcn", "layers": 2, "hidden": args.hidden, "input_dropout": 0.5, "epochs": args.epochs,
                   "threads": args.threads},
         "repeats": args.repeats,

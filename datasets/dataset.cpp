@@ -126,6 +126,19 @@ void check_dataset(const Dataset& ds, FeatureValues features) {
     check_features(ds.meta.name, t, features);
     check_labels(ds, t);
   }
+  if (!ds.edge_features.empty()) {
+    HALO_EXPECTS(!ds.meta.is_hetero, "dataset '" + ds.meta.name + "': edge features are kept for homogeneous graphs only");
+    HALO_EXPECTS(ds.edge_features.ndim() == 2 && ds.edge_features.rows() == ds.graph.num_edges(),
+                 "dataset '" + ds.meta.name + "': " + std::to_string(ds.edge_features.rows()) +
+                     " rows of edge features for " + std::to_string(ds.graph.num_edges()) + " CSR entries");
+    const float* e = ds.edge_features.data();
+    const std::int64_t i =
+        parallel_find_first(0, ds.edge_features.size(), [&](std::int64_t k) { return !std::isfinite(e[k]); });
+    if (i < ds.edge_features.size())
+      throw InvalidArgument("dataset '" + ds.meta.name + "': edge feature of CSR entry " +
+                            std::to_string(i / ds.edge_features.cols()) + " column " +
+                            std::to_string(i % ds.edge_features.cols()) + " is not finite");
+  }
   check_split(ds);
 }
 

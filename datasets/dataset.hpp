@@ -61,6 +61,7 @@ struct Dataset {
   DatasetMeta meta;
   std::vector<NodeType> node_types;  // homogeneous: exactly one, named "node"
   graph::CsrGraph graph;             // homogeneous graph (rows are destinations)
+  Array<float> edge_features;        // homogeneous: one row per entry of `graph`, or empty
   graph::HeteroGraph hetero;         // heterogeneous graph (meta.is_hetero)
   Split split;
 

@@ -108,7 +108,7 @@ std::uint64_t dataset_bytes(const Dataset& ds) {
   if (ds.meta.is_hetero) {
     for (int r = 0; r < ds.hetero.num_relations(); ++r) bytes += graph_bytes(ds.hetero.relation(r));
   } else {
-    bytes += graph_bytes(ds.graph);
+    bytes += graph_bytes(ds.graph) + ds.edge_features.bytes();
   }
   return bytes;
 }
@@ -271,6 +271,7 @@ void write_dataset_dir(const Dataset& ds, const std::string& dir, bool force, Fe
       writer.put_graph(relation_folder(ds.hetero.relation_type(r)), ds.hetero.relation(r));
   } else {
     writer.put_graph(homogeneous_graph_folder, ds.graph);
+    if (!ds.edge_features.empty()) writer.put(std::string(homogeneous_graph_folder) + "/edge_feat.npy", ds.edge_features);
   }
   for (const NodeType& t : ds.node_types) {
     const std::string features_file = node_folder(ds.meta, t.name) + "node_feat.npy";
@@ -318,6 +319,10 @@ Dataset read_dataset_dir(const std::string& dir, const DatasetDirOptions& option
                                                " vertex types, expected 1");
     const std::int64_t n = info.node_types[0].count;
     ds.graph = reader.open_graph(homogeneous_graph_folder, n, n, info.num_edges, info.graph_properties);
+    const std::string edge_file = std::string(homogeneous_graph_folder) + "/edge_feat.npy";
+    ds.edge_features = reader.open_optional<float>(edge_file, 2, info.num_edges, -1);
+    if (!ds.edge_features.empty())
+      check_finite(dir + "/" + edge_file, ds.edge_features, reader.crc_of(edge_file, ds.edge_features));
   }
   for (const NodeTypeInfo& t : info.node_types) {
     NodeType nt;

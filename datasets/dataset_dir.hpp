@@ -1,11 +1,12 @@
 // halo's dataset directory: dataset.json (metadata, counts, and every array file with its dtype,
 // shape, size and CRC-32) beside .npy arrays, written atomically and opened by mapping the
 // arrays. Layout (ARCHITECTURE.md, "The dataset directory"):
-//   homogeneous:   graph/{indptr,indices[,weights]}.npy, node_feat.npy, node_label.npy
+//   homogeneous:   graph/{indptr,indices[,weights,edge_feat]}.npy, node_feat.npy, node_label.npy
 //   heterogeneous: relations/<src>__<rel>__<dst>/{indptr,indices[,weights]}.npy,
 //                  nodes/<type>/{node_feat,node_label}.npy
 //   both:          split/{train,valid,test}.npy (vertex ids of the target type)
-// Feature, label and weight files are absent when the dataset has none. node_feat.npy is float32,
+// Feature, label and weight files are absent when the dataset has none. graph/edge_feat.npy (float32,
+// one row per CSR entry, in the order of graph/indices.npy) only where edge features were kept. node_feat.npy is float32,
 // or 16 bits: float16 (numpy's <f2) or bfloat16 (raw bits, <u2; dataset.json's dtype "bfloat16"
 // is what says so). CSRs keep halo's
 // orientation: rows are destinations.

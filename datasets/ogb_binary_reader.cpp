@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 
+#include "datasets/detail/edge_feature_order.hpp"
 #include "datasets/detail/edge_feature_reduce.hpp"
 #include "datasets/detail/npz_arrays.hpp"
 #include "datasets/detail/ogb_common.hpp"
@@ -93,15 +94,19 @@ Dataset read_ogb_binary(OgbSettings& s) {
   HomogeneousParts parts;
   parts.graph = edges.get();
   if (features) parts.features = features->get();
-  if (from_edges) {
+  if (from_edges || s.options.keep_edge_features) {
     // A second pass over the edge list, for the stored edges in order.
     const ExpectedRows rows{num_edges, "num_edges_list gives " + std::to_string(num_edges)};
     const Array<std::int64_t> ids =
         read_npz_edge_ids<std::int64_t>(data, "edge_index", rows, {n, "source vertex", n_source},
                                         {n, "destination vertex", n_source});
-    parts.features = reduce_edge_features(n, ids.data(), ids.data() + num_edges,
-                                          read_npz_features(data, "edge_feat", rows), false,
-                                          s.options.node_features_from_edges);
+    const Array<float> edge_features = read_npz_features(data, "edge_feat", rows);
+    if (from_edges)
+      parts.features = reduce_edge_features(n, ids.data(), ids.data() + num_edges, edge_features, false,
+                                            s.options.node_features_from_edges);
+    if (s.options.keep_edge_features)
+      parts.edge_features = edge_features_in_csr_order(parts.graph, ids.data(), ids.data() + num_edges, num_edges,
+                                                       coo.symmetrize, edge_features);
   }
   parts.labels = std::move(labels);
   parts.split = std::move(split);

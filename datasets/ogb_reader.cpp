@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "datasets/detail/csv_numbers.hpp"
+#include "datasets/detail/edge_feature_order.hpp"
 #include "datasets/detail/edge_feature_reduce.hpp"
 #include "datasets/detail/gzip_reader.hpp"
 #include "datasets/detail/ogb_common.hpp"
@@ -86,15 +87,19 @@ Dataset read_homogeneous(detail::OgbSettings& s) {
   detail::HomogeneousParts parts;
   parts.graph = edges.get();
   if (features) parts.features = features->get();
-  if (from_edges) {
+  if (from_edges || s.options.keep_edge_features) {
     // A second pass over the edge list, for the stored edges in file order.
     const Array<float> edge_features =
         detail::read_float_matrix(detail::require_csv(raw + "/edge-feat.csv"), {num_edges, base_name(edges_count_path)});
     const auto ids = detail::read_id_columns<std::int64_t>(
         edges_path, {num_edges, base_name(edges_count_path)},
         {{n, "source vertex", n_source}, {n, "destination vertex", n_source}});
-    parts.features = detail::reduce_edge_features(n, ids[0].data(), ids[1].data(), edge_features, *add_inverse_edge,
-                                                  s.options.node_features_from_edges);
+    if (from_edges)
+      parts.features = detail::reduce_edge_features(n, ids[0].data(), ids[1].data(), edge_features, *add_inverse_edge,
+                                                    s.options.node_features_from_edges);
+    if (s.options.keep_edge_features)
+      parts.edge_features = detail::edge_features_in_csr_order(parts.graph, ids[0].data(), ids[1].data(), num_edges,
+                                                               coo.symmetrize, edge_features);
   }
   parts.labels = labels.get();
   parts.split = split.get();

@@ -26,6 +26,10 @@ struct OgbReadOptions {
   // features of each vertex are the mean (PyG's proteins example) or sum (DGL's) of those of the
   // edges into it, the reverses add_inverse_edge adds included (detail/edge_feature_reduce.hpp).
   EdgeFeatureReduce node_features_from_edges = EdgeFeatureReduce::none;
+  // Homogeneous datasets with edge features: keep them, one row per CSR entry (Dataset::
+  // edge_features; a reversed copy has its edge's row). Not with to_undirected (merged duplicates
+  // would need a rule to merge their features) nor for a heterogeneous dataset.
+  bool keep_edge_features = false;
 };
 
 // Reads an OGB node-property dataset folder (raw/, split/) as OGB's own loaders do.
@@ -42,9 +46,10 @@ struct OgbReadOptions {
 // type, columns = src type), every type of num-node-dict, features where
 // raw/node-feat/<type>/ has them, labels for the types nodetype-has-label marks, target_type =
 // the type split/<split>/nodetype-has-split marks. Edge features are read only for
-// node_features_from_edges (raw/edge-feat.csv.gz, or data.npz's edge_feat: E x D, aligned with
-// the stored edges; IoError when missing, InvalidArgument for a dataset with node features or a
-// heterogeneous one); OGB's "additional" node and edge files are not read.
+// node_features_from_edges and keep_edge_features (raw/edge-feat.csv.gz, or data.npz's edge_feat:
+// E x D, aligned with the stored edges; IoError when missing, InvalidArgument for a heterogeneous
+// dataset, for node features from edges of a dataset with node features, and for kept edge
+// features with to_undirected); OGB's "additional" node and edge files are not read.
 //
 // Throws IoError naming the file and 1-based line (or value) for a missing or malformed file,
 // counts that disagree between files, ids out of range, labels >= num_classes, split ids out of

@@ -51,6 +51,12 @@ void resolve_split(OgbSettings& s) {
 }
 
 void check_edge_feature_request(const OgbSettings& s, bool hetero, const std::string& features_file) {
+  if (s.options.keep_edge_features && hetero)
+    throw InvalidArgument("read_ogb: '" + s.meta.name + "' is heterogeneous; edge features are kept "
+                          "(--keep-edge-features) for homogeneous datasets only");
+  if (s.options.keep_edge_features && s.options.to_undirected)
+    throw InvalidArgument("read_ogb: --keep-edge-features with --to-undirected: merging duplicate edges would "
+                          "need a rule to merge their features; keep the edges as stored");
   if (s.options.node_features_from_edges == EdgeFeatureReduce::none) return;
   if (hetero)
     throw InvalidArgument("read_ogb: '" + s.meta.name + "' is heterogeneous; node features from edge features "
@@ -69,6 +75,7 @@ Dataset homogeneous_dataset(OgbSettings& s, HomogeneousParts parts, const std::s
   node.count = ds.graph.num_rows();
   node.features = std::move(parts.features);
   node.labels = std::move(parts.labels);
+  ds.edge_features = std::move(parts.edge_features);
   ds.meta.name = s.meta.name;
   ds.meta.task = s.task;
   ds.meta.num_classes = resolve_num_classes(s, {&node.labels});

@@ -92,7 +92,8 @@ void check_edge_feature_request(const OgbSettings& s, bool hetero, const std::st
 // vertex labelled (check_split_labelled, naming `labels_file`).
 struct HomogeneousParts {
   graph::CsrGraph graph;
-  Array<float> features;  // empty: none
+  Array<float> features;       // empty: none
+  Array<float> edge_features;  // one row per CSR entry (OgbReadOptions::keep_edge_features); empty: none
   Array<std::int64_t> labels;
   Split split;
   bool directed = false;

@@ -113,9 +113,17 @@ TEST_CASE("halo-train trains an ogbn-proteins-shaped multi-label dataset and rep
   ScratchDir scratch;
   const std::string source = make_proteins_like(scratch);
   const Result converted = halo::test::run_program(
-      "halo-convert", "ogb " + source + " " + (scratch / "ds") + " --node-features-from-edges mean -q", scratch);
+      "halo-convert", "ogb " + source + " " + (scratch / "ds") + " --node-features-from-edges mean --keep-edge-features -q",
+      scratch);
   INFO(converted.err);
   REQUIRE(converted.exit_code == 0);
+  // The edge features stay beside the CSR (400 x 5 stored edges, each both ways), 8 per entry.
+  const Result info = halo::test::run_program("halo-convert", "info " + (scratch / "ds"), scratch);
+  CHECK(info.out.find("edge features           8 per CSR entry") != std::string::npos);
+  CHECK(std::filesystem::file_size(scratch / "ds/graph/edge_feat.npy") == 128 + 4000 * 8 * 4);
+  const Result parts = halo::test::run_program("halo-partition", (scratch / "ds") + " --parts 2 -o " + (scratch / "p"), scratch);
+  CHECK(parts.exit_code == 0);
+  CHECK(parts.err.find("its edge features (8 per CSR entry) are not carried into the parts") != std::string::npos);
   const Result r = halo::test::run_program(
       "halo-train", "--dataset " + (scratch / "ds") + " --epochs 40 --hidden 16 --lr 0.02 --threads 2 --json -", scratch);
   INFO(r.err);

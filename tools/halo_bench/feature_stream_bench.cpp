@@ -1,8 +1,8 @@
 // halo-bench gpu-feature-streaming: one FeaturePipeline pass over features that do not fit its
 // budget, timed with the copies alone and with the X·W GEMMs (features page-locked, read where
-// they are, and pageable, through the pinned staging), against
-// kernels::cuda::pinned_upload_bandwidth in the same run; then train() on a generated graph in GPU
-// memory and streamed.
+// they are, pageable, through the pinned staging, and stored as float16, crossing at half the
+// bytes and widened on the GPU), against kernels::cuda::pinned_upload_bandwidth in the same run;
+// then train() on a generated graph in GPU memory and streamed (float32 and float16).
 #include "tools/halo_bench/feature_stream_bench.hpp"
 
 #include <fmt/format.h>
@@ -17,6 +17,7 @@
 #include "kernels/device.hpp"
 #include "tools/common/program.hpp"
 #ifdef HALO_WITH_CUDA
+#include "datasets/half_features.hpp"
 #include "datasets/synth.hpp"
 #include "graph/base/parallel.hpp"
 #include "graph/base/random.hpp"
@@ -69,15 +70,15 @@ double median_seconds(int repeat, F&& pass) {
   return times[static_cast<std::size_t>(repeat / 2)];
 }
 
-// The passes over `x` with the pipeline's copies only and with X·W (W: cols x 64).
-nlohmann::json time_passes(const GpuFeatureStreamingBench& o, const Array<float>& x, double reference) {
-  const train::FeatureSource source = train::FeatureSource::borrow(x);
+// The passes over `source` with the pipeline's copies only and with X·W (W: cols x 64). Rates are
+// of the float32 matrix's bytes (what the GEMMs read), and of the bytes stored (what crossed).
+nlohmann::json time_passes(const GpuFeatureStreamingBench& o, const train::FeatureSource& source, double reference) {
   train::FeaturePipelineOptions p;
   p.budget_bytes = static_cast<std::int64_t>(o.budget_fraction * static_cast<double>(source.bytes()));
   p.staging_buffers = o.staging_buffers;
   p.device = Device::cuda();
   train::FeaturePipeline pipeline(source, p);
-  const Tensor w = Tensor::full(x.cols(), 64, 0.01f, Device::cuda());
+  const Tensor w = Tensor::full(source.cols(), 64, 0.01f, Device::cuda());
   const double copies =
       median_seconds(o.repeat, [&] { pipeline.stream({}, [](kernels::TensorView, std::int64_t) {}); });
   const double gemm = median_seconds(o.repeat, [&] { pipeline.forward(w.view()); });
@@ -88,6 +89,7 @@ nlohmann::json time_passes(const GpuFeatureStreamingBench& o, const Array<float>
           {"copies_only_s", copies},
           {"copies_only_bytes_per_s", bytes / copies},
           {"copies_only_vs_pinned_memcpy", bytes / copies / reference},
+          {"copies_only_stored_bytes_per_s", static_cast<double>(source.stored_bytes()) / copies},
           {"forward_s", gemm},
           {"forward_bytes_per_s", bytes / gemm},
           {"forward_vs_pinned_memcpy", bytes / gemm / reference},
@@ -139,9 +141,13 @@ int run_gpu_feature_streaming_bench(const GpuFeatureStreamingBench& o) {
   {
     Array<float> x = random_features(o.rows, o.cols, 11);
     result["features_bytes"] = o.rows * o.cols * 4;
-    result["pageable"] = time_passes(o, x, reference);
+    result["pageable"] = time_passes(o, train::FeatureSource::borrow(x), reference);
+    {
+      const datasets::HalfFeatures half = datasets::narrow_features(x, HalfFormat::float16);
+      result["float16"] = time_passes(o, train::FeatureSource::borrow(half), reference);
+    }
     const kernels::cuda::PinnedRegistration pin(x.data(), static_cast<std::size_t>(x.size()) * sizeof(float));
-    result["page_locked"] = time_passes(o, x, reference);
+    result["page_locked"] = time_passes(o, train::FeatureSource::borrow(x), reference);
     log_info(fmt::format("gpu-feature-streaming: streamed {:.1f} GB/s page-locked, {:.1f} GB/s pageable (copies only)",
                          result["page_locked"]["copies_only_bytes_per_s"].get<double>() / 1e9,
                          result["pageable"]["copies_only_bytes_per_s"].get<double>() / 1e9));
@@ -173,12 +179,20 @@ int run_gpu_feature_streaming_bench(const GpuFeatureStreamingBench& o) {
                                                 static_cast<std::size_t>(features.size()) * sizeof(float));
     streamed = train::train(ds, m, c);
   }
+  // The same features stored as float16: half the bytes cross the bus, widened on the GPU.
+  datasets::NodeType& target = ds.target();
+  target.half_features = datasets::narrow_features(target.features, HalfFormat::float16);
+  const std::int64_t feature_values = target.features.size();
+  target.features = Array<float>();
+  const train::TrainSummary streamed_f16 = train::train(ds, m, c);
   result["train"] = {{"nodes", o.train_nodes},
                      {"features", o.train_features},
-                     {"feature_bytes", features.size() * 4},
+                     {"feature_bytes", feature_values * 4},
                      {"in_memory", train_summary(memory)},
                      {"streamed", train_summary(streamed)},
-                     {"epoch_ratio", streamed.epoch_time_median_s / memory.epoch_time_median_s}};
+                     {"streamed_float16", train_summary(streamed_f16)},
+                     {"epoch_ratio", streamed.epoch_time_median_s / memory.epoch_time_median_s},
+                     {"epoch_ratio_float16", streamed_f16.epoch_time_median_s / memory.epoch_time_median_s}};
   log_info(fmt::format("gpu-feature-streaming: GCN epoch {:.4f} s streamed at a 25 % budget, {:.4f} s in memory",
                        streamed.epoch_time_median_s, memory.epoch_time_median_s));
   if (!o.json.empty()) write_json(o.json, result);

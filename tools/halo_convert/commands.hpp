@@ -25,6 +25,7 @@ struct OgbCommand {
   bool add_reverse_relations = false;
   std::string node_features_from_edges;  // "", "mean" or "sum"
   std::string feature_dtype = "f32";     // f32, f16 or bf16
+  bool keep_edge_features = false;
   bool force = false;
   std::string json;
 };

@@ -34,6 +34,9 @@ void add_ogb_command(CLI::App& app, OgbCommand& c) {
                   "baseline) or sum (DGL's) of its edges' features")
       ->check(CLI::IsMember({"mean", "sum"}));
   add_feature_dtype_option(sub, c.feature_dtype);
+  sub->add_flag("--keep-edge-features", c.keep_edge_features,
+                "Homogeneous datasets with edge features (ogbn-proteins): keep them in the dataset directory, one "
+                "row per CSR entry (graph/edge_feat.npy; a reversed copy has its edge's row)");
   sub->add_flag("--force", c.force, "Replace the output directory if it exists");
   sub->add_option("--json", c.json, "Write the dataset summary as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 }
@@ -49,6 +52,7 @@ int run_ogb_command(const OgbCommand& c) {
   if (c.num_classes >= 0) o.num_classes = c.num_classes;
   o.to_undirected = c.to_undirected;
   o.add_reverse_relations = c.add_reverse_relations;
+  o.keep_edge_features = c.keep_edge_features;
   if (!c.node_features_from_edges.empty())
     o.node_features_from_edges =
         c.node_features_from_edges == "mean" ? datasets::EdgeFeatureReduce::mean : datasets::EdgeFeatureReduce::sum;

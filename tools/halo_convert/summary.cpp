@@ -44,6 +44,7 @@ nlohmann::json describe_dataset(const datasets::Dataset& ds) {
   j["feature_dtype"] = target.half_features.empty()                        ? "f32"
                        : target.half_features.format == HalfFormat::float16 ? "f16"
                                                                              : "bf16";
+  j["edge_feature_dim"] = ds.edge_features.empty() ? 0 : ds.edge_features.cols();
   j["num_classes"] = ds.meta.num_classes;
   j["num_tasks"] = ds.meta.num_tasks;
   j["split_name"] = ds.meta.split_name;
@@ -108,6 +109,8 @@ std::string format_description(const nlohmann::json& j) {
   const std::string dtype = j.value("feature_dtype", std::string("f32"));
   s += fmt::format("  features   {:>14}{}\n", j["feature_dim"].get<std::int64_t>(),
                    dtype == "f32" ? std::string() : " (stored as " + dtype + ")");
+  if (j.value("edge_feature_dim", 0) > 0)
+    s += fmt::format("  edge features {:>11} per CSR entry\n", j["edge_feature_dim"].get<std::int64_t>());
   if (j["task"] == "multilabel")
     s += fmt::format("  tasks      {:>14} (binary each)\n", j["num_tasks"].get<std::int64_t>());
   else

@@ -59,6 +59,10 @@ int run_partition_command(const PartitionCommand& c) {
                        options.num_parts, partition::to_string(options.method)));
   stages.end_stage("load");
 
+  if (!ds.edge_features.empty())
+    log_warning(fmt::format("{}: its edge features ({} per CSR entry) are not carried into the parts: no model "
+                            "trains on them yet",
+                            ds.meta.name, ds.edge_features.cols()));
   partition::PartitionInput input = partition::build_partition_input(ds, options);
   const std::vector<partition::BalanceKey> balance = input.balance;
   stages.end_stage(options.method == partition::Method::metis ? "build METIS input" : "build input");
