@@ -452,9 +452,6 @@ void count_splits(LoopContext& c) {
   c.valid_total = sizes[1];
   c.test_total = sizes[2];
   if (c.tasks == 0) return;
-  if (c.comm.size() > 1 && c.comm.device().is_cuda())
-    throw UnsupportedError("train: multi-label tasks on several GPU ranks are not supported yet (their ROC-AUC "
-                           "gathers the scores through host buffers); train them on CPU ranks or one GPU");
   std::int64_t labelled = 0;
   for (std::int64_t k = 0; k < c.train.size; ++k)
     for (std::int64_t j = 0; j < c.tasks; ++j) labelled += c.labels[c.train.data[k] * c.tasks + j] >= 0;
