@@ -3,6 +3,7 @@
 #include "graph/base/half.hpp"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -23,8 +24,18 @@ __attribute__((target("avx,f16c"))) void widen_float16_f16c(const std::uint16_t*
   widen_float16_scalar(in + i, out + i, n - i);
 }
 
+// F16C and AVX in CPUID, and the YMM state saved by the OS (XCR0 bits 1 and 2): read directly,
+// since compilers differ in the names __builtin_cpu_supports knows.
 bool has_f16c() {
-  static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+    const unsigned needed = bit_AVX | bit_OSXSAVE | bit_F16C;
+    if ((ecx & needed) != needed) return false;
+    unsigned xcr0 = 0, high = 0;
+    __asm__("xgetbv" : "=a"(xcr0), "=d"(high) : "c"(0));
+    return (xcr0 & 6u) == 6u;
+  }();
   return has;
 }
 #endif
