@@ -416,11 +416,14 @@ TEST_CASE("halo-train --feature-memory-budget streams the features and reports w
       halo::test::run_program("halo-train", "--dataset " + data + " --epochs 1 --hidden 8 --feature-memory-budget 8K", scratch);
   CHECK(verbose.err.find("| features 50.5 KiB streamed, 19 % cached") != std::string::npos);
 
-  // A layer that aggregates first (16 inputs, 32 hidden) streams only its precomputed Â·X.
+  // A layer that aggregates first in memory (16 inputs, 32 hidden) transforms streamed features
+  // first, or streams their precomputed Â·X.
   const std::string wide = " --epochs 3 --hidden 32 --input-dropout 0 -q --json -";
-  check_one_line_error(halo::test::run_program("halo-train", "--dataset " + data + wide + " --feature-memory-budget 8K", scratch),
-                       "precompute_first_aggregation");
   const Result wide_memory = halo::test::run_program("halo-train", "--dataset " + data + wide, scratch);
+  const Result transformed =
+      halo::test::run_program("halo-train", "--dataset " + data + wide + " --feature-memory-budget 8K", scratch);
+  REQUIRE(transformed.exit_code == 0);
+  check_same_losses(nlohmann::json::parse(transformed.out), nlohmann::json::parse(wide_memory.out));
   const Result precomputed = halo::test::run_program(
       "halo-train", "--dataset " + data + wide + " --feature-memory-budget 64K --precompute-first-aggregation", scratch);
   INFO(precomputed.err);

@@ -194,7 +194,7 @@ TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConf
   else
     placement = detail::plan_memory(problem, model_shape, config, process_bytes, available, summary.memory_plan);
   detail::log_and_check_memory_plan(summary.memory_plan, config, available);
-  detail::check_feature_input(model_config, config, model_shape, placement, shape);
+  detail::log_streamed_first_layer(model_config, config, model_shape, placement, shape);
   // From here on an allocation that fails is one the plan did not foresee: say so with its numbers.
   const MemoryPlan checked = summary.memory_plan;  // summary moves into the run
   return under_memory_plan(checked, where, config.device, [&] {

@@ -33,15 +33,17 @@ Tensor GcnConv::forward(const LayerInput& x, const Step& step) {
   saved_ = step.training;
   input_ = LayerInput();
   aggregated_input_ = Tensor();
+  aggregated_first_ = false;
   if (x.precomputed()) {
     // (Â · x) · W = Â · (x · W): with Â · x at hand, either order is this one GEMM.
     y = x.aggregated.multiply(weight_.value.view());
     if (step.training) input_ = x;
-  } else if (aggregates_first()) {
+  } else if (aggregates_first() && !x.x.streamed()) {
     Tensor ax = aggregation_->forward(x.x.tensor("GcnConv " + name_ + " (aggregating first, in_dim <= out_dim)"));
     y = Tensor::empty(ax.rows(), weight_.value.cols(), ax.device());
     kernels::gemm(ax.view(), Transpose::no, weight_.value.view(), Transpose::no, y.view());
     if (step.training) aggregated_input_ = std::move(ax);
+    aggregated_first_ = true;
   } else {
     const Tensor h = x.x.multiply(weight_.value.view());
     y = aggregation_->forward(h);
@@ -63,7 +65,7 @@ Tensor GcnConv::backward(Tensor grad_y, const Step& /*step*/) {
   if (input_.precomputed()) {
     input_.aggregated.add_transposed_products({{grad_y.view(), weight_.grad.view()}});
     input_ = LayerInput();
-  } else if (aggregates_first()) {
+  } else if (aggregated_first_) {
     kernels::gemm(aggregated_input_.view(), Transpose::yes, grad_y.view(), Transpose::no, weight_.grad.view(), 1.0f,
                   1.0f);
     aggregated_input_ = Tensor();

@@ -27,7 +27,8 @@ class GcnConv : public GraphConv {
   // min(in_dim, out_dim) columns: Â · (x · W) when out_dim < in_dim, else (Â · x) · W, keeping
   // Â · x (vertices x in_dim) for backward. One SpMM and one GEMM. With Â · x precomputed
   // (x.aggregated), one GEMM and no SpMM, in either order; such a layer has no input gradient.
-  // A streamed x works when transforming first (its GEMM goes chunk by chunk).
+  // A streamed x is always transformed first, whatever the widths: its GEMM goes chunk by chunk,
+  // and the SpMM then carries out_dim columns.
   kernels::Tensor forward(const LayerInput& x, const Step& step) override;
   // The adjoint of the same order: dW += xᵀ · (Âᵀ g) and dx = (Âᵀ g) · Wᵀ, or dW += (Â x)ᵀ · g and
   // dx = Âᵀ · (g · Wᵀ). One SpMM (none when out_dim >= in_dim and no input gradient, or with Â · x
@@ -37,7 +38,7 @@ class GcnConv : public GraphConv {
   // vertices · in_dim floats when aggregating first, else 0.
   std::int64_t saved_bytes(std::int64_t vertices) const override;
 
-  // True when forward computes (Â · x) · W.
+  // True when forward computes (Â · x) · W for a resident x.
   bool aggregates_first() const override { return conv_aggregates_first(weight_.value.rows(), weight_.value.cols()); }
   Parameter& weight() { return weight_; }
   Parameter* bias() { return has_bias_ ? &bias_ : nullptr; }
@@ -50,6 +51,7 @@ class GcnConv : public GraphConv {
   Parameter bias_;
   LayerInput input_;                  // x, when transforming first or with Â · x precomputed
   kernels::Tensor aggregated_input_;  // Â · x, when aggregating first
+  bool aggregated_first_ = false;      // the last forward computed (Â · x) · W
   bool saved_ = false;                // a training forward is waiting for its backward
 };
 

@@ -101,12 +101,12 @@ class GraphConv : public Layer {
  public:
   // y = f(x). In training the layer keeps `x` (its handles: the caller keeps the tensors alive
   // and unchanged, the pipelines alive, until backward) and backward multiplies by it again.
-  // Refuses (UnsupportedError) a streamed x that the layer would need whole: aggregating first
-  // (in_dim <= out_dim) takes Â·x, which needs every row at once; precompute it instead.
+  // A streamed x is transformed first (Â·(x·W)): aggregating it first would need every row at
+  // once. Precomputing Â·x instead saves that layer's SpMM.
   virtual kernels::Tensor forward(const LayerInput& x, const Step& step) = 0;
   kernels::Tensor forward(const kernels::Tensor& x, const Step& step) final { return forward(LayerInput(x), step); }
 
-  // True when forward aggregates before transforming, (Â·x)·W, which needs x whole.
+  // True when forward aggregates before transforming a resident x, (Â·x)·W.
   virtual bool aggregates_first() const = 0;
 };
 

@@ -35,13 +35,15 @@ Tensor SageConv::forward(const LayerInput& x, const Step& step) {
   saved_ = step.training;
   input_ = step.training ? x : LayerInput();
   aggregated_input_ = Tensor();
+  aggregated_first_ = false;
   if (x.precomputed()) {
     y = x.aggregated.multiply(weight_.value.view());
-  } else if (aggregates_first()) {
+  } else if (aggregates_first() && !x.x.streamed()) {
     Tensor mx = mean_->forward(x.x.tensor("SageConv " + name_ + " (aggregating first, in_dim <= out_dim)"));
     y = Tensor::empty(mx.rows(), weight_.value.cols(), mx.device());
     kernels::gemm(mx.view(), Transpose::no, weight_.value.view(), Transpose::no, y.view());
     if (step.training) aggregated_input_ = std::move(mx);
+    aggregated_first_ = true;
   } else {
     const Tensor h = x.x.multiply(weight_.value.view());
     y = mean_->forward(h);
@@ -64,7 +66,7 @@ Tensor SageConv::backward(Tensor grad_y, const Step& /*step*/) {
   if (input_.precomputed()) {
     input_.x.add_transposed_products({{grad_y.view(), root_weight_.grad.view()}});
     input_.aggregated.add_transposed_products({{grad_y.view(), weight_.grad.view()}});
-  } else if (aggregates_first()) {
+  } else if (aggregated_first_) {
     input_.x.add_transposed_products({{grad_y.view(), root_weight_.grad.view()}});
     kernels::gemm(aggregated_input_.view(), Transpose::yes, grad_y.view(), Transpose::no, weight_.grad.view(), 1.0f,
                   1.0f);

@@ -27,8 +27,8 @@ class SageConv : public GraphConv {
   // Aggregates the narrower side: M · (x · W_l) when out_dim < in_dim, else (M · x) · W_l, keeping
   // M · x (vertices x in_dim) for backward; keeps x either way. One SpMM, two GEMMs. With M · x
   // precomputed (x.aggregated, beside x itself for the root term), two GEMMs and no SpMM; such a
-  // layer has no input gradient. A streamed x works when transforming first: its two GEMMs are
-  // two streaming passes (M · (x · W_l) must be complete before x · W_r is added to it).
+  // layer has no input gradient. A streamed x is always transformed first, whatever the widths: its
+  // two GEMMs are two streaming passes (M · (x · W_l) must be complete before x · W_r is added).
   kernels::Tensor forward(const LayerInput& x, const Step& step) override;
   // dW_r += xᵀ g; dW_l += xᵀ (Mᵀ g) or (M x)ᵀ g; dx = (Mᵀ g) W_lᵀ + g W_rᵀ or Mᵀ (g W_lᵀ) + g W_rᵀ.
   // One SpMM (none when out_dim >= in_dim and no input gradient, or with M · x precomputed) and up
@@ -38,6 +38,7 @@ class SageConv : public GraphConv {
   // vertices · in_dim floats when aggregating first, else 0.
   std::int64_t saved_bytes(std::int64_t vertices) const override;
 
+  // True when forward computes (M · x) · W_l for a resident x.
   bool aggregates_first() const override { return conv_aggregates_first(weight_.value.rows(), weight_.value.cols()); }
   Parameter& weight() { return weight_; }
   Parameter& root_weight() { return root_weight_; }
@@ -52,6 +53,7 @@ class SageConv : public GraphConv {
   Parameter bias_;
   LayerInput input_;                  // x (and M · x when precomputed)
   kernels::Tensor aggregated_input_;  // M · x, when aggregating first
+  bool aggregated_first_ = false;      // the last forward computed (M · x) · W_l
   bool saved_ = false;                // a training forward is waiting for its backward
 };
 

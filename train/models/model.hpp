@@ -58,8 +58,8 @@ class Model {
   // above), streamed through a FeaturePipeline (the input dropout then acts on each staged chunk
   // with the mask Dropout draws for the whole matrix, and the first layer streams its GEMMs), or
   // with the first aggregation precomputed (input dropout must then be 0). What the input's
-  // handles point at must stay alive until backward. Throws UnsupportedError when the first layer
-  // aggregates first (first_layer_aggregates_first()) and the features are streamed without Â·x.
+  // handles point at must stay alive until backward. A first layer that aggregates a resident x
+  // first (first_layer_aggregates_first()) transforms a streamed one first.
   kernels::Tensor forward(const LayerInput& features, const Step& step);
   // Accumulates every parameter's gradient from d loss / d logits of the last forward, which must
   // have been a training one (a forward in between, of either kind, replaces it), with that

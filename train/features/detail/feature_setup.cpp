@@ -127,15 +127,14 @@ void check_feature_settings(const ModelConfig& m, const TrainConfig& config, con
                                       m.input_dropout));
 }
 
-void check_feature_input(const ModelConfig& m, const TrainConfig& config, const ModelShape& model,
-                         const FeaturePlacement& placement, const DatasetShape& shape) {
+void log_streamed_first_layer(const ModelConfig& m, const TrainConfig& config, const ModelShape& model,
+                              const FeaturePlacement& placement, const DatasetShape& shape) {
   if (placement.streamed && !config.precompute_first_aggregation && model.aggregates_first(0)) {
     const std::int64_t out = m.layers == 1 ? shape.num_classes : m.hidden;
-    throw UnsupportedError(fmt::format(
-        "train: the features are streamed (a budget of {}), but the first {} layer aggregates them first "
-        "({} inputs <= {} outputs), which needs them whole: precompute the first aggregation "
-        "(precompute_first_aggregation, with input dropout 0) or let the features stay in memory",
-        format_bytes(placement.budget_bytes), m.kind, shape.feature_dim, out));
+    log_info(fmt::format("features streamed: the first {} layer transforms them first ({} inputs <= {} outputs; in "
+                         "memory it would aggregate first), so its aggregation carries {} columns; "
+                         "--precompute-first-aggregation (with input dropout 0) would save that aggregation",
+                         m.kind, shape.feature_dim, out, out));
   }
 }
 

@@ -68,10 +68,10 @@ void log_and_check_memory_plan(const MemoryPlan& plan, const TrainConfig& config
 // forced budget below two staging rows (naming the minimum), a precomputation with input dropout.
 void check_feature_settings(const ModelConfig& m, const TrainConfig& config, const DatasetShape& shape);
 
-// Refuses (UnsupportedError) streamed features for a first layer that aggregates first without
-// its aggregation precomputed, before any work.
-void check_feature_input(const ModelConfig& m, const TrainConfig& config, const ModelShape& model,
-                         const FeaturePlacement& placement, const DatasetShape& shape);
+// Says (log_info) when streamed features make a first layer that would aggregate them first in
+// memory transform them first instead (its aggregation then carries the output width).
+void log_streamed_first_layer(const ModelConfig& m, const TrainConfig& config, const ModelShape& model,
+                              const FeaturePlacement& placement, const DatasetShape& shape);
 
 // The FeatureInput of a run as placed: budget, normalisation, precomputation, and whether the
 // first layer still multiplies X beside Â·X (GraphSAGE's root term).
