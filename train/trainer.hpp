@@ -82,6 +82,8 @@ struct RankTraffic {
   double halo_s = 0.0;
   double all_reduce_s = 0.0;
   double compute_s = 0.0;  // the rest of the training steps
+  std::int64_t peak_resident_bytes = -1;  // the rank's peak resident set (VmHWM), -1 if unknown
+  std::int64_t planned_bytes = 0;         // the rank's memory plan total, to set beside it
 };
 
 struct RunResult {

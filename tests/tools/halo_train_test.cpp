@@ -359,6 +359,9 @@ TEST_CASE("halo-train on a one-part partition trains without mpirun as on the da
   CHECK(b["ranks"].size() == 1);
   CHECK(b["ranks"][0]["owned"] == 500);
   CHECK(b["ranks"][0]["bytes_sent_per_epoch"] == 0.0);
+  // Each rank's peak resident set beside its plan's total.
+  CHECK(b["ranks"][0]["peak_memory_bytes"] == b["peak_memory_bytes"]);
+  CHECK(b["ranks"][0]["planned_bytes"].get<std::int64_t>() > 0);
   check_one_line_error(halo::test::run_program("halo-train", "--partitions " + (scratch / "p2") + common, scratch), "mpirun -np 2");
 }
 

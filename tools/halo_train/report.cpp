@@ -43,7 +43,9 @@ json ranks_json(const std::vector<train::RankTraffic>& ranks) {
                        {"bytes_received_per_epoch", static_cast<double>(r.bytes_received) / epochs},
                        {"halo_exchange_s_per_epoch", r.halo_s / epochs},
                        {"all_reduce_s_per_epoch", r.all_reduce_s / epochs},
-                       {"compute_s_per_epoch", r.compute_s / epochs}});
+                       {"compute_s_per_epoch", r.compute_s / epochs},
+                       {"peak_memory_bytes", r.peak_resident_bytes},
+                       {"planned_bytes", r.planned_bytes}});
   }
   return out;
 }

@@ -263,13 +263,16 @@ void evaluate(LoopContext& c, Trainable& model, std::uint64_t seed, int epoch, E
 std::vector<RankTraffic> gather_traffic(dist::Communicator& communicator, const RankTraffic& mine) {
   const auto p = static_cast<std::size_t>(communicator.size());
   const auto r = static_cast<std::size_t>(communicator.rank());
-  std::vector<std::int64_t> counts(5 * p, 0);
+  constexpr std::size_t k = 7;  // int64 fields per rank
+  std::vector<std::int64_t> counts(k * p, 0);
   std::vector<double> times(3 * p, 0.0);
-  counts[5 * r] = mine.owned_vertices;
-  counts[5 * r + 1] = mine.halo_vertices;
-  counts[5 * r + 2] = mine.epochs;
-  counts[5 * r + 3] = mine.bytes_sent;
-  counts[5 * r + 4] = mine.bytes_received;
+  counts[k * r] = mine.owned_vertices;
+  counts[k * r + 1] = mine.halo_vertices;
+  counts[k * r + 2] = mine.epochs;
+  counts[k * r + 3] = mine.bytes_sent;
+  counts[k * r + 4] = mine.bytes_received;
+  counts[k * r + 5] = mine.peak_resident_bytes;
+  counts[k * r + 6] = mine.planned_bytes;
   times[3 * r] = mine.halo_s;
   times[3 * r + 1] = mine.all_reduce_s;
   times[3 * r + 2] = mine.compute_s;
@@ -278,11 +281,13 @@ std::vector<RankTraffic> gather_traffic(dist::Communicator& communicator, const 
   std::vector<RankTraffic> out(p);
   for (std::size_t q = 0; q < p; ++q) {
     out[q].rank = static_cast<int>(q);
-    out[q].owned_vertices = counts[5 * q];
-    out[q].halo_vertices = counts[5 * q + 1];
-    out[q].epochs = static_cast<int>(counts[5 * q + 2]);
-    out[q].bytes_sent = counts[5 * q + 3];
-    out[q].bytes_received = counts[5 * q + 4];
+    out[q].owned_vertices = counts[k * q];
+    out[q].halo_vertices = counts[k * q + 1];
+    out[q].epochs = static_cast<int>(counts[k * q + 2]);
+    out[q].bytes_sent = counts[k * q + 3];
+    out[q].bytes_received = counts[k * q + 4];
+    out[q].peak_resident_bytes = counts[k * q + 5];
+    out[q].planned_bytes = counts[k * q + 6];
     out[q].halo_s = times[3 * q];
     out[q].all_reduce_s = times[3 * q + 1];
     out[q].compute_s = times[3 * q + 2];
@@ -506,6 +511,8 @@ void run_all(LoopContext& c, const std::function<std::unique_ptr<Trainable>(int 
   summary.peak_resident_bytes = process_peak_resident_bytes();
   summary.threads = max_threads();
   summary.world_size = communicator.size();
+  traffic.peak_resident_bytes = summary.peak_resident_bytes;
+  traffic.planned_bytes = summary.memory_plan.total_bytes();
   summary.ranks = gather_traffic(communicator, traffic);
   summary.boundary_sample_rate = config.boundary_sample_rate;
   FeatureStreamingSummary& f = summary.feature_streaming;
