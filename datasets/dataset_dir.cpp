@@ -188,16 +188,8 @@ class DirectoryReader {
     return checked_csr_graph(where, rows, cols, std::move(indptr), std::move(ids), std::move(weights), properties, crcs);
   }
 
-  // A 2-D node_feat.npy of 16-bit floats in the format dataset.json lists (float16 or bfloat16).
   HalfFeatures open_halves(const std::string& relative, std::int64_t rows, std::int64_t cols) const {
-    const DatasetFileEntry& entry = listed(relative);
-    const std::string path = dir_ + "/" + relative;
-    const HalfFormat format = half_format(entry.dtype);
-    HalfFeatures h{format, read_npy_halves(path, format, rows, cols)};
-    if (h.bits.ndim() != 2 || entry.shape != std::vector<std::int64_t>{h.rows(), h.cols()})
-      throw IoError(path, "has shape " + shape_to_string({h.rows(), h.cols()}) + ", dataset.json says " +
-                              shape_to_string(entry.shape));
-    return h;
+    return read_listed_halves(dir_ + "/" + relative, listed(relative), rows, cols, "dataset.json");
   }
 
   // The dtype dataset.json lists for a file.
@@ -291,6 +283,16 @@ void write_dataset_dir(const Dataset& ds, const std::string& dir, bool force, Fe
   const std::string json = detail::dataset_info_to_json(info);
   out.write_file("dataset.json", [&](FileWriter& file) { file.write(json); });
   out.commit();
+}
+
+HalfFeatures read_listed_halves(const std::string& path, const DatasetFileEntry& entry, std::int64_t rows,
+                                std::int64_t cols, const std::string& listing) {
+  const HalfFormat format = half_format(entry.dtype);
+  HalfFeatures h{format, read_npy_halves(path, format, rows, cols)};
+  if (h.bits.ndim() != 2 || entry.shape != std::vector<std::int64_t>{h.rows(), h.cols()})
+    throw IoError(path, "has shape " + shape_to_string({h.rows(), h.cols()}) + ", " + listing + " says " +
+                            shape_to_string(entry.shape));
+  return h;
 }
 
 DatasetDirInfo read_dataset_dir_info(const std::string& dir) {

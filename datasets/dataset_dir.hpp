@@ -102,6 +102,13 @@ void write_dataset_dir(const Dataset& ds, const std::string& dir, bool force,
 // IoError naming the offending file, position and value. O(bytes), parallel.
 Dataset read_dataset_dir(const std::string& dir, const DatasetDirOptions& options = {});
 
+// The 16-bit features in `path` as `entry` lists them (an entry of `listing`: "dataset.json" or
+// "partition.json"): the format from its dtype (float16 or bfloat16), rows x cols (-1 = any) and
+// its shape required. Throws IoError naming the file as read_npy_halves does, or for a shape the
+// listing does not give.
+HalfFeatures read_listed_halves(const std::string& path, const DatasetFileEntry& entry, std::int64_t rows,
+                                std::int64_t cols, const std::string& listing);
+
 // Parses dir/dataset.json only (no array is opened). Throws IoError naming dataset.json for
 // malformed JSON, a missing or mistyped key, a foreign format or an unknown format_version.
 DatasetDirInfo read_dataset_dir_info(const std::string& dir);

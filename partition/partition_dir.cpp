@@ -213,16 +213,9 @@ class PartReader {
     return a;
   }
 
-  // A 2-D file of 16-bit floats in the format partition.json lists (float16 or bfloat16).
   datasets::HalfFeatures open_halves(const std::string& relative, std::int64_t rows, std::int64_t cols) const {
     const datasets::DatasetFileEntry& entry = listed(relative);
-    const std::string path = dir_ + "/" + entry.path;
-    const HalfFormat format = datasets::half_format(entry.dtype);
-    datasets::HalfFeatures h{format, datasets::read_npy_halves(path, format, rows, cols)};
-    if (entry.shape != std::vector<std::int64_t>{h.rows(), h.cols()})
-      throw IoError(path, "has shape " + datasets::shape_to_string({h.rows(), h.cols()}) + ", partition.json says " +
-                              datasets::shape_to_string(entry.shape));
-    return h;
+    return datasets::read_listed_halves(dir_ + "/" + entry.path, entry, rows, cols, "partition.json");
   }
 
   graph::CsrGraph open_graph(const std::string& folder, std::int64_t rows, std::int64_t cols) const {
