@@ -44,7 +44,9 @@ x = torch.from_numpy(np.load(d + "/node_feat.npy"))
 y = torch.from_numpy(np.load(d + "/node_label.npy"))
 train = torch.from_numpy(np.load(d + "/split/train.npy"))
 classes = int(y.max()) + 1
+print("stage: graph and features loaded", file=sys.stderr, flush=True)
 adj = to_torch_csr_tensor(edge_index, size=(n, n))
+print("stage: adjacency built", file=sys.stderr, flush=True)
 
 model = GCN(x.shape[1], hidden, layers, classes, dropout)
 opt = torch.optim.Adam(model.parameters(), lr=0.01)
@@ -52,7 +54,9 @@ times = []
 for epoch in range(epochs):
     start = time.perf_counter()
     model.train(); opt.zero_grad()
+    print(f"stage: epoch {epoch} forward", file=sys.stderr, flush=True)
     loss = F.cross_entropy(model(x, adj)[train], y[train])
+    print(f"stage: epoch {epoch} backward", file=sys.stderr, flush=True)
     loss.backward(); opt.step()
     times.append(time.perf_counter() - start)
 times = times[1:]

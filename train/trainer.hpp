@@ -132,6 +132,9 @@ struct TrainSummary {
   double epoch_time_median_s = 0.0;  // median of EpochRecord::time_s over every epoch of every run
   TimeSplit time_split;              // summed over runs
   MemoryPlan memory_plan;
+  // GCN / GraphSAGE: "aggregation" when the aggregate-first layers recomputed Â·x in backward
+  // (ModelConfig::recompute, "auto" resolved by the plan), else "none".
+  std::string recompute = "none";
   std::int64_t tensor_peak_bytes = 0;     // most bytes held by tensors on the device at once
   std::int64_t peak_resident_bytes = -1;  // the process's peak resident set (VmHWM), -1 if unknown
   int threads = 0;                        // OpenMP threads used
@@ -156,8 +159,8 @@ using EpochCallback = std::function<void(int run, const EpochRecord& record)>;
 // UnsupportedError with the numbers). The plan also places the features (place_features):
 // resident when they fit, else (or with config.feature_memory_budget) streamed through a
 // FeaturePipeline whose cache fills the rest of the budget; streamed, a first layer that
-// aggregates first (in_dim <= out_dim) needs precompute_first_aggregation, and is refused
-// (UnsupportedError) without it. Per epoch: one training step on the training vertices, then
+// aggregates first (in_dim < out_dim) transforms first instead, unless
+// precompute_first_aggregation gives it Â·x. Per epoch: one training step on the training vertices, then
 // (every eval_every epochs) one evaluation pass with dropout off. Deterministic: a run's losses
 // depend on the seed, not on the thread count beyond float rounding of parallel sums, and a run
 // resumed from a checkpoint repeats an uninterrupted one's losses bitwise (same thread count and

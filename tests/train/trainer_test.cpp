@@ -240,6 +240,19 @@ TEST_CASE("training_fingerprint follows the settings that change the losses and 
 
 namespace {
 
+// A whole-dataset problem with its operators built for `kind`, for train_homogeneous_problem: its
+// plan has no process bytes, so a limit taken from one plan holds for the next run's.
+struct PlannedProblem {
+  GraphOperators operators;
+  halo::train::dist::LocalCommunicator local;
+  TrainingProblem problem;
+
+  PlannedProblem(const datasets::Dataset& ds, const std::string& kind)
+      : operators(build_graph_operators(ds.graph, kind)), problem(halo::test::whole_dataset_problem(ds, local)) {
+    problem.operators = &operators;
+  }
+};
+
 // Epoch losses of two runs agree to `relative` (float rounding of the streamed GEMMs only).
 void check_same_losses(const RunResult& got, const RunResult& want, double relative = 1e-5) {
   REQUIRE(got.epochs.size() == want.epochs.size());
@@ -393,10 +406,8 @@ TEST_CASE("train streams the features when the resident plan exceeds the memory 
   // 600 x 400 features: 960000 bytes, and as much again for the input dropout's copy.
   const datasets::Dataset ds = halo::test::wide_sbm(400);
   const ModelConfig model = small_gcn();
-  GraphOperators operators = build_graph_operators(ds.graph, model.kind);
-  halo::train::dist::LocalCommunicator local;
-  TrainingProblem problem = halo::test::whole_dataset_problem(ds, local);
-  problem.operators = &operators;
+  PlannedProblem planned(ds, model.kind);
+  TrainingProblem& problem = planned.problem;
   TrainConfig config = short_training(3);
   const TrainSummary memory = detail::train_homogeneous_problem(problem, model, config);
   REQUIRE_FALSE(memory.feature_streaming.streamed);
@@ -411,6 +422,35 @@ TEST_CASE("train streams the features when the resident plan exceeds the memory 
   check_same_losses(limited.runs[0], memory.runs[0]);
   config.memory_limit = memory.memory_plan.total_bytes() - 2 * 960000;
   CHECK_THROWS_WITH(detail::train_homogeneous_problem(problem, model, config), Catch::Contains("memory limit"));
+}
+
+TEST_CASE("train recomputes Â·x in backward when only that fits the memory limit and keeps the losses bitwise",
+          "[train]") {
+  // 8 features into 64 hidden: the first layer aggregates first and keeps Â·x (600 x 8 floats).
+  const datasets::Dataset ds = halo::test::wide_sbm(8);
+  ModelConfig model = small_gcn();
+  model.hidden = 64;
+  PlannedProblem planned(ds, model.kind);
+  TrainingProblem& problem = planned.problem;
+  TrainConfig config = short_training(3);
+  const TrainSummary kept = detail::train_homogeneous_problem(problem, model, config);
+  CHECK(kept.recompute == "none");
+  REQUIRE_FALSE(kept.feature_streaming.streamed);
+  config.memory_limit = kept.memory_plan.total_bytes() - 1;
+  const TrainSummary recomputed = detail::train_homogeneous_problem(problem, model, config);
+  CHECK(recomputed.recompute == "aggregation");
+  CHECK_FALSE(recomputed.feature_streaming.streamed);
+  CHECK(recomputed.memory_plan.total_bytes() <= config.memory_limit);
+  check_same_losses(recomputed.runs[0], kept.runs[0], 0.0);
+  // Asked for, whatever the limit; refused where nothing aggregates first.
+  model.recompute = "aggregation";
+  CHECK(train(ds, model, short_training(2)).recompute == "aggregation");
+  model.recompute = "none";
+  const TrainSummary streamed = detail::train_homogeneous_problem(problem, model, config);
+  CHECK(streamed.recompute == "none");
+  CHECK(streamed.feature_streaming.streamed);
+  model.recompute = "layer";
+  CHECK_THROWS_WITH(train(ds, model, short_training(2)), Catch::Contains("recompute must be auto, none or aggregation"));
 }
 
 TEST_CASE("train builds the graph operators only once the memory plan has passed", "[train]") {

@@ -237,6 +237,12 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
                  "memory plan does not fit");
   app.add_flag("--precompute-first-aggregation", t.precompute_first_aggregation,
                "Compute Â·X once before training so the first layer needs no SpMM (needs --input-dropout 0)");
+  app.add_option("--recompute", m.recompute,
+                 "gcn, sage: 'aggregation' computes Â·x of the layers that aggregate first (in < out) again in "
+                 "backward instead of keeping it (less memory, one more SpMM each); 'none' keeps it; 'auto' "
+                 "recomputes only when the memory plan would not fit otherwise")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "none", "aggregation"}));
   app.add_option("--json", o.json, "Write the summary as JSON to FILE ('-' = stdout)")->check(writable_output_file());
   app.add_flag("--plan-only", o.plan_only,
                "Print (and with --json write) every rank's memory plan, halo rows and halo traffic per epoch, and "
@@ -337,7 +343,8 @@ nlohmann::json describe_settings(const TrainOptions& o) {
               {"resume", t.resume},
               {"memory-limit", t.memory_limit},
               {"feature-memory-budget", t.feature_memory_budget},
-              {"precompute-first-aggregation", t.precompute_first_aggregation}};
+              {"precompute-first-aggregation", t.precompute_first_aggregation},
+              {"recompute", m.recompute}};
 }
 
 }  // namespace halo::tools

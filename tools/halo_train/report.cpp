@@ -164,6 +164,7 @@ json summary_json(const train::TrainSummary& s, const json& dataset, const json&
       {"peak_memory_bytes", s.peak_resident_bytes},
       {"tensor_peak_bytes", s.tensor_peak_bytes},
       {"memory_plan", plan},
+      {"recompute", s.recompute},
       {"world_size", s.world_size},
       {"boundary_sample_rate", s.boundary_sample_rate},
       {"feature_streaming", feature_streaming_json(s.feature_streaming)},

@@ -183,24 +183,37 @@ TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConf
   // The plan is made and checked from the model's shape before its operators, parameters or
   // activations exist. On a GPU it is of the GPU's memory: the features are resident there, or
   // streamed to it.
-  const ModelShape model_shape(model_config, shape.feature_dim, shape.num_classes);
   const bool gpu = config.device.is_cuda();
   const std::string where = gpu ? " on " + config.device.to_string() : "";
   const std::int64_t available = detail::device_memory_available(config.device);
   TrainSummary summary;
-  FeaturePlacement placement;
-  if (gpu)
-    placement = detail::plan_gpu_memory(problem, model_shape, config, available, summary.memory_plan);
-  else
-    placement = detail::plan_memory(problem, model_shape, config, process_bytes, available, summary.memory_plan);
+  const auto plan = [&](const ModelShape& model, MemoryPlan& out) {
+    return gpu ? detail::plan_gpu_memory(problem, model, config, available, out)
+               : detail::plan_memory(problem, model, config, process_bytes, available, out);
+  };
+  ModelConfig resolved = model_config;
+  if (resolved.recompute == "auto") resolved.recompute = "none";
+  FeaturePlacement placement = plan(ModelShape(resolved, shape.feature_dim, shape.num_classes), summary.memory_plan);
+  // "auto": recompute Â·x (one SpMM per aggregate-first layer) rather than stream the features (a
+  // pass over them per epoch, and slower GEMMs) or refuse the run.
+  const bool short_of_memory =
+      placement.streamed || !detail::plan_fits(summary.memory_plan, config.memory_limit, available);
+  if (model_config.recompute == "auto" && short_of_memory &&
+      ModelShape(resolved, shape.feature_dim, shape.num_classes).any_aggregates_first()) {
+    resolved.recompute = "aggregation";
+    placement = plan(ModelShape(resolved, shape.feature_dim, shape.num_classes), summary.memory_plan);
+  }
+  const ModelShape model_shape(resolved, shape.feature_dim, shape.num_classes);
+  summary.recompute = resolved.recompute;
   detail::log_and_check_memory_plan(summary.memory_plan, config, available);
-  detail::log_streamed_first_layer(model_config, config, model_shape, placement, shape);
+  detail::log_activation_savings(model_shape, placement);
+  detail::log_streamed_first_layer(resolved, config, model_shape, placement, shape);
   // From here on an allocation that fails is one the plan did not foresee: say so with its numbers.
   const MemoryPlan checked = summary.memory_plan;  // summary moves into the run
   return under_memory_plan(checked, where, config.device, [&] {
     if (problem.build_operators) problem.build_operators(problem);
     HALO_ASSERT(problem.operators != nullptr);
-    return train_planned(problem, model_config, config, placement, std::move(summary), on_epoch);
+    return train_planned(problem, resolved, config, placement, std::move(summary), on_epoch);
   });
 }
 

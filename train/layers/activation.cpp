@@ -33,13 +33,21 @@ Dropout::Dropout(float p, std::uint32_t layer) : p_(p), layer_(layer) {
 
 Tensor Dropout::forward(const Tensor& x, const Step& step) const {
   if (!active(step)) return x.clone();
-  check_global_ids(step, x.rows());
   Tensor y = Tensor::empty(x.rows(), x.cols(), x.device());
-  if (ids_on(step, x.device()))
-    kernels::dropout_forward(x.view(), y.view(), p_, key(step), *step.device_global_ids);
-  else
-    kernels::dropout_forward(x.view(), y.view(), p_, key(step), step.global_ids);
+  drop(x.view(), y, step);
   return y;
+}
+
+void Dropout::forward_in_place(Tensor& x, const Step& step) const {
+  if (active(step)) drop(x.view(), x, step);
+}
+
+void Dropout::drop(kernels::ConstTensorView x, Tensor& y, const Step& step) const {
+  check_global_ids(step, x.rows);
+  if (ids_on(step, y.device()))
+    kernels::dropout_forward(x, y.view(), p_, key(step), *step.device_global_ids);
+  else
+    kernels::dropout_forward(x, y.view(), p_, key(step), step.global_ids);
 }
 
 Tensor Dropout::backward(Tensor grad_y, const Step& step) const {

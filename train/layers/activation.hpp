@@ -21,6 +21,8 @@ class Dropout {
   // (step.seed, step.epoch, layer) and each row's global id (step.global_ids, or the row number
   // when empty), so it is the same on every thread count, device and partitioning. One pass.
   kernels::Tensor forward(const kernels::Tensor& x, const Step& step) const;
+  // The same in place: x becomes x · mask / (1 - p) when active, and is left alone otherwise.
+  void forward_in_place(kernels::Tensor& x, const Step& step) const;
   // grad · mask / (1 - p) in place (the mask recomputed, nothing stored), or grad unchanged when
   // inactive. `step` must be the forward's.
   kernels::Tensor backward(kernels::Tensor grad_y, const Step& step) const;
@@ -30,6 +32,9 @@ class Dropout {
   kernels::DropoutKey key(const Step& step) const { return {step.seed, step.epoch, layer_}; }
 
  private:
+  // y = x · mask / (1 - p) (y may be x's own tensor).
+  void drop(kernels::ConstTensorView x, kernels::Tensor& y, const Step& step) const;
+
   float p_;
   std::uint32_t layer_;
 };

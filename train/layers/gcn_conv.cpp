@@ -39,10 +39,13 @@ Tensor GcnConv::forward(const LayerInput& x, const Step& step) {
     y = x.aggregated.multiply(weight_.value.view());
     if (step.training) input_ = x;
   } else if (aggregates_first() && !x.x.streamed()) {
-    Tensor ax = aggregation_->forward(x.x.tensor("GcnConv " + name_ + " (aggregating first, in_dim <= out_dim)"));
+    Tensor ax = aggregation_->forward(x.x.tensor("GcnConv " + name_ + " (aggregating first, in_dim < out_dim)"));
     y = Tensor::empty(ax.rows(), weight_.value.cols(), ax.device());
     kernels::gemm(ax.view(), Transpose::no, weight_.value.view(), Transpose::no, y.view());
-    if (step.training) aggregated_input_ = std::move(ax);
+    if (step.training && recompute_aggregation())
+      input_ = x;
+    else if (step.training)
+      aggregated_input_ = std::move(ax);
     aggregated_first_ = true;
   } else {
     const Tensor h = x.x.multiply(weight_.value.view());
@@ -66,6 +69,9 @@ Tensor GcnConv::backward(Tensor grad_y, const Step& /*step*/) {
     input_.aggregated.add_transposed_products({{grad_y.view(), weight_.grad.view()}});
     input_ = LayerInput();
   } else if (aggregated_first_) {
+    if (aggregated_input_.empty())  // recomputed: Â·x of the same x
+      aggregated_input_ = aggregation_->forward(input_.x.tensor("GcnConv " + name_ + " (recomputing Â·x)"));
+    input_ = LayerInput();
     kernels::gemm(aggregated_input_.view(), Transpose::yes, grad_y.view(), Transpose::no, weight_.grad.view(), 1.0f,
                   1.0f);
     aggregated_input_ = Tensor();
@@ -92,7 +98,7 @@ std::vector<Parameter*> GcnConv::parameters() {
 }
 
 std::int64_t GcnConv::saved_bytes(std::int64_t vertices) const {
-  return conv_saved_bytes(weight_.value.rows(), weight_.value.cols(), vertices);
+  return recompute_aggregation() ? 0 : conv_saved_bytes(weight_.value.rows(), weight_.value.cols(), vertices);
 }
 
 }  // namespace halo::train

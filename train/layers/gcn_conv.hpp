@@ -31,11 +31,11 @@ class GcnConv : public GraphConv {
   // and the SpMM then carries out_dim columns.
   kernels::Tensor forward(const LayerInput& x, const Step& step) override;
   // The adjoint of the same order: dW += xᵀ · (Âᵀ g) and dx = (Âᵀ g) · Wᵀ, or dW += (Â x)ᵀ · g and
-  // dx = Âᵀ · (g · Wᵀ). One SpMM (none when out_dim >= in_dim and no input gradient, or with Â · x
+  // dx = Âᵀ · (g · Wᵀ). One SpMM (none when out_dim > in_dim and no input gradient, or with Â · x
   // precomputed) and two GEMMs (one streaming pass for a streamed x).
   kernels::Tensor backward(kernels::Tensor grad_y, const Step& step) override;
   std::vector<Parameter*> parameters() override;
-  // vertices · in_dim floats when aggregating first, else 0.
+  // vertices · in_dim floats when aggregating first without recomputing, else 0.
   std::int64_t saved_bytes(std::int64_t vertices) const override;
 
   // True when forward computes (Â · x) · W for a resident x.
@@ -49,8 +49,8 @@ class GcnConv : public GraphConv {
   bool has_bias_;
   Parameter weight_;
   Parameter bias_;
-  LayerInput input_;                  // x, when transforming first or with Â · x precomputed
-  kernels::Tensor aggregated_input_;  // Â · x, when aggregating first
+  LayerInput input_;                  // x, when transforming first, recomputing Â · x or with it precomputed
+  kernels::Tensor aggregated_input_;  // Â · x, when aggregating first without recomputing it
   bool aggregated_first_ = false;      // the last forward computed (Â · x) · W
   bool saved_ = false;                // a training forward is waiting for its backward
 };

@@ -87,9 +87,11 @@ struct LayerInput {
 };
 
 // Whether a graph convolution of in_dim -> out_dim aggregates first, (Â·x)·W, rather than
-// Â·(x·W): when in_dim <= out_dim, so the SpMM (and a halo exchange) carries the narrower side.
+// Â·(x·W): when in_dim < out_dim, so the SpMM (and a halo exchange) carries the narrower side. At
+// equal widths both orders cost the same SpMM and GEMM, and transforming first keeps nothing for
+// backward (x is the caller's) where aggregating first keeps Â·x, a tensor of the layer's width.
 // GcnConv and SageConv follow this rule, and the memory plan (ModelShape) reads it.
-inline bool conv_aggregates_first(std::int64_t in_dim, std::int64_t out_dim) { return out_dim >= in_dim; }
+inline bool conv_aggregates_first(std::int64_t in_dim, std::int64_t out_dim) { return out_dim > in_dim; }
 // Bytes such a convolution keeps from forward to backward for `vertices` rows: Â·x (vertices x
 // in_dim floats) when it aggregates first, else nothing (views of its input are the caller's).
 inline std::int64_t conv_saved_bytes(std::int64_t in_dim, std::int64_t out_dim, std::int64_t vertices) {
@@ -108,6 +110,16 @@ class GraphConv : public Layer {
 
   // True when forward aggregates before transforming a resident x, (Â·x)·W.
   virtual bool aggregates_first() const = 0;
+
+  // Aggregating first in training, keep nothing but the handles of x (the caller's) and compute
+  // Â·x again in backward: vertices x in_dim floats less from forward to backward, for one more
+  // SpMM of in_dim columns (and, distributed, its halo exchange). The SpMM is deterministic, so
+  // the gradients are bitwise those of the kept Â·x. Off by default.
+  void set_recompute_aggregation(bool on) { recompute_aggregation_ = on; }
+  bool recompute_aggregation() const { return recompute_aggregation_; }
+
+ private:
+  bool recompute_aggregation_ = false;
 };
 
 }  // namespace halo::train

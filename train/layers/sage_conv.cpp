@@ -39,10 +39,10 @@ Tensor SageConv::forward(const LayerInput& x, const Step& step) {
   if (x.precomputed()) {
     y = x.aggregated.multiply(weight_.value.view());
   } else if (aggregates_first() && !x.x.streamed()) {
-    Tensor mx = mean_->forward(x.x.tensor("SageConv " + name_ + " (aggregating first, in_dim <= out_dim)"));
+    Tensor mx = mean_->forward(x.x.tensor("SageConv " + name_ + " (aggregating first, in_dim < out_dim)"));
     y = Tensor::empty(mx.rows(), weight_.value.cols(), mx.device());
     kernels::gemm(mx.view(), Transpose::no, weight_.value.view(), Transpose::no, y.view());
-    if (step.training) aggregated_input_ = std::move(mx);
+    if (step.training && !recompute_aggregation()) aggregated_input_ = std::move(mx);
     aggregated_first_ = true;
   } else {
     const Tensor h = x.x.multiply(weight_.value.view());
@@ -68,6 +68,8 @@ Tensor SageConv::backward(Tensor grad_y, const Step& /*step*/) {
     input_.aggregated.add_transposed_products({{grad_y.view(), weight_.grad.view()}});
   } else if (aggregated_first_) {
     input_.x.add_transposed_products({{grad_y.view(), root_weight_.grad.view()}});
+    if (aggregated_input_.empty())  // recomputed: M·x of the same x
+      aggregated_input_ = mean_->forward(input_.x.tensor("SageConv " + name_ + " (recomputing M·x)"));
     kernels::gemm(aggregated_input_.view(), Transpose::yes, grad_y.view(), Transpose::no, weight_.grad.view(), 1.0f,
                   1.0f);
     aggregated_input_ = Tensor();
@@ -97,7 +99,7 @@ std::vector<Parameter*> SageConv::parameters() {
 }
 
 std::int64_t SageConv::saved_bytes(std::int64_t vertices) const {
-  return conv_saved_bytes(weight_.value.rows(), weight_.value.cols(), vertices);
+  return recompute_aggregation() ? 0 : conv_saved_bytes(weight_.value.rows(), weight_.value.cols(), vertices);
 }
 
 }  // namespace halo::train

@@ -31,11 +31,11 @@ class SageConv : public GraphConv {
   // two GEMMs are two streaming passes (M · (x · W_l) must be complete before x · W_r is added).
   kernels::Tensor forward(const LayerInput& x, const Step& step) override;
   // dW_r += xᵀ g; dW_l += xᵀ (Mᵀ g) or (M x)ᵀ g; dx = (Mᵀ g) W_lᵀ + g W_rᵀ or Mᵀ (g W_lᵀ) + g W_rᵀ.
-  // One SpMM (none when out_dim >= in_dim and no input gradient, or with M · x precomputed) and up
+  // One SpMM (none when out_dim > in_dim and no input gradient, or with M · x precomputed) and up
   // to four GEMMs; a streamed x is read in one pass (both of its products at once).
   kernels::Tensor backward(kernels::Tensor grad_y, const Step& step) override;
   std::vector<Parameter*> parameters() override;
-  // vertices · in_dim floats when aggregating first, else 0.
+  // vertices · in_dim floats when aggregating first without recomputing, else 0.
   std::int64_t saved_bytes(std::int64_t vertices) const override;
 
   // True when forward computes (M · x) · W_l for a resident x.
@@ -52,7 +52,7 @@ class SageConv : public GraphConv {
   Parameter root_weight_;
   Parameter bias_;
   LayerInput input_;                  // x (and M · x when precomputed)
-  kernels::Tensor aggregated_input_;  // M · x, when aggregating first
+  kernels::Tensor aggregated_input_;  // M · x, when aggregating first without recomputing it
   bool aggregated_first_ = false;      // the last forward computed (M · x) · W_l
   bool saved_ = false;                // a training forward is waiting for its backward
 };

@@ -78,7 +78,7 @@ class Model {
   std::int64_t activation_bytes(std::int64_t vertices) const;
   std::int64_t input_activation_bytes(std::int64_t vertices) const;
   std::int64_t parameter_bytes() const;
-  // True when the first layer computes (Â·x)·W (in_dim <= out_dim), so it needs the features
+  // True when the first layer computes (Â·x)·W (in_dim < out_dim), so it needs the features
   // whole or their aggregation precomputed.
   bool first_layer_aggregates_first() const;
 

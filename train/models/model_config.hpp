@@ -29,6 +29,11 @@ struct ModelConfig {
   float attention_dropout = 0.6f;  // on the attention coefficients, in training
   float negative_slope = 0.2f;     // of the LeakyReLU on the attention scores
   bool residual = false;           // every layer adds x · W_res of its input (PyG's residual=True)
+  // GCN / GraphSAGE: "aggregation" recomputes Â·x of the layers that aggregate first in backward
+  // instead of keeping it (GraphConv::set_recompute_aggregation), "none" keeps it, "auto" lets
+  // train() choose: aggregation only when the memory plan would not fit otherwise. A Model (and
+  // ModelShape) given "auto" keeps it.
+  std::string recompute = "auto";
   // R-GCN (bases) and R-GCN / HGT (tables) (train/models/hetero_model.hpp's HeteroModelConfig):
   int num_bases = 0;                    // basis matrices per layer; 0 = one weight per relation
   std::int64_t embedding_dim = 128;     // width of the learnt inputs of vertex types without features

@@ -43,18 +43,27 @@ class ModelShape {
   bool has_bias(int i) const { return config_.bias && !normalized(i); }
   // Layer i computes (Â·x)·W, aggregating its narrower side (conv_aggregates_first); GAT never does.
   bool aggregates_first(int i) const;
+  // Layer i's dropout acts in place on layer i-1's ReLU output (GCN, GraphSAGE; not the first
+  // layer, whose input is the features, nor GAT's ELU, whose backward needs the undropped value).
+  bool drops_in_place(int i) const { return i > 0 && !attention(); }
+  // Layer i aggregates first and computes Â·x again in backward instead of keeping it
+  // (config.recompute "aggregation").
+  bool recomputes_aggregation(int i) const { return config_.recompute == "aggregation" && aggregates_first(i); }
+  // Some layer aggregates first (so recompute "aggregation" would change something).
+  bool any_aggregates_first() const;
 
   // The peak of a training step apart from the features, the logits and their gradient, for
-  // `vertices` rows: every tensor forward keeps (dropout outputs, Â·x of aggregate-first layers,
-  // GAT's x · W with its scores and softmax statistics, conv outputs kept for batch norm with its
-  // statistics, activation outputs) plus the gradients and temporaries alive at once in backward
-  // (at most three of vertices x the widest layer output, GAT's heads before their mean
-  // included; for GAT also its scores' gradients and the attention kernel's workspace, 6 heads
-  // wide). O(layers).
+  // `vertices` rows: Model's forward and backward walked allocation by allocation (every layer's
+  // temporaries and what it keeps for backward: dropout outputs not taken in place, Â·x of
+  // aggregate-first layers, GAT's x · W with its scores and softmax statistics, conv outputs kept
+  // for batch norm with its statistics, activation outputs; in backward the gradients, GAT's
+  // scores' gradients and the attention kernel's workspace, 4 heads wide), the most alive at
+  // once. O(layers).
   std::int64_t activation_bytes(std::int64_t vertices) const;
-  // The part of activation_bytes that holds the first layer's input: the input dropout's output
-  // and, when the first layer aggregates first, Â·x. Neither exists when the features are
-  // streamed (dropout acts on the staged chunks) or their aggregation precomputed. O(1).
+  // What activation_bytes owes to the first layer's input being a resident tensor: the input
+  // dropout's output and, when the first layer aggregates first, Â·x, neither of which exists when
+  // the features are streamed (dropout acts on the staged chunks, the layer transforms first) or
+  // their aggregation precomputed. O(layers).
   std::int64_t input_activation_bytes(std::int64_t vertices) const;
   // The parameters' values (their gradients take as much again): the conv weights (GraphSAGE two
   // per layer; GAT's W and its two attention vectors per head), the biases and the batch norms'
@@ -62,8 +71,8 @@ class ModelShape {
   std::int64_t parameter_bytes() const;
 
  private:
-  // Bytes layer i's convolution keeps from forward to backward.
-  std::int64_t conv_saved(int i, std::int64_t vertices) const;
+  // activation_bytes with the first layer's input resident (input_given false) or streamed.
+  std::int64_t step_peak_bytes(std::int64_t vertices, bool input_given) const;
 
   ModelConfig config_;
   std::int64_t in_dim_;

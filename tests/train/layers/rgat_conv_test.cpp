@@ -59,8 +59,8 @@ TEST_CASE("RgatConv matches an explicit float64 relational GAT and its finite-di
   RandomStream rng(seed, 1);
   Dense x = test::random_dense(rng, test::type_rows(g).back(), 6);
   std::vector<Dense> params;
-  for (Parameter* p : conv.parameters())
-    params.push_back(test::random_dense(rng, p->value.rows(), p->value.cols(), 0.8));
+  for (Parameter* param : conv.parameters())
+    params.push_back(test::random_dense(rng, param->value.rows(), param->value.cols(), 0.8));
   const Keep keep = attention_keep(relations, p, 3);
   const auto reference = [&] {
     return naive_rgat(relations, in_dims, x, params, f, heads, concat, 0.2, outputs, keep);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
@@ -112,6 +113,27 @@ void log_and_check_memory_plan(const MemoryPlan& plan, const TrainConfig& config
     check_memory_plan(plan, config.memory_limit, available);
 }
 
+bool plan_fits(const MemoryPlan& plan, std::int64_t limit_bytes, std::int64_t available) {
+  const std::int64_t total = plan.total_bytes();
+  return (limit_bytes <= 0 || total <= limit_bytes) && (available < 0 || total <= available);
+}
+
+void log_activation_savings(const ModelShape& model, const FeaturePlacement& placement) {
+  std::vector<int> in_place, recomputed;
+  for (int i = 0; i < model.layers(); ++i) {
+    const float p = i == 0 ? model.config().input_dropout : model.config().dropout;
+    if (p > 0.0f && model.drops_in_place(i)) in_place.push_back(i);
+    if (model.recomputes_aggregation(i) && !(i == 0 && placement.streamed)) recomputed.push_back(i);
+  }
+  if (!in_place.empty())
+    log_info(fmt::format("activations: the dropout of layer {} acts in place on the ReLU output before it",
+                         fmt::join(in_place, ", ")));
+  if (!recomputed.empty())
+    log_info(fmt::format("activations: layer {} computes Â·x again in backward instead of keeping it (one more "
+                         "SpMM each, to fit the memory plan)",
+                         fmt::join(recomputed, ", ")));
+}
+
 void check_feature_settings(const ModelConfig& m, const TrainConfig& config, const DatasetShape& shape) {
   const std::int64_t minimum = 2 * 4 * shape.feature_dim;
   if (config.feature_memory_budget > 0 && config.feature_memory_budget < minimum)
@@ -131,7 +153,7 @@ void log_streamed_first_layer(const ModelConfig& m, const TrainConfig& config, c
                               const FeaturePlacement& placement, const DatasetShape& shape) {
   if (placement.streamed && !config.precompute_first_aggregation && model.aggregates_first(0)) {
     const std::int64_t out = m.layers == 1 ? shape.num_classes : m.hidden;
-    log_info(fmt::format("features streamed: the first {} layer transforms them first ({} inputs <= {} outputs; in "
+    log_info(fmt::format("features streamed: the first {} layer transforms them first ({} inputs < {} outputs; in "
                          "memory it would aggregate first), so its aggregation carries {} columns; "
                          "--precompute-first-aggregation (with input dropout 0) would save that aggregation",
                          m.kind, shape.feature_dim, out, out));

@@ -64,6 +64,15 @@ std::int64_t device_memory_available(const kernels::Device& device);
 // when it does not fit: check_gpu_memory_plan on a GPU, check_memory_plan on the CPU.
 void log_and_check_memory_plan(const MemoryPlan& plan, const TrainConfig& config, std::int64_t available);
 
+// True when `plan` fits limit_bytes (when > 0) and `available` (when >= 0), as the checks above
+// would pass it (the GPU's memory as `available` on a GPU).
+bool plan_fits(const MemoryPlan& plan, std::int64_t limit_bytes, std::int64_t available);
+
+// Says (log_info) which of the activation savings the plan counted apply to `model`: the dropouts
+// taken in place on ReLU outputs, the layers whose Â·x backward recomputes (not the first when its
+// features are streamed: it transforms them first).
+void log_activation_savings(const ModelShape& model, const FeaturePlacement& placement);
+
 // Refuses (InvalidArgument) feature settings that cannot work whatever the plan decides: a
 // forced budget below two staging rows (naming the minimum), a precomputation with input dropout.
 void check_feature_settings(const ModelConfig& m, const TrainConfig& config, const DatasetShape& shape);
