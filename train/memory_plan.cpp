@@ -64,7 +64,8 @@ GraphSize size_of(const graph::CsrGraph& g) {
 // The items every plan has, for a process holding the CSR `g` (its own rows) and building
 // `operator_bytes` of operators from it.
 MemoryPlan plan_items(const GraphSize& g, std::int64_t operator_bytes, std::int64_t feature_dim, std::int64_t classes,
-                      std::int64_t label_and_split_bytes, const ModelShape& model, const OptimizerConfig& optimizer) {
+                      std::int64_t label_and_split_bytes, const ModelShape& model, const OptimizerConfig& optimizer,
+                      std::int64_t halo_rows) {
   const std::int64_t n = g.rows;
   const std::int64_t params = model.parameter_bytes();
   std::int64_t optimizer_state = 0;
@@ -76,7 +77,7 @@ MemoryPlan plan_items(const GraphSize& g, std::int64_t operator_bytes, std::int6
       {"graph operators", operator_bytes},
       {features_item, 4 * n * feature_dim},
       {"labels and splits", label_and_split_bytes},
-      {activations_item, model.activation_bytes(n)},
+      {activations_item, model.activation_bytes(n, halo_rows)},
       {"logits and their gradient", 2 * 4 * n * classes},
       {"parameters", params},
       {"gradients", params},
@@ -136,7 +137,7 @@ MemoryPlan plan_training_memory(const datasets::Dataset& ds, const ModelShape& m
   return plan_items(size_of(g), operators, target.feature_dim(), ds.meta.num_classes,
                     static_cast<std::int64_t>(target.labels.bytes() + ds.split.train.bytes() + ds.split.valid.bytes() +
                                               ds.split.test.bytes()),
-                    model, optimizer);
+                    model, optimizer, -1);
 }
 
 MemoryPlan plan_part_training_memory(const partition::Part& part, const ModelShape& model, const OptimizerConfig& optimizer) {
@@ -170,14 +171,11 @@ MemoryPlan plan_part_shape_memory(const PartShape& part, const ModelShape& model
   const std::int64_t operators = csr_bytes(n, e + loops, index_bytes, true) + csr_bytes(cols, e + loops, index_bytes, true);
   const std::int64_t label_bytes = 8 * (part.label_values + part.train + part.valid + part.test);
   const GraphSize graph{n, cols, index_bytes, csr_bytes(n, e, index_bytes, part.weighted)};
-  MemoryPlan plan = plan_items(graph, operators, part.feature_dim, part.classes, label_bytes, model, optimizer);
-  // Per exchange: the layer input extended by the halo rows, its gradient, and the send and
-  // receive buffers, at the widest width a layer exchanges (at most the feature width).
-  // GAT exchanges each layer's [h | source scores]: heads · (width + 1) columns.
-  const std::int64_t exchanged = model.attention() ? model.hidden_width() + model.config().heads : model.config().hidden;
-  const std::int64_t width = std::max({part.feature_dim, exchanged, part.classes});
-  const std::int64_t rows = 2 * cols + part.send_rows + part.halo;
-  plan.items.push_back({"halo exchange", 4 * rows * width});
+  MemoryPlan plan =
+      plan_items(graph, operators, part.feature_dim, part.classes, label_bytes, model, optimizer, part.halo);
+  // The exchange's send and receive buffers, kept at the widest width it moves (the activations
+  // count the tensors extended by the halo rows).
+  plan.items.push_back({"halo exchange", 4 * (part.send_rows + part.halo) * model.exchange_width()});
   return plan;
 }
 

@@ -9,7 +9,7 @@ namespace halo::train {
 RankPlan plan_rank(const PartShape& shape, const ModelShape& model, const TrainConfig& config,
                    std::int64_t memory_bytes) {
   const MemoryPlan resident = plan_part_shape_memory(shape, model, config.optimizer);
-  const std::int64_t input_bytes = model.input_activation_bytes(shape.owned);
+  const std::int64_t input_bytes = model.input_activation_bytes(shape.owned, shape.halo);
   const std::int64_t precomputed = config.precompute_first_aggregation ? 4 * shape.owned * shape.feature_dim : 0;
   const bool gpu = config.device.is_cuda();
   const auto on_device = [&](MemoryPlan plan) { return gpu ? detail::gpu_memory_plan(std::move(plan)) : plan; };

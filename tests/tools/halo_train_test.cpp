@@ -161,6 +161,20 @@ TEST_CASE("halo-train --plan-only plans every rank from a partition or from a da
   }
   CHECK(owned == 500);
   CHECK(from_parts.err.find("every rank fits") != std::string::npos);
+  CHECK(a["feature_dtype"] == "f32");
+  // Features stored in 16 bits are named as stored, from the dataset and from its parts.
+  const std::string half = scratch / "sbm-bf16";
+  REQUIRE(halo::test::run_program("halo-convert", "synth sbm " + half + " --nodes 300 --feature-dtype bf16 -q", scratch)
+              .exit_code == 0);
+  REQUIRE(halo::test::run_program("halo-partition", half + " --parts 2 -o " + (scratch / "p2") + " -q", scratch)
+              .exit_code == 0);
+  for (const std::string& source : {"--dataset " + half + " --world-size 2", "--partitions " + (scratch / "p2")}) {
+    const Result r = halo::test::run_program("halo-train", "--plan-only " + source + model, scratch);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(nlohmann::json::parse(r.out)["feature_dtype"] == "bf16");
+    CHECK(r.err.find("bf16 features resident") != std::string::npos);
+  }
 
   const Result scaled = halo::test::run_program(
       "halo-train", "--plan-only --partitions " + (scratch / "p3") + model + " --plan-scale 20", scratch);
@@ -171,7 +185,7 @@ TEST_CASE("halo-train --plan-only plans every rank from a partition or from a da
         10 * a["ranks"][0]["memory_plan"]["total"].get<std::int64_t>());
 
   const Result tiny = halo::test::run_program(
-      "halo-train", "--plan-only --partitions " + (scratch / "p3") + " --device-memory 100K --json -", scratch);
+      "halo-train", "--plan-only --partitions " + (scratch / "p3") + " --device-memory 60K --json -", scratch);
   CHECK(tiny.exit_code == 1);
   CHECK(tiny.err.find("DOES NOT FIT") != std::string::npos);
   CHECK(nlohmann::json::parse(tiny.out)["fits"] == false);

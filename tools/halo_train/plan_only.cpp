@@ -32,6 +32,7 @@ struct JobShape {
   std::int64_t classes = 0;
   std::int64_t label_columns = 1;
   bool weighted = false;
+  std::string feature_dtype = "f32";  // as stored: streaming reads 2 bytes a value for f16 and bf16
   json partition;  // how the parts were (or would be) cut
 };
 
@@ -48,6 +49,8 @@ std::vector<partition::PartSizes> sizes_from_dataset(const TrainOptions& o, JobS
   const bool multilabel = ds.meta.task == datasets::Task::multilabel;
   job.name = ds.meta.name;
   job.feature_dim = ds.target().feature_dim();
+  const datasets::HalfFeatures& half = ds.target().half_features;
+  if (!half.empty()) job.feature_dtype = half.format == HalfFormat::float16 ? "f16" : "bf16";
   job.classes = multilabel ? ds.meta.num_tasks : ds.meta.num_classes;
   job.label_columns = multilabel ? ds.meta.num_tasks : 1;
   job.weighted = ds.graph.has_weights();
@@ -73,6 +76,10 @@ std::vector<partition::PartSizes> sizes_from_partitions(const TrainOptions& o, J
   const bool multilabel = info.meta.task == datasets::Task::multilabel;
   job.name = info.meta.name;
   job.feature_dim = info.node_types.at(0).feature_dim;
+  const datasets::DatasetFileEntry* features =
+      info.parts.at(0).find_file(partition::PartitionDirInfo::part_folder(0) + "/node_feat.npy");
+  if (features != nullptr && features->dtype == datasets::DType::float16) job.feature_dtype = "f16";
+  if (features != nullptr && features->dtype == datasets::DType::bfloat16) job.feature_dtype = "bf16";
   job.classes = multilabel ? info.meta.num_tasks : info.meta.num_classes;
   job.label_columns = multilabel ? info.meta.num_tasks : 1;
   job.weighted =
@@ -129,9 +136,11 @@ int plan_only(const TrainOptions& o) {
     const std::int64_t halo_bytes = train::halo_bytes_per_epoch(shape.halo, job.feature_dim, o.model, job.classes);
     halo_bytes_total += halo_bytes;
     all_fit = all_fit && plan.fits;
-    const std::string features = plan.placement.streamed ? fmt::format("features streamed, {} budget",
-                                                                       train::format_bytes(plan.placement.budget_bytes))
-                                                         : std::string("features resident");
+    const std::string features =
+        plan.placement.streamed
+            ? fmt::format("{} features streamed, {} budget", job.feature_dtype,
+                          train::format_bytes(plan.placement.budget_bytes))
+            : fmt::format("{} features resident", job.feature_dtype);
     log_info(fmt::format("rank {}: {} rows, {} halo rows, {} entries | plan {} ({}) | halo {} per epoch | {}", r,
                          shape.owned, shape.halo, shape.entries, train::format_bytes(plan.plan.total_bytes()), features,
                          train::format_bytes(halo_bytes), plan.fits ? "fits" : "DOES NOT FIT"));
@@ -157,6 +166,7 @@ int plan_only(const TrainOptions& o) {
                             {"device", o.train.device.to_string()},
                             {"memory_bytes_per_rank", memory},
                             {"plan_scale", k},
+                            {"feature_dtype", job.feature_dtype},
                             {"model", {{"kind", o.model.kind}, {"layers", o.model.layers}, {"hidden", o.model.hidden}}},
                             {"partition", job.partition},
                             {"halo_bytes_per_epoch", halo_bytes_total},

@@ -57,18 +57,44 @@ bool ModelShape::any_aggregates_first() const {
   return false;
 }
 
-std::int64_t ModelShape::activation_bytes(std::int64_t vertices) const { return step_peak_bytes(vertices, false); }
+std::int64_t ModelShape::activation_bytes(std::int64_t vertices, std::int64_t halo_rows) const {
+  return step_peak_bytes(vertices, halo_rows, false);
+}
 
-std::int64_t ModelShape::input_activation_bytes(std::int64_t vertices) const {
-  return step_peak_bytes(vertices, false) - step_peak_bytes(vertices, true);
+std::int64_t ModelShape::input_activation_bytes(std::int64_t vertices, std::int64_t halo_rows) const {
+  return step_peak_bytes(vertices, halo_rows, false) - step_peak_bytes(vertices, halo_rows, true);
+}
+
+std::int64_t ModelShape::exchange_width() const {
+  std::int64_t width = 0;
+  for (int i = 0; i < layers(); ++i) {
+    const std::int64_t heads = layer_heads(i);
+    // GAT exchanges [x·W | source scores]; GCN and GraphSAGE aggregate the narrower side, and a
+    // first layer whose features are streamed its output width.
+    width = std::max(width, attention() ? heads * head_width(i) + heads
+                            : aggregates_first(i) && i > 0 ? layer_in(i)
+                                                           : layer_out(i));
+  }
+  return width;
 }
 
 // Mirrors Model::forward and Model::backward with GcnConv, SageConv, GatConv, BatchNorm, Dropout
-// and Activation: a change to what they allocate or keep changes this walk too (the model tests
-// compare it with the tensors' measured peak).
-std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, bool input_given) const {
+// and Activation, and on a rank HaloAggregation and HaloAttentionGraph: a change to what they
+// allocate or keep changes this walk too (the model tests compare it with the tensors' measured
+// peak, the end-to-end bench with the ranks' resident sets).
+std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t halo_rows, bool input_given) const {
   const auto rows = [&](std::int64_t width) { return vertices * width * float_bytes; };
+  // On a rank, an aggregation's input (or gradient) extended by the halo rows, alive while the
+  // product is written.
+  const auto local = [&](std::int64_t width) {
+    return halo_rows < 0 ? 0 : (vertices + halo_rows) * width * float_bytes;
+  };
   Footprint f;
+  const auto aggregate = [&](std::int64_t width, std::int64_t result) {
+    f.take(local(width));
+    f.take(result);
+    f.give(local(width));
+  };
   const int last = layers() - 1;
   // Per layer, what forward keeps for backward (beside the output): a dropped copy of the input,
   // the conv's own tensors, batch norm's input and statistics.
@@ -81,8 +107,10 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, bool input_given
     const float p = i == 0 ? config_.input_dropout : config_.dropout;
     if (p > 0.0f && !drops_in_place(i) && !(i == 0 && input_given)) f.take(dropped[k] = rows(in));
     if (attention()) {
-      const std::int64_t heads_out = rows(layer_heads(i) * head_width(i));
-      f.take(saved[k] = gat_saved_bytes(layer_heads(i), head_width(i), vertices));
+      const std::int64_t heads = layer_heads(i), heads_out = rows(heads * head_width(i));
+      // x·W, the scores and the softmax statistics; on a rank also [x·W | source scores] of
+      // every local row.
+      f.take(saved[k] = gat_saved_bytes(heads, head_width(i), vertices) + local(heads * head_width(i) + heads));
       if (i == last) {  // the heads' outputs, then their mean (the logits)
         f.take(heads_out);
         f.give(heads_out);
@@ -91,11 +119,15 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, bool input_given
       }
     } else if (aggregates_first(i) && !(i == 0 && input_given)) {
       aggregated[k] = true;
-      if (!recomputes_aggregation(i)) f.take(saved[k] = rows(in));  // Â·x
+      aggregate(in, rows(in));  // Â·x
       f.take(output);
+      if (recomputes_aggregation(i))
+        f.give(rows(in));
+      else
+        saved[k] = rows(in);
     } else {  // h = x · W, then Â·h (a streamed first layer transforms first too)
       f.take(rows(out));
-      f.take(output);
+      aggregate(out, output);
       f.give(rows(out));
     }
     if (normalized(i)) f.take(norm[k] = rows(out) + 2 * out * float_bytes);  // its output and statistics
@@ -103,7 +135,7 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, bool input_given
   for (int i = last; i >= 0; --i) {
     const auto k = static_cast<std::size_t>(i);
     const std::int64_t in = layer_in(i), out = layer_out(i);
-    std::int64_t grad = i == last ? 0 : rows(out);  // the gradient of the layer's output
+    const std::int64_t grad = i == last ? 0 : rows(out);  // the gradient of the layer's output
     if (i < last) {  // ReLU's or ELU's backward in place, then the output goes
       f.give(rows(out));
       if (normalized(i)) {  // batch norm's input gradient replaces the output's
@@ -111,34 +143,40 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, bool input_given
         f.give(grad + norm[k]);
       }
     }
-    const std::int64_t grad_x = i > 0 ? rows(in) : 0;  // none for the features
+    const bool input_grad = i > 0;  // none for the features
+    const std::int64_t grad_x = input_grad ? rows(in) : 0;
+    const bool gcn = config_.kind == "gcn";  // GcnConv lets the output's gradient go first
     if (attention()) {
-      const std::int64_t heads_out = rows(layer_heads(i) * head_width(i));
+      const std::int64_t heads = layer_heads(i), heads_out = rows(heads * head_width(i));
       const std::int64_t head_grad = i == last ? heads_out : 0;  // the mean's gradient
-      const std::int64_t grads = heads_out + rows(2 * layer_heads(i));
-      const std::int64_t workspace = rows(4 * layer_heads(i));
+      const std::int64_t sources = local(heads * head_width(i) + heads);  // every local row's gradients
+      const std::int64_t grads = heads_out + rows(2 * heads);
+      const std::int64_t workspace = rows(4 * heads);
       f.take(head_grad);
-      f.take(grads);
+      f.take(sources);
       f.take(workspace);
-      f.give(workspace + head_grad);
+      f.take(grads);
+      f.give(workspace + head_grad + sources);
       const std::int64_t residual_grad = config_.residual ? grad : 0;  // the residual's backward reads it
       f.give(grad - residual_grad + saved[k]);
       f.take(grad_x);
       f.give(grads + residual_grad);
     } else if (aggregated[k]) {  // (Â·x)ᵀ · g with Â·x kept or recomputed, then Âᵀ · (g · Wᵀ)
-      f.take(rows(in) - saved[k]);
+      if (recomputes_aggregation(i)) aggregate(in, rows(in));
       f.give(rows(in));
-      f.take(grad_x);
-      if (config_.kind == "gcn") f.give(grad);  // GcnConv lets the output's gradient go first
-      f.take(grad_x);
-      f.give(grad_x);
-      if (config_.kind != "gcn") f.give(grad);
+      if (input_grad) {
+        f.take(rows(in));
+        if (gcn) f.give(grad);
+        aggregate(in, grad_x);
+        f.give(rows(in));
+      }
+      if (!gcn || !input_grad) f.give(grad);
     } else {  // Âᵀ·g, then · Wᵀ
-      f.take(rows(out));
-      if (config_.kind == "gcn") f.give(grad);
+      aggregate(out, rows(out));
+      if (gcn) f.give(grad);
       f.take(grad_x);
       f.give(rows(out));
-      if (config_.kind != "gcn") f.give(grad);
+      if (!gcn) f.give(grad);
     }
     f.give(dropped[k]);
   }

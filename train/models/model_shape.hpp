@@ -58,21 +58,26 @@ class ModelShape {
   // aggregate-first layers, GAT's x · W with its scores and softmax statistics, conv outputs kept
   // for batch norm with its statistics, activation outputs; in backward the gradients, GAT's
   // scores' gradients and the attention kernel's workspace, 4 heads wide), the most alive at
-  // once. O(layers).
-  std::int64_t activation_bytes(std::int64_t vertices) const;
+  // once. On a rank (halo_rows >= 0) also the aggregations' inputs and gradients extended by its
+  // halo rows, and GAT's [x · W | source scores] of every local row. O(layers).
+  std::int64_t activation_bytes(std::int64_t vertices, std::int64_t halo_rows = -1) const;
   // What activation_bytes owes to the first layer's input being a resident tensor: the input
   // dropout's output and, when the first layer aggregates first, Â·x, neither of which exists when
   // the features are streamed (dropout acts on the staged chunks, the layer transforms first) or
   // their aggregation precomputed. O(layers).
-  std::int64_t input_activation_bytes(std::int64_t vertices) const;
+  std::int64_t input_activation_bytes(std::int64_t vertices, std::int64_t halo_rows = -1) const;
+  // The widest row a rank's halo exchange moves: GAT's x · W with its source scores, else the
+  // widest aggregation (the first layer's output width, for streamed features). O(layers).
+  std::int64_t exchange_width() const;
   // The parameters' values (their gradients take as much again): the conv weights (GraphSAGE two
   // per layer; GAT's W and its two attention vectors per head), the biases and the batch norms'
   // gamma and beta. O(layers).
   std::int64_t parameter_bytes() const;
 
  private:
-  // activation_bytes with the first layer's input resident (input_given false) or streamed.
-  std::int64_t step_peak_bytes(std::int64_t vertices, bool input_given) const;
+  // activation_bytes with the first layer's input resident (input_given false) or streamed, on one
+  // process (halo_rows -1) or a rank.
+  std::int64_t step_peak_bytes(std::int64_t vertices, std::int64_t halo_rows, bool input_given) const;
 
   ModelConfig config_;
   std::int64_t in_dim_;
