@@ -271,8 +271,9 @@ std::int64_t HeteroModelLayout::input_width(int t) const {
 
 std::int64_t HeteroModelLayout::activation_bytes() const {
   const RgcnGraph& g = *graph_;
-  std::int64_t kept = 0;
-  std::int64_t busiest = 0;  // the most one layer holds at once besides what is kept
+  // What forward keeps, summed over the layers before the one at hand; the most held at once.
+  std::int64_t kept_before = 0, peak = 0;
+  std::int64_t previous_outputs = 0;  // the previous layer's outputs, kept as this layer's input
   for (int i = 0; i < layers(); ++i) {
     const HeteroStageLayout& c = stage(i);
     std::int64_t inputs = 0, input_grads = 0, outputs = 0;
@@ -286,14 +287,23 @@ std::int64_t HeteroModelLayout::activation_bytes() const {
       if (c.reads(t) && input_grad) input_grads += in;
       if (c.computes(t)) outputs += g.num_inputs(t) * c.out_dim() * float_bytes;
     }
-    if (c.dropout > 0.0f) kept += inputs;
-    kept += c.saved_bytes(g);
-    if (i + 1 < layers()) kept += outputs;  // the next layer's input (after its ReLU)
-    // Backward holds the outputs' gradients, the layer's workspace (R-GCN: H's gradient and, with
-    // bases, the composed weights' gradient) and the input gradients; forward holds less.
-    busiest = std::max(busiest, outputs + c.workspace_bytes(g) + input_grads);
+    // An active dropout's output is kept as the layer's input in place of the previous layer's
+    // outputs, which HeteroModel::forward frees once it is written: both live while it runs.
+    std::int64_t own = c.saved_bytes(g);
+    if (c.dropout > 0.0f) {
+      peak = std::max(peak, kept_before + inputs);
+      kept_before -= previous_outputs;
+      own += inputs;
+    }
+    // Forward: the layer's own tensors and its outputs; backward (the later layers' tensors gone,
+    // this layer's outputs replaced by their gradients): the outputs' gradients, the layer's
+    // workspace (R-GCN: H's gradient and, with bases, the composed weights' gradient) and the input
+    // gradients.
+    peak = std::max(peak, kept_before + own + std::max(outputs, outputs + c.workspace_bytes(g) + input_grads));
+    previous_outputs = i + 1 < layers() ? outputs : 0;  // the next layer's input (after its ReLU)
+    kept_before += own + previous_outputs;
   }
-  return kept + busiest;
+  return std::max(peak, kept_before);
 }
 
 std::int64_t HeteroModelLayout::parameter_bytes() const {

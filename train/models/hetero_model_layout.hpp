@@ -67,10 +67,11 @@ class HeteroModelLayout {
   std::int64_t input_width(int t) const;
 
   // For the memory plan, in bytes. activation_bytes: the peak of a training step on the model's
-  // device apart from the inputs (features and tables), the logits and their gradient: every
-  // tensor forward keeps (dropout outputs, layer outputs, each layer's saved_bytes) plus the most
-  // that one layer's forward or backward holds at once (its workspace_bytes, its outputs
-  // or their gradients, its input gradients). parameter_bytes: the dense parameters' values
+  // device apart from the inputs (features and tables), the logits and their gradient: the most,
+  // over the layers, of what forward kept up to a layer (dropout outputs, which replace the
+  // previous layer's outputs, undropped layer outputs, each layer's saved_bytes) plus what that
+  // layer's forward or backward holds at once (its workspace_bytes, its outputs or their
+  // gradients, its input gradients). parameter_bytes: the dense parameters' values
   // (their gradients take as much again). table_bytes: the tables (values, gradients, two Adam
   // moments, per-row step counts and touched flags, and on a rank the tables' rows with their
   // halo rows), on the model's device; streamed tables count only their staging there

@@ -877,7 +877,8 @@ TEST_CASE("HeteroModelLayout::activation_bytes bounds what a training step alloc
   const std::int64_t estimate = model.layout().activation_bytes();
   CAPTURE(used, estimate);
   CHECK(used <= estimate + logits_and_grad);
-  CHECK(2 * used >= estimate);
+  // And close to it: within 20 % (the layers' workspace is counted at its largest).
+  CHECK(10 * used >= 8 * estimate);
   // Nothing is kept once backward is done, apart from the logits.
   CHECK(kernels::tensor_bytes_in_use(cpu) - before <= 300 * 7 * 4 + 4096);
 }
