@@ -77,8 +77,7 @@ MemoryPlan plan_items(const GraphSize& g, std::int64_t operator_bytes, std::int6
       {"graph operators", operator_bytes},
       {features_item, 4 * n * feature_dim},
       {"labels and splits", label_and_split_bytes},
-      {activations_item, model.activation_bytes(n, halo_rows)},
-      {"logits and their gradient", 2 * 4 * n * classes},
+      {activations_item, model.activation_bytes(n, halo_rows)},  // the logits and their gradient among them
       {"parameters", params},
       {"gradients", params},
       {"optimizer state", optimizer_state},
@@ -274,6 +273,33 @@ std::int64_t machine_available_bytes() {
 std::int64_t process_peak_resident_bytes() { return read_proc_kib("/proc/self/status", "VmHWM"); }
 
 std::int64_t process_resident_bytes() { return read_proc_kib("/proc/self/status", "VmRSS"); }
+
+std::int64_t process_bytes_besides_arrays() {
+  const std::int64_t resident = process_resident_bytes();
+  if (resident < 0) return -1;
+  // smaps: a header line per mapping ("start-end perms offset dev inode [path]"), then its
+  // "Key: value kB" lines, Rss among them.
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool array_map = false;
+  std::int64_t arrays = 0;
+  const std::string suffix = ".npy";
+  while (std::getline(smaps, line)) {
+    if (line.empty()) continue;
+    if (std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') != std::string::npos &&
+        line.find(':') > line.find(' ')) {
+      array_map = line.size() >= suffix.size() && line.compare(line.size() - suffix.size(), suffix.size(), suffix) == 0;
+      continue;
+    }
+    if (array_map && line.compare(0, 4, "Rss:") == 0) {
+      std::istringstream fields(line.substr(4));
+      long long kib = 0;
+      fields >> kib;
+      arrays += static_cast<std::int64_t>(kib) * 1024;
+    }
+  }
+  return std::max<std::int64_t>(0, resident - arrays);
+}
 
 std::int64_t parse_byte_size(const std::string& text) {
   auto fail = [&]() -> std::int64_t {

@@ -38,12 +38,12 @@ struct MemoryPlan {
 };
 
 // The plan for training a model of shape `model` on `ds` with `optimizer` on one process, made
-// before the model or its operators exist: the stored
-// CSR, the operators GraphOperators builds for the model's kind (upper bound: a self loop per
-// vertex, plus the transpose when the operator is not symmetric), the feature tensor, labels and
-// splits, ModelShape::activation_bytes for every vertex, logits and their gradient, parameters,
-// gradients, the optimiser state (2x parameters for Adam/AdamW, 1x for SGD with momentum), and
-// the CPU SpMM's panel when a layer is wider than it (cpu_spmm_panel_item).
+// before the model or its operators exist: the stored CSR, the operators GraphOperators builds
+// for the model's kind (upper bound: a self loop per vertex, plus the transpose when the operator
+// is not symmetric), the feature tensor, labels and splits, ModelShape::activation_bytes for
+// every vertex (the logits and their gradient among them), parameters, gradients, the optimiser
+// state (2x parameters for Adam/AdamW, 1x for SGD with momentum), and the CPU SpMM's panel when a
+// layer is wider than it (cpu_spmm_panel_item).
 // O(1) work; allocates nothing.
 MemoryPlan plan_training_memory(const datasets::Dataset& ds, const ModelShape& model, const OptimizerConfig& optimizer);
 
@@ -146,6 +146,11 @@ std::int64_t machine_available_bytes();
 std::int64_t process_peak_resident_bytes();
 // The process's resident set now (VmRSS) in bytes, or -1 when unknown.
 std::int64_t process_resident_bytes();
+// What the plan's "process before training" item counts: the process's resident set (VmRSS) less
+// the resident pages of the .npy files it maps (/proc/self/smaps). The dataset's arrays are such
+// maps, and the plan counts them in items of their own (graph, features, labels): a graph already
+// read through once must not count twice. -1 when unknown.
+std::int64_t process_bytes_besides_arrays();
 
 // Parses a byte count: digits with an optional fraction and an optional binary suffix
 // K, M, G, T (also KB/KiB, ..., any case; 1G = 2^30 bytes), e.g. "8G", "512M", "1.5GiB", "4096".

@@ -47,8 +47,8 @@ struct TrainingProblem {
   // operators (and, on a rank, the halo exchange) and sets `operators` (and `exchange`), so that
   // nothing the plan counts is allocated before the plan is checked.
   std::function<void(TrainingProblem&)> build_operators;
-  // The plan's "process before training": -1 = the process's resident set when train() starts
-  // (a test pins it to make plans comparable across calls).
+  // The plan's "process before training": -1 = the process's resident set when train() starts,
+  // less its mapped arrays (process_bytes_besides_arrays; a test pins it to compare plans).
   std::int64_t process_bytes = -1;
 };
 

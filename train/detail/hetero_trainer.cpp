@@ -253,7 +253,7 @@ TrainSummary train_hetero(const datasets::Dataset& ds, const HeteroModelConfig& 
   check_inputs(ds);
   check_input_settings(config);
   kernels::require_device(config.device);
-  const std::int64_t process_bytes = std::max<std::int64_t>(0, process_resident_bytes());
+  const std::int64_t process_bytes = std::max<std::int64_t>(0, process_bytes_besides_arrays());
   const graph::HeteroGraph& g = ds.hetero;
   const RgcnGraph graph(g);
   HeteroProblem problem;

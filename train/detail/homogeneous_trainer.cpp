@@ -175,7 +175,7 @@ TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConf
   check_gpu_problem(problem, config);
   kernels::require_device(config.device);
   const std::int64_t process_bytes =
-      problem.process_bytes >= 0 ? problem.process_bytes : std::max<std::int64_t>(0, process_resident_bytes());
+      problem.process_bytes >= 0 ? problem.process_bytes : std::max<std::int64_t>(0, process_bytes_besides_arrays());
   ThreadScope threads(config.threads);
   kernels::reset_tensor_peak_bytes(config.device);
   const DatasetShape& shape = problem.shape;

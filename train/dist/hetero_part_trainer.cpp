@@ -42,7 +42,7 @@ TrainSummary train_hetero_part(const std::string& partition_dir, Communicator& c
   const auto start = std::chrono::steady_clock::now();
   train::detail::check_train_config(config);
   train::detail::check_hetero_settings(config);
-  const std::int64_t process_bytes = std::max<std::int64_t>(0, process_resident_bytes());
+  const std::int64_t process_bytes = std::max<std::int64_t>(0, process_bytes_besides_arrays());
   const partition::PartitionDirInfo info = partition::read_partition_info(partition_dir);
   const partition::Part part = read_rank_part(partition_dir, info, comm, config.verify_checksums, false);
   HALO_EXPECTS(part.meta.is_hetero, "partition " + partition_dir + " is of a homogeneous dataset ('" + part.meta.name +

@@ -22,7 +22,9 @@ constexpr std::int64_t scan_block_bytes = 4 << 20;
 
 // All of `source` as a float32 tensor on `device`. On the CPU, copied (16-bit values widened) by
 // blocks of rows on every thread (one, for a Reader source) into the tensor itself; for a GPU,
-// block by block through one host block, so that no host copy of the whole matrix is made.
+// block by block through one host block, so that no host copy of the whole matrix is made. A
+// mapped source's pages are released as their rows are copied: the copy is what training reads,
+// and the memory plan counts the features once.
 Tensor resident_copy(const FeatureSource& source, const kernels::Device& device) {
   const std::int64_t block =
       source.is_reader() ? std::max<std::int64_t>(1, source.rows())
@@ -32,6 +34,7 @@ Tensor resident_copy(const FeatureSource& source, const kernels::Device& device)
     const TensorView all = x.view();
     parallel_for_ranges(0, source.rows(), [&](std::int64_t begin, std::int64_t end) {
       source.read_rows(begin, end, all.slice_rows(begin, end));
+      source.release(begin, end);
     }, block);
     return x;
   }
@@ -40,6 +43,7 @@ Tensor resident_copy(const FeatureSource& source, const kernels::Device& device)
     const std::int64_t end = std::min(source.rows(), begin + block);
     const TensorView rows = host.view().slice_rows(0, end - begin);
     source.read_rows(begin, end, rows);
+    source.release(begin, end);
     kernels::copy(rows, x.view().slice_rows(begin, end));
   }
   return x;

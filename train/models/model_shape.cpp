@@ -78,8 +78,9 @@ std::int64_t ModelShape::exchange_width() const {
   return width;
 }
 
-// Mirrors Model::forward and Model::backward with GcnConv, SageConv, GatConv, BatchNorm, Dropout
-// and Activation, and on a rank HaloAggregation and HaloAttentionGraph: a change to what they
+// Mirrors a training step (train/detail/run_loop.cpp: forward, the loss's gradient, the logits let
+// go, backward) through Model with GcnConv, SageConv, GatConv, BatchNorm, Dropout and Activation,
+// and on a rank HaloAggregation and HaloAttentionGraph: a change to what they
 // allocate or keep changes this walk too (the model tests compare it with the tensors' measured
 // peak, the end-to-end bench with the ranks' resident sets).
 std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t halo_rows, bool input_given) const {
@@ -103,7 +104,7 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
   for (int i = 0; i <= last; ++i) {
     const auto k = static_cast<std::size_t>(i);
     const std::int64_t in = layer_in(i), out = layer_out(i);
-    const std::int64_t output = i == last ? 0 : rows(out);  // the last layer's output is the logits
+    const std::int64_t output = rows(out);
     const float p = i == 0 ? config_.input_dropout : config_.dropout;
     if (p > 0.0f && !drops_in_place(i) && !(i == 0 && input_given)) f.take(dropped[k] = rows(in));
     if (attention()) {
@@ -111,11 +112,10 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
       // x·W, the scores and the softmax statistics; on a rank also [x·W | source scores] of
       // every local row.
       f.take(saved[k] = gat_saved_bytes(heads, head_width(i), vertices) + local(heads * head_width(i) + heads));
-      if (i == last) {  // the heads' outputs, then their mean (the logits)
-        f.take(heads_out);
-        f.give(heads_out);
-      } else {
+      f.take(heads_out);
+      if (i == last) {  // the heads' mean: the logits
         f.take(output);
+        f.give(heads_out);
       }
     } else if (aggregates_first(i) && !(i == 0 && input_given)) {
       aggregated[k] = true;
@@ -132,10 +132,13 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
     }
     if (normalized(i)) f.take(norm[k] = rows(out) + 2 * out * float_bytes);  // its output and statistics
   }
+  // The loss writes the logits' gradient, and the training step lets the logits go.
+  f.take(rows(num_classes_));
+  f.give(rows(num_classes_));
   for (int i = last; i >= 0; --i) {
     const auto k = static_cast<std::size_t>(i);
     const std::int64_t in = layer_in(i), out = layer_out(i);
-    const std::int64_t grad = i == last ? 0 : rows(out);  // the gradient of the layer's output
+    const std::int64_t grad = rows(out);  // the gradient of the layer's output
     if (i < last) {  // ReLU's or ELU's backward in place, then the output goes
       f.give(rows(out));
       if (normalized(i)) {  // batch norm's input gradient replaces the output's

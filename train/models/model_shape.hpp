@@ -52,8 +52,9 @@ class ModelShape {
   // Some layer aggregates first (so recompute "aggregation" would change something).
   bool any_aggregates_first() const;
 
-  // The peak of a training step apart from the features, the logits and their gradient, for
-  // `vertices` rows: Model's forward and backward walked allocation by allocation (every layer's
+  // The peak of a training step apart from the features, for `vertices` rows: Model's forward,
+  // the loss's gradient and Model's backward walked allocation by allocation (the logits and their
+  // gradient, every layer's
   // temporaries and what it keeps for backward: dropout outputs not taken in place, Â·x of
   // aggregate-first layers, GAT's x · W with its scores and softmax statistics, conv outputs kept
   // for batch norm with its statistics, activation outputs; in backward the gradients, GAT's
