@@ -6,8 +6,10 @@
 
 namespace halo::train {
 
-RankPlan plan_rank(const PartShape& shape, const ModelShape& model, const TrainConfig& config,
-                   std::int64_t memory_bytes) {
+namespace {
+
+RankPlan plan_rank_as(const PartShape& shape, const ModelShape& model, const TrainConfig& config,
+                      std::int64_t memory_bytes) {
   const MemoryPlan resident = plan_part_shape_memory(shape, model, config.optimizer);
   const std::int64_t input_bytes = model.input_activation_bytes(shape.owned, shape.halo);
   const std::int64_t precomputed = config.precompute_first_aggregation ? 4 * shape.owned * shape.feature_dim : 0;
@@ -22,7 +24,21 @@ RankPlan plan_rank(const PartShape& shape, const ModelShape& model, const TrainC
       on_device(plan_feature_input(resident, input_bytes, out.placement, out.placement.streamed ? 0 : precomputed));
   const std::int64_t total = out.plan.total_bytes();
   out.fits = total <= memory_bytes && (config.memory_limit <= 0 || total <= config.memory_limit);
+  out.recompute = model.config().recompute;
   return out;
+}
+
+}  // namespace
+
+RankPlan plan_rank(const PartShape& shape, const ModelShape& model, const TrainConfig& config,
+                   std::int64_t memory_bytes) {
+  ModelConfig m = model.config();
+  if (m.recompute == "auto") m.recompute = "none";
+  RankPlan out = plan_rank_as(shape, ModelShape(m, model.in_dim(), model.num_classes()), config, memory_bytes);
+  const std::string chosen = model.recompute_for(out.placement.streamed || !out.fits);
+  if (chosen == m.recompute) return out;
+  m.recompute = chosen;
+  return plan_rank_as(shape, ModelShape(m, model.in_dim(), model.num_classes()), config, memory_bytes);
 }
 
 }  // namespace halo::train

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "train/memory_plan.hpp"
 #include "train/models/model_shape.hpp"
@@ -15,13 +16,15 @@ struct RankPlan {
   MemoryPlan plan;             // with the features resident, or their staging and cache when streamed
   FeaturePlacement placement;  // as place_features decides for `memory_bytes`
   bool fits = false;           // plan total <= memory_bytes (and config.memory_limit when set)
+  std::string recompute;       // the model's recompute setting, "auto" resolved as train() does
 };
 
 // The plan of a rank holding a part of `shape` with `memory_bytes` of memory (the GPU's with
 // config.device a GPU, whose plan keeps only what lives there; else the host's): the part plan
 // (plan_part_shape_memory), the first layer's input (plan_feature_input: resident, or streamed
 // with the budget place_features gives when the resident plan does not fit; a precomputed Â·X
-// with config.precompute_first_aggregation), and whether the total fits. O(1); allocates nothing.
+// with config.precompute_first_aggregation), and whether the total fits; recompute "auto" is
+// resolved as train() resolves it (ModelShape::recompute_for). O(1); allocates nothing.
 RankPlan plan_rank(const PartShape& shape, const ModelShape& model, const TrainConfig& config,
                    std::int64_t memory_bytes);
 

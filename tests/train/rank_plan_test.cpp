@@ -33,6 +33,18 @@ PartShape shape_of(const partition::Part& part) {
   return s;
 }
 
+// A part of 100 K rows, 30 K halo rows and 2 M entries, half its rows training ones, 10 classes.
+PartShape mid_sized_part(std::int64_t feature_dim) {
+  PartShape s;
+  s.owned = s.label_values = 100000;  // a label per row
+  s.halo = s.send_rows = 30000;
+  s.entries = 2000000;
+  s.train = s.owned / 2;
+  s.feature_dim = feature_dim;
+  s.classes = 10;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("a plan from a part's counts equals the plan of the part itself, item by item", "[train]") {
@@ -60,15 +72,7 @@ TEST_CASE("a plan from a part's counts equals the plan of the part itself, item 
 
 TEST_CASE("plan_rank keeps features resident, streams them when only that fits, and says when nothing fits",
           "[train]") {
-  PartShape s;
-  s.owned = 100000;
-  s.halo = 30000;
-  s.send_rows = 30000;
-  s.entries = 2000000;
-  s.train = 50000;
-  s.label_values = 100000;
-  s.feature_dim = 512;
-  s.classes = 10;
+  const PartShape s = mid_sized_part(512);
   const ModelShape model(test::small_gcn(), s.feature_dim, s.classes);
   TrainConfig config;
   const RankPlan roomy = plan_rank(s, model, config, std::int64_t{64} << 30);
@@ -82,6 +86,28 @@ TEST_CASE("plan_rank keeps features resident, streams them when only that fits, 
   CHECK(tight.plan.total_bytes() < roomy.plan.total_bytes());
   const RankPlan small = plan_rank(s, model, config, std::int64_t{1} << 20);
   CHECK_FALSE(small.fits);
+}
+
+TEST_CASE("plan_rank recomputes Â·x before it streams the features, as train() resolves recompute auto",
+          "[train]") {
+  const PartShape s = mid_sized_part(8);  // 8 -> 64 aggregates first, keeping Â·x (3.2 MB)
+  ModelConfig m = test::small_gcn();
+  m.hidden = 64;
+  TrainConfig config;
+  const RankPlan roomy = plan_rank(s, ModelShape(m, s.feature_dim, s.classes), config, std::int64_t{64} << 30);
+  CHECK(roomy.recompute == "none");
+  CHECK_FALSE(roomy.placement.streamed);
+  const RankPlan tight =
+      plan_rank(s, ModelShape(m, s.feature_dim, s.classes), config, roomy.plan.total_bytes() - 1);
+  CHECK(tight.recompute == "aggregation");
+  CHECK_FALSE(tight.placement.streamed);
+  CHECK(tight.fits);
+  // Told to keep Â·x, the same memory does not hold the run (streaming these narrow features
+  // would not help: the first layer would then transform them first, at 64 columns).
+  m.recompute = "none";
+  const RankPlan kept = plan_rank(s, ModelShape(m, s.feature_dim, s.classes), config, roomy.plan.total_bytes() - 1);
+  CHECK(kept.recompute == "none");
+  CHECK_FALSE(kept.fits);
 }
 
 TEST_CASE("halo_bytes_per_epoch counts each layer's forward and backward exchanges", "[train]") {

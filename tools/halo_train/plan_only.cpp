@@ -141,9 +141,10 @@ int plan_only(const TrainOptions& o) {
             ? fmt::format("{} features streamed, {} budget", job.feature_dtype,
                           train::format_bytes(plan.placement.budget_bytes))
             : fmt::format("{} features resident", job.feature_dtype);
-    log_info(fmt::format("rank {}: {} rows, {} halo rows, {} entries | plan {} ({}) | halo {} per epoch | {}", r,
+    const std::string recompute = plan.recompute == "aggregation" ? ", Â·x recomputed" : "";
+    log_info(fmt::format("rank {}: {} rows, {} halo rows, {} entries | plan {} ({}{}) | halo {} per epoch | {}", r,
                          shape.owned, shape.halo, shape.entries, train::format_bytes(plan.plan.total_bytes()), features,
-                         train::format_bytes(halo_bytes), plan.fits ? "fits" : "DOES NOT FIT"));
+                         recompute, train::format_bytes(halo_bytes), plan.fits ? "fits" : "DOES NOT FIT"));
     log_debug("rank " + std::to_string(r) + " plan:\n" + plan.plan.table());
     ranks.push_back(json{{"rank", r},
                          {"owned_rows", shape.owned},
@@ -154,6 +155,7 @@ int plan_only(const TrainOptions& o) {
                          {"memory_plan", plan_json(plan.plan)},
                          {"features", plan.placement.streamed ? "streamed" : "resident"},
                          {"feature_budget_bytes", plan.placement.streamed ? plan.placement.budget_bytes : 0},
+                         {"recompute", plan.recompute},
                          {"halo_bytes_received_per_epoch", halo_bytes},
                          {"fits", plan.fits}});
   }

@@ -191,16 +191,16 @@ TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConf
     return gpu ? detail::plan_gpu_memory(problem, model, config, available, out)
                : detail::plan_memory(problem, model, config, process_bytes, available, out);
   };
+  // Recompute "auto": planned keeping Â·x first, then recomputing it (one SpMM per aggregate-first
+  // layer) when that would stream the features (a pass over them per epoch, slower GEMMs) or not fit.
   ModelConfig resolved = model_config;
   if (resolved.recompute == "auto") resolved.recompute = "none";
   FeaturePlacement placement = plan(ModelShape(resolved, shape.feature_dim, shape.num_classes), summary.memory_plan);
-  // "auto": recompute Â·x (one SpMM per aggregate-first layer) rather than stream the features (a
-  // pass over them per epoch, and slower GEMMs) or refuse the run.
-  const bool short_of_memory =
-      placement.streamed || !detail::plan_fits(summary.memory_plan, config.memory_limit, available);
-  if (model_config.recompute == "auto" && short_of_memory &&
-      ModelShape(resolved, shape.feature_dim, shape.num_classes).any_aggregates_first()) {
-    resolved.recompute = "aggregation";
+  const std::string chosen = ModelShape(model_config, shape.feature_dim, shape.num_classes)
+                                 .recompute_for(placement.streamed || !detail::plan_fits(summary.memory_plan,
+                                                                                         config.memory_limit, available));
+  if (chosen != resolved.recompute) {
+    resolved.recompute = chosen;
     placement = plan(ModelShape(resolved, shape.feature_dim, shape.num_classes), summary.memory_plan);
   }
   const ModelShape model_shape(resolved, shape.feature_dim, shape.num_classes);

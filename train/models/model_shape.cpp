@@ -57,6 +57,11 @@ bool ModelShape::any_aggregates_first() const {
   return false;
 }
 
+std::string ModelShape::recompute_for(bool short_of_memory) const {
+  if (config_.recompute != "auto") return config_.recompute;
+  return short_of_memory && any_aggregates_first() ? "aggregation" : "none";
+}
+
 std::int64_t ModelShape::activation_bytes(std::int64_t vertices, std::int64_t halo_rows) const {
   return step_peak_bytes(vertices, halo_rows, false);
 }

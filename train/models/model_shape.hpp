@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "train/models/model_config.hpp"
 
@@ -51,6 +52,10 @@ class ModelShape {
   bool recomputes_aggregation(int i) const { return config_.recompute == "aggregation" && aggregates_first(i); }
   // Some layer aggregates first (so recompute "aggregation" would change something).
   bool any_aggregates_first() const;
+  // The recompute setting a run of this shape takes: config.recompute, with "auto" resolved to
+  // "aggregation" when the plan keeping Â·x is `short_of_memory` (would stream the features or not
+  // fit) and some layer aggregates first, else "none".
+  std::string recompute_for(bool short_of_memory) const;
 
   // The peak of a training step apart from the features, for `vertices` rows: Model's forward,
   // the loss's gradient and Model's backward walked allocation by allocation (the logits and their
