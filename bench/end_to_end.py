@@ -8,7 +8,7 @@ of the symmetric graph, 128 features stored as f16, 172 classes). `halo-partitio
 features streamed through `--budget-fraction` of their float32 bytes (split over the ranks), on
 `mpirun -np P` (one thread each) and on one process (`--threads`): the losses of the two against
 each other (P-invariance: 1e-5 relative is the goal), and each rank's peak resident set against
-its plan's total (goal: within 10 %; the plan is an upper bound today, issue #31).
+its plan's total (goal: within 10 %, issue #31).
 
 Results: bench/results/end_to_end.json, with the machine and the load average.
 
