@@ -335,7 +335,8 @@ step_synccheck() {
 }
 
 # halo-train --device cuda: a 2-layer GCN on a generated 100 000-vertex SBM graph (128 features,
-# mean degree 16), 20 epochs; its JSON summary holds the median epoch time.
+# mean degree 16), 20 epochs; its JSON summary holds the median epoch time, and the GPU memory plan
+# beside the tensors' measured peak on the GPU (issue #31: the plan's walk, unmeasured on a GPU so far).
 step_gpu_train_timing() {
   local data="$build/gpu-train-sbm"
   rm -rf "$data"
@@ -343,7 +344,7 @@ step_gpu_train_timing() {
     --homophily 0.8 -q || return 1
   "$build/bin/halo-train" --dataset "$data" --device cuda --model gcn --hidden 128 --epochs 20 -q \
     --json "$out/gpu_train.json" || return 1
-  python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print("halo-train --device cuda: one epoch", j["epoch_time_median_s"], "s, test accuracy", j["test_acc_mean"])' "$out/gpu_train.json"
+  python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); p = j["memory_plan"]; print("halo-train --device cuda: one epoch", j["epoch_time_median_s"], "s, test accuracy", j["test_acc_mean"], "; GPU plan", p["total"], "bytes (activations", p["activations"], "), tensors peak", j["tensor_peak_bytes"], "bytes")' "$out/gpu_train.json"
 }
 
 # compare_gpu_losses NAME RESULT CPU_JSON LABEL=GPU_JSON...: writes RESULT with the per-epoch losses
