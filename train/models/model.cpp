@@ -31,12 +31,6 @@ struct Stage {
   std::unique_ptr<GraphConv> conv;
   std::unique_ptr<BatchNorm> norm;  // null without batch norm and in the last layer
   Activation activation;
-  // The dropout acts in place on the previous stage's ReLU output, so that one tensor is both the
-  // conv's input and what ReLU's backward reads: a dropped entry has a zero gradient either way,
-  // and a kept one is the output times 1 / (1 - p) >= 1, positive exactly where the output is, so
-  // ReLU's backward is bitwise that of the undropped output. (ELU's derivative needs the value
-  // itself: GAT's stages keep a dropped copy.)
-  bool drops_in_place = false;
   Tensor dropped;   // the dropout's output when active and not in place: the conv's input
   Tensor conv_out;  // the conv's output when batch norm follows (its input)
   Tensor out;       // the activation's output: the stage's output and the next stage's input
@@ -113,7 +107,6 @@ Model::Model(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_cl
     m.stages.emplace_back(Dropout(i == 0 ? config.input_dropout : config.dropout, static_cast<std::uint32_t>(i)),
                           attention ? ActivationKind::elu : ActivationKind::relu);
     Stage& s = m.stages.back();
-    s.drops_in_place = shape.drops_in_place(i);
     const std::string name = "conv" + std::to_string(i);
     if (attention) {
       GatConvOptions o;
@@ -178,7 +171,12 @@ Tensor Model::forward(const LayerInput& features, const Step& step) {
     if (i == 0) {
       y = s.conv->forward(first_stage_input(s, features, step), step);
     } else {
-      if (s.drops_in_place) {
+      // In place on the previous stage's ReLU output (ModelShape::drops_in_place), so that one
+      // tensor is both the conv's input and what ReLU's backward reads: a dropped entry has a zero
+      // gradient either way, and a kept one is the output times 1 / (1 - p) >= 1, positive exactly
+      // where the output is, so ReLU's backward is bitwise that of the undropped output. (ELU's
+      // derivative needs the value itself: GAT's stages keep a dropped copy.)
+      if (m.shape.drops_in_place(static_cast<int>(i))) {
         s.dropout.forward_in_place(m.stages[i - 1].out, step);
       } else if (s.dropout.active(step)) {
         s.dropped = s.dropout.forward(*x, step);
