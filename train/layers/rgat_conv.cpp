@@ -73,7 +73,8 @@ std::int64_t RgatConvLayout::saved_bytes(const RgcnGraph& graph) const {
   for (int r : computed) {
     const std::int64_t sources = graph.num_inputs(graph.relation_src(r));
     const std::int64_t rows = graph.num_outputs(graph.relation_dst(r));
-    floats += sources * (hf + h) + rows * (hf + 3 * h);
+    const std::int64_t dst_width = in_dims[static_cast<std::size_t>(graph.relation_dst(r))];
+    floats += sources * (hf + h) + rows * 3 * h + dst_width * h;
   }
   return floats * float_bytes;
 }
@@ -84,8 +85,10 @@ std::int64_t RgatConvLayout::workspace_bytes(const RgcnGraph& graph) const {
   for (int r : computed) {
     const std::int64_t sources = graph.num_inputs(graph.relation_src(r));
     const std::int64_t rows = graph.num_outputs(graph.relation_dst(r));
-    // The head gradient, the attention's gradients (h, both scores) and the softmax workspace.
-    busiest = std::max(busiest, rows * (2 * hf + 5 * h) + sources * (hf + h));
+    const std::int64_t dst_width = in_dims[static_cast<std::size_t>(graph.relation_dst(r))];
+    // The head gradient, the attention's gradients (h, both scores), the softmax workspace and the
+    // folded W_dst,r's gradient.
+    busiest = std::max(busiest, rows * (hf + 5 * h) + sources * (hf + h) + dst_width * h);
   }
   return busiest * float_bytes;
 }
@@ -220,12 +223,14 @@ std::vector<Tensor> RgatConv::forward(const std::vector<ConstTensorView>& x, con
     const ConstTensorView xt = x[static_cast<std::size_t>(rel.dst)].slice_rows(0, g.num_outputs(rel.dst));
     rel.h = Tensor::empty(xs.rows, hf, device_);
     kernels::gemm(xs, Transpose::no, rel.lin_src.value.view(), Transpose::no, rel.h.view());
-    rel.g = Tensor::empty(xt.rows, hf, device_);
-    kernels::gemm(xt, Transpose::no, rel.lin_dst.value.view(), Transpose::no, rel.g.view());
+    // x_t · W_dst,r is read only through its head scores: fold a_dst,r into W_dst,r (in_t x H) and
+    // multiply x_t by that, H columns where the projection has H·F.
+    rel.dst_fold = Tensor::empty(rel.lin_dst.value.rows(), heads, device_);
+    kernels::head_scores(rel.lin_dst.value.view(), rel.att_dst.value.view(), rel.dst_fold.view());
     rel.src_score = Tensor::empty(xs.rows, heads, device_);
     rel.dst_score = Tensor::empty(xt.rows, heads, device_);
     kernels::head_scores(rel.h.view(), rel.att_src.value.view(), rel.src_score.view());
-    kernels::head_scores(rel.g.view(), rel.att_dst.value.view(), rel.dst_score.view());
+    kernels::gemm(xt, Transpose::no, rel.dst_fold.view(), Transpose::no, rel.dst_score.view());
     rel.row_max = Tensor::empty(xt.rows, heads, device_);
     rel.row_sum = Tensor::empty(xt.rows, heads, device_);
     Tensor out = Tensor::empty(xt.rows, hf, device_);
@@ -296,20 +301,21 @@ std::vector<Tensor> RgatConv::backward(std::vector<Tensor> grad_y, const Step& s
           HALO_ASSERT(!"a relation block and its transpose with different index types");
       });
     });
-    Tensor grad_g = Tensor::zeros(rows, hf, device_);
     kernels::head_scores_backward(rel.h.view(), rel.att_src.value.view(), grad_src.view(), grad_h.view(),
                                   rel.att_src.grad.view());
-    kernels::head_scores_backward(rel.g.view(), rel.att_dst.value.view(), grad_dst.view(), grad_g.view(),
-                                  rel.att_dst.grad.view());
     const auto src = static_cast<std::size_t>(rel.src), dst = static_cast<std::size_t>(rel.dst);
     const ConstTensorView xt = inputs_[dst].slice_rows(0, rows);
     kernels::gemm(inputs_[src], Transpose::yes, grad_h.view(), Transpose::no, rel.lin_src.grad.view(), 1.0f, 1.0f);
-    kernels::gemm(xt, Transpose::yes, grad_g.view(), Transpose::no, rel.lin_dst.grad.view(), 1.0f, 1.0f);
+    // The destination side through the fold: its gradient (in_t x H), then W_dst,r's and a_dst,r's.
+    Tensor grad_fold = Tensor::empty(rel.dst_fold.rows(), heads, device_);
+    kernels::gemm(xt, Transpose::yes, grad_dst.view(), Transpose::no, grad_fold.view());
+    kernels::head_scores_backward(rel.lin_dst.value.view(), rel.att_dst.value.view(), grad_fold.view(),
+                                  rel.lin_dst.grad.view(), rel.att_dst.grad.view());
     if (input_grad(rel.src))
       kernels::gemm(grad_h.view(), Transpose::no, rel.lin_src.value.view(), Transpose::yes, grad_x[src].view(), 1.0f,
                     1.0f);
     if (input_grad(rel.dst))
-      kernels::gemm(grad_g.view(), Transpose::no, rel.lin_dst.value.view(), Transpose::yes,
+      kernels::gemm(grad_dst.view(), Transpose::no, rel.dst_fold.view(), Transpose::yes,
                     grad_x[dst].view().slice_rows(0, rows), 1.0f, 1.0f);
     rel.release();
   }

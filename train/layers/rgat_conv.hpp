@@ -3,6 +3,7 @@
 // For every output type t and every relation r = (s -> t), per head k:
 //   h_r = x_s · W_src,r                       (H heads of F columns)
 //   src_r[j, k] = h_r[j, head k] · a_src,r[k]   dst_r[i, k] = (x_t · W_dst,r)[i, head k] · a_dst,r[k]
+//                                               computed as x_t · (W_dst,r folded with a_dst,r: in_t x H)
 //   y_t[i] = Σ_r ( Σ_{j ∈ N_r(i)} α^r_ij · h_r[j]  (heads concatenated, or averaged)  + b_r )
 // with α^r the GAT softmax (LeakyReLU scores) over row i's entries of relation r alone. Each
 // relation's attention runs fused over its block of t's relation stack (kernels/attention.hpp):
@@ -55,7 +56,7 @@ struct RgatConvLayout {
   // The output's columns: heads · out_dim concatenated, out_dim averaged.
   std::int64_t out_width() const { return options.concat ? options.heads * out_dim : out_dim; }
   std::int64_t parameter_bytes(const RgcnGraph& graph) const;
-  // Per computed relation: h_r, x_t · W_dst,r, both scores and the softmax statistics.
+  // Per computed relation: h_r, the folded W_dst,r, both scores and the softmax statistics.
   std::int64_t saved_bytes(const RgcnGraph& graph) const;
   // The most one relation's backward holds: the attention's and the projections' gradients.
   std::int64_t workspace_bytes(const RgcnGraph& graph) const;
@@ -73,7 +74,7 @@ class RgatConv : public HeteroLayer {
   RgatConv(const RgcnGraph& graph, RgatConvLayout layout, const std::string& name,
            kernels::Device device = kernels::Device::cpu());
 
-  // Per computed relation two GEMMs (h_r and x_t · W_dst,r), the head scores and the fused
+  // Per computed relation two GEMMs (h_r and x_t times the folded W_dst,r), the head scores and the fused
   // attention over its block, summed into y_t. Training keeps the views of x. A type with
   // training rows is computed whole and returns those rows. No streamed inputs.
   std::vector<kernels::Tensor> forward(const std::vector<kernels::ConstTensorView>& x, const Step& step,
@@ -106,9 +107,10 @@ class RgatConv : public HeteroLayer {
     Parameter lin_src, lin_dst, att_src, att_dst, bias;
     CsrOperator block, transpose;
     std::optional<kernels::DeviceIndex> dst_ids, src_ids;          // global ids of the block's rows and columns
-    kernels::Tensor h, g, src_score, dst_score, row_max, row_sum;  // kept by a training forward
+    // Kept by a training forward; dst_fold: W_dst,r with a_dst,r folded in (in_t x H).
+    kernels::Tensor h, dst_fold, src_score, dst_score, row_max, row_sum;
     void release() {
-      for (kernels::Tensor* t : {&h, &g, &src_score, &dst_score, &row_max, &row_sum}) *t = kernels::Tensor();
+      for (kernels::Tensor* t : {&h, &dst_fold, &src_score, &dst_score, &row_max, &row_sum}) *t = kernels::Tensor();
     }
   };
   void check_output(int type) const;
