@@ -58,6 +58,13 @@ void dropout_checked(const char* op, ConstTensorView in, TensorView out, float p
   cpu::dropout(in, out, p, key, global_ids.size() == 0 ? IndexView{} : global_ids.host());
 }
 
+void check_bias(const char* op, TensorView y, ConstTensorView bias) {
+  if (bias.data == nullptr) return;
+  detail::check_view(op, "bias", bias);
+  detail::check_shape(op, "bias", bias, 1, y.cols);
+  detail::check_device(op, "bias", bias, y.device);
+}
+
 }  // namespace
 
 void dropout_forward(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView global_ids) {
@@ -75,6 +82,41 @@ void dropout_forward(ConstTensorView x, TensorView y, float p, DropoutKey key, c
 void dropout_backward(ConstTensorView grad_y, TensorView grad_x, float p, DropoutKey key,
                       const DeviceIndex& global_ids) {
   dropout_checked("dropout_backward", grad_y, grad_x, p, key, global_ids);
+}
+
+void bias_relu_dropout(TensorView y, ConstTensorView bias, float p, DropoutKey key, IndexView global_ids) {
+  constexpr const char* op = "bias_relu_dropout";
+  check_dropout(op, y, y, p, global_ids.data == nullptr ? 0 : global_ids.size);
+  check_bias(op, y, bias);
+  ScopedKernelTimer timer(KernelFamily::other, y.device);
+  if (y.device.is_cuda()) {
+    require_device(y.device);
+    cuda::require_host_memory(op, "global_ids", global_ids.data, y.device.index);
+    if (global_ids.data == nullptr || p == 0.0f) {
+      cuda::bias_relu_dropout(y, bias, p, key, nullptr);
+      return;
+    }
+    const DeviceIndex ids(global_ids, std::numeric_limits<std::int64_t>::max(), y.device, IndexUse::rows, op);
+    cuda::bias_relu_dropout(y, bias, p, key, ids.device_entries());
+    return;
+  }
+  cpu::bias_relu_dropout(y, bias, p, key, global_ids);
+}
+
+void bias_relu_dropout(TensorView y, ConstTensorView bias, float p, DropoutKey key, const DeviceIndex& global_ids) {
+  constexpr const char* op = "bias_relu_dropout";
+  check_dropout(op, y, y, p, global_ids.size());
+  check_bias(op, y, bias);
+  HALO_KERNEL_EXPECTS(op, global_ids.device() == y.device || global_ids.size() == 0,
+                      "global_ids are on " + global_ids.device().to_string() + ", the output on " +
+                          y.device.to_string());
+  ScopedKernelTimer timer(KernelFamily::other, y.device);
+  if (y.device.is_cuda()) {
+    require_device(y.device);
+    cuda::bias_relu_dropout(y, bias, p, key, global_ids.device_entries());
+    return;
+  }
+  cpu::bias_relu_dropout(y, bias, p, key, global_ids.size() == 0 ? IndexView{} : global_ids.host());
 }
 
 }  // namespace halo::kernels

@@ -32,4 +32,12 @@ void dropout_forward(ConstTensorView x, TensorView y, float p, DropoutKey key, c
 void dropout_backward(ConstTensorView grad_y, TensorView grad_x, float p, DropoutKey key,
                       const DeviceIndex& global_ids);
 
+// The epilogue of a hidden ReLU layer in one pass, in place: y = dropout(relu(y + bias)), bitwise
+// add_bias, relu_forward and dropout_forward in turn (the same add, select, product and mask).
+// bias: 1 x y.cols, or empty (data null) for none; p = 0: relu(y + bias) alone. The mask's
+// backward after it needs no mask: where the output is positive the entry was kept, so
+// relu_backward(y, grad, grad, dropout_scale(p)) is both backward passes, bitwise.
+void bias_relu_dropout(TensorView y, ConstTensorView bias, float p, DropoutKey key, IndexView global_ids);
+void bias_relu_dropout(TensorView y, ConstTensorView bias, float p, DropoutKey key, const DeviceIndex& global_ids);
+
 }  // namespace halo::kernels

@@ -95,6 +95,8 @@ double sum_of_products(ConstTensorView x, ConstTensorView y);
 
 // dropout.cpp: y = x · mask / (1 - p); forward and backward are the same product.
 void dropout(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView global_ids);
+// y = dropout(relu(y + bias)) in place; bias.data null: no bias; p = 0: no mask.
+void bias_relu_dropout(TensorView y, ConstTensorView bias, float p, DropoutKey key, IndexView global_ids);
 
 // loss.cpp
 LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, IndexView mask, float grad_scale,

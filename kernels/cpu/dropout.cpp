@@ -12,6 +12,9 @@
 // Philox dominates the cost of this kernel. A value depends only on (key, global id, column), so
 // every thread count, row order, row subset and partitioning of the graph sees the same mask.
 //
+// bias_relu_dropout applies y = relu(y + bias) to each value before the mask in the same pass: the
+// same float add, select and product as add_bias, relu_forward and dropout in turn, so the same bits.
+//
 // Philox is drawn for a batch of blocks at once, the (row, block) pairs of a row range laid end to
 // end, so that the compiler runs the 10 rounds over many blocks in vector registers (a 32 x 32 ->
 // 64-bit multiply per lane); one block at a time, the rounds are a chain of dependent multiplies.
@@ -23,6 +26,7 @@
 #include "graph/base/parallel.hpp"
 #include "graph/base/random.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/row_loop.hpp"
 #include "kernels/dropout.hpp"
 
 namespace halo::kernels::cpu {
@@ -39,6 +43,17 @@ struct MaskParams {
   std::uint32_t threshold;  // ceil(p · 65536): kept when the 16-bit draw is at least this
   float scale;
 };
+
+// What the pass does to a value before the mask: nothing (dropout), ReLU, or ReLU of value + bias.
+enum class Epilogue { none, relu, bias_relu };
+
+// The value before the mask: add_bias's sum, then relu_forward's select.
+template <Epilogue E>
+inline __attribute__((always_inline)) float before_mask(float v, const float* __restrict bias, std::int64_t j) {
+  if constexpr (E == Epilogue::bias_relu) v += bias[j];
+  if constexpr (E != Epilogue::none) v = v > 0.0f ? v : 0.0f;
+  return v;
+}
 
 // Consecutive blocks [first_block, first_block + count) of one row, drawn in batch slots
 // [slot, slot + count).
@@ -81,12 +96,13 @@ inline __attribute__((always_inline)) void spread_draws(const std::uint32_t* __r
 // The select is a bit mask on the product (all ones or +0.0f's all zeros): a conditional
 // product is a possibly trapping operation the compiler will not vectorise without masked
 // instructions, which AVX2 and SSE lack.
-inline __attribute__((always_inline)) void apply_draws(const float* in, float* out,
+template <Epilogue E>
+inline __attribute__((always_inline)) void apply_draws(const float* in, const float* __restrict bias, float* out,
                                                        const std::uint32_t* __restrict draws, std::int64_t n,
                                                        std::uint32_t threshold, float scale) {
 #pragma GCC ivdep
   for (std::int64_t j = 0; j < n; ++j) {
-    const float kept = in[j] * scale;
+    const float kept = before_mask<E>(in[j], bias, j) * scale;
     std::uint32_t bits;
     std::memcpy(&bits, &kept, sizeof bits);
     bits &= 0u - static_cast<std::uint32_t>(draws[j] >= threshold);
@@ -97,10 +113,11 @@ inline __attribute__((always_inline)) void apply_draws(const float* in, float* o
 // Rows [begin, end), compiled for AVX-512, AVX2 and the x86-64 baseline and picked once at load
 // time by the CPU it runs on (GCC's target_clones), as kernels/cpu/spmm.cpp does: a portable
 // build still uses the wide multiplies. The mask is integer work and the one float operation is
-// a single product, so every clone produces the same bits.
+// a single product (and the epilogue's add and select), so every clone produces the same bits.
+// `bias`: cols values for Epilogue::bias_relu, else unused.
 __attribute__((target_clones("avx512f", "avx2", "default")))
 void dropout_rows(ConstTensorView x, TensorView y, const std::int64_t* global_ids, const MaskParams& mask,
-                  std::int64_t begin, std::int64_t end) {
+                  Epilogue epilogue, const float* bias, std::int64_t begin, std::int64_t end) {
   const std::int64_t cols = x.cols;
   const std::int64_t blocks_per_row = (cols + 7) / 8;
   // Slots past the last filled one in a final, partial batch are drawn from stale counters and
@@ -135,9 +152,41 @@ void dropout_rows(ConstTensorView x, TensorView y, const std::int64_t* global_id
       const Segment& seg = segments[s];
       const std::int64_t j0 = 8 * seg.first_block;
       const std::int64_t n = std::min<std::int64_t>(cols - j0, 8 * static_cast<std::int64_t>(seg.count));
-      apply_draws(x.row(seg.row) + j0, y.row(seg.row) + j0, draws + 8 * seg.slot, n, mask.threshold, mask.scale);
+      const float* in = x.row(seg.row) + j0;
+      float* out = y.row(seg.row) + j0;
+      const std::uint32_t* d = draws + 8 * seg.slot;
+      if (epilogue == Epilogue::bias_relu)
+        apply_draws<Epilogue::bias_relu>(in, bias + j0, out, d, n, mask.threshold, mask.scale);
+      else if (epilogue == Epilogue::relu)
+        apply_draws<Epilogue::relu>(in, nullptr, out, d, n, mask.threshold, mask.scale);
+      else
+        apply_draws<Epilogue::none>(in, nullptr, out, d, n, mask.threshold, mask.scale);
     }
   }
+}
+
+// y = relu(x (+ bias)) without a mask (p = 0), the same add and select.
+template <Epilogue E>
+void epilogue_rows(ConstTensorView x, TensorView y, const float* bias) {
+  for_rows(x.rows, x.cols, [&](std::int64_t i) {
+    const float* in = x.row(i);
+    float* out = y.row(i);
+    for (std::int64_t j = 0; j < x.cols; ++j) out[j] = before_mask<E>(in[j], bias, j);
+  });
+}
+
+void masked(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView global_ids, Epilogue epilogue,
+            const float* bias) {
+  if (x.rows == 0 || x.cols == 0) return;
+  const MaskParams mask{stream_id(key.seed, key.epoch, key.layer),
+                        static_cast<std::uint32_t>(std::ceil(static_cast<double>(p) * 65536.0)),
+                        dropout_scale(p)};
+  parallel_for_ranges(
+      0, x.rows,
+      [&](std::int64_t begin, std::int64_t end) {
+        dropout_rows(x, y, global_ids.data, mask, epilogue, bias, begin, end);
+      },
+      std::max<std::int64_t>(1, values_per_chunk / x.cols));
 }
 
 }  // namespace
@@ -147,13 +196,18 @@ void dropout(ConstTensorView x, TensorView y, float p, DropoutKey key, IndexView
     cpu::copy(x, y);
     return;
   }
-  if (x.rows == 0 || x.cols == 0) return;
-  const MaskParams mask{stream_id(key.seed, key.epoch, key.layer),
-                        static_cast<std::uint32_t>(std::ceil(static_cast<double>(p) * 65536.0)),
-                        dropout_scale(p)};
-  parallel_for_ranges(
-      0, x.rows, [&](std::int64_t begin, std::int64_t end) { dropout_rows(x, y, global_ids.data, mask, begin, end); },
-      std::max<std::int64_t>(1, values_per_chunk / x.cols));
+  masked(x, y, p, key, global_ids, Epilogue::none, nullptr);
+}
+
+void bias_relu_dropout(TensorView y, ConstTensorView bias, float p, DropoutKey key, IndexView global_ids) {
+  const Epilogue epilogue = bias.data != nullptr ? Epilogue::bias_relu : Epilogue::relu;
+  if (p > 0.0f) {
+    masked(y, y, p, key, global_ids, epilogue, bias.data);
+  } else if (epilogue == Epilogue::bias_relu) {
+    epilogue_rows<Epilogue::bias_relu>(y, y, bias.data);
+  } else {
+    epilogue_rows<Epilogue::relu>(y, y, nullptr);
+  }
 }
 
 }  // namespace halo::kernels::cpu

@@ -103,6 +103,8 @@ double sum_of_products(ConstTensorView x, ConstTensorView y);
 // dropout.cu: the CPU twin's mask, bit for bit.
 // global_ids: x.rows ids in device memory, or nullptr for the row numbers.
 void dropout(ConstTensorView x, TensorView y, float p, DropoutKey key, const std::int64_t* global_ids);
+// y = dropout(relu(y + bias)) in place, the CPU twin's bits; bias.data null: no bias; p = 0: no mask.
+void bias_relu_dropout(TensorView y, ConstTensorView bias, float p, DropoutKey key, const std::int64_t* global_ids);
 
 // loss.cu
 LossSum log_softmax_nll(ConstTensorView logits, const std::int64_t* labels, IndexView mask, float grad_scale,

@@ -88,6 +88,9 @@ void axpby(float, ConstTensorView, float, TensorView) { missing("axpby"); }
 void normalize_rows(TensorView) { missing("normalize_rows"); }
 double sum_of_products(ConstTensorView, ConstTensorView) { missing("sum_of_products"); }
 void dropout(ConstTensorView, TensorView, float, DropoutKey, const std::int64_t*) { missing("dropout"); }
+void bias_relu_dropout(TensorView, ConstTensorView, float, DropoutKey, const std::int64_t*) {
+  missing("bias_relu_dropout");
+}
 LossSum log_softmax_nll(ConstTensorView, const std::int64_t*, IndexView, float, TensorView) {
   missing("log_softmax_nll");
 }

@@ -87,3 +87,28 @@ TEST_CASE("dropout on a GPU keyed on a DeviceIndex gives the CPU twin's bits, fo
   dropout_backward(xg.view(), gpu_g.view(), 0.4f, key, gpu_ids);
   CHECK(test::identical(test::on_host(gpu_g).view(), cpu_y.view()));
 }
+
+TEST_CASE("bias_relu_dropout on a GPU gives the CPU twin's bits with and without bias, mask and ids",
+          "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  RandomStream rng(103, 0);
+  std::vector<std::int64_t> ids(500);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>(7000000000LL + 313 * i);
+  for (const std::int64_t f : {1, 9, 64, 100})
+    for (const float p : {0.0f, 0.5f})
+      for (const bool with_bias : {false, true})
+        for (const bool with_ids : {false, true}) {
+          CAPTURE(f, p, with_bias, with_ids);
+          const DropoutKey key{11, 2, 1};
+          const IndexView global{with_ids ? ids.data() : nullptr, with_ids ? 500 : 0};
+          const Tensor y = test::random_tensor(rng, 500, f, -1.0, 1.0);
+          const Tensor bias = test::random_tensor(rng, 1, f, -0.5, 0.5);
+          Tensor cpu_y = y.clone();
+          bias_relu_dropout(cpu_y.view(), with_bias ? bias.view() : ConstTensorView{}, p, key, global);
+          test::GpuStrided gpu_y(y, 3, nan_value);
+          const Tensor gpu_bias = test::on_gpu(bias);
+          bias_relu_dropout(gpu_y.view, with_bias ? gpu_bias.view() : ConstTensorView{}, p, key, global);
+          CHECK(test::identical(gpu_y.window().view(), cpu_y.view()));
+          CHECK(gpu_y.padding_intact(nan_value));
+        }
+}

@@ -60,6 +60,27 @@ Tensor Dropout::backward(Tensor grad_y, const Step& step) const {
   return grad_y;
 }
 
+void bias_relu_dropout(Tensor& y, kernels::ConstTensorView bias, const Dropout* dropout, const Step& step) {
+  const bool drop = dropout != nullptr && dropout->active(step);
+  const float p = drop ? dropout->p() : 0.0f;
+  const kernels::DropoutKey key = drop ? dropout->key(step) : kernels::DropoutKey{};
+  if (drop) check_global_ids(step, y.rows());
+  if (drop && ids_on(step, y.device()))
+    kernels::bias_relu_dropout(y.view(), bias, p, key, *step.device_global_ids);
+  else
+    kernels::bias_relu_dropout(y.view(), bias, p, key, drop ? step.global_ids : kernels::IndexView{});
+}
+
+Tensor relu_dropout_backward(Tensor grad, kernels::ConstTensorView y, const Dropout* dropout, const Step& step) {
+  HALO_EXPECTS(grad.rows() == y.rows && grad.cols() == y.cols,
+               "relu_dropout_backward: gradient is " + std::to_string(grad.rows()) + " x " +
+                   std::to_string(grad.cols()) + ", the output " + std::to_string(y.rows) + " x " +
+                   std::to_string(y.cols));
+  const float scale = dropout != nullptr && dropout->active(step) ? kernels::dropout_scale(dropout->p()) : 1.0f;
+  kernels::relu_backward(y, grad.view(), grad.view(), scale);
+  return grad;
+}
+
 Tensor Activation::forward(Tensor x, const Step& step) {
   if (kind_ == ActivationKind::relu)
     kernels::relu_forward(x.view(), x.view());

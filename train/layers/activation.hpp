@@ -39,6 +39,16 @@ class Dropout {
   std::uint32_t layer_;
 };
 
+// A hidden ReLU layer's epilogue in one pass (kernels::bias_relu_dropout), in place: y becomes
+// relu(y + bias) (bias empty: none), then `dropout`'s output when one is given and active. Bitwise
+// add_bias, Activation(relu).forward and dropout->forward_in_place in turn.
+void bias_relu_dropout(kernels::Tensor& y, kernels::ConstTensorView bias, const Dropout* dropout, const Step& step);
+// Their backward in one pass from the output y alone: grad · 1 / (1 - p) where y > 0, else 0 —
+// bitwise dropout->backward then ReLU's, without drawing the mask (an entry is positive only
+// where it was kept). `step` must be the forward's.
+kernels::Tensor relu_dropout_backward(kernels::Tensor grad, kernels::ConstTensorView y, const Dropout* dropout,
+                                      const Step& step);
+
 enum class ActivationKind { relu, elu };
 
 // The nonlinearity between convolutions: ReLU (GCN, GraphSAGE) or ELU with alpha 1 (GAT).

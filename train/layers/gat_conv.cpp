@@ -66,7 +66,7 @@ Tensor GatConv::forward(const LayerInput& x, const Step& step) {
     out = std::move(mean);
   }
   if (options_.residual) x.x.multiply(residual_.value.view(), out.view(), 1.0f);
-  if (options_.bias) kernels::add_bias(out.view(), bias_.value.view());
+  finish_output(out, options_.bias ? &bias_ : nullptr, step);
   if (step.training) {
     saved_ = true;
     input_ = x;

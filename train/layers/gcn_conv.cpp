@@ -52,7 +52,7 @@ Tensor GcnConv::forward(const LayerInput& x, const Step& step) {
     y = aggregation_->forward(h);
     if (step.training) input_ = x;
   }
-  if (has_bias_) kernels::add_bias(y.view(), bias_.value.view());
+  finish_output(y, has_bias_ ? &bias_ : nullptr, step);
   return y;
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "graph/base/error.hpp"
+#include "kernels/elementwise.hpp"
 #include "kernels/gemm.hpp"
 
 namespace halo::train {
@@ -96,6 +97,14 @@ void InputMatrix::add_transposed_products(std::initializer_list<TransposedProduc
       kernels::gemm(chunk, Transpose::yes, p.grad.slice_rows(first_row, first_row + chunk.rows), Transpose::no,
                     p.grad_weight, 1.0f, 1.0f);
   });
+}
+
+void GraphConv::finish_output(kernels::Tensor& y, const Parameter* bias, const Step& step) const {
+  const kernels::ConstTensorView b = bias != nullptr ? bias->value.view() : kernels::ConstTensorView{};
+  if (relu_epilogue_)
+    bias_relu_dropout(y, b, epilogue_dropout_, step);
+  else if (bias != nullptr)
+    kernels::add_bias(y.view(), b);
 }
 
 }  // namespace halo::train

@@ -12,7 +12,9 @@
 
 #include "kernels/tensor.hpp"
 #include "train/features/feature_pipeline.hpp"
+#include "train/layers/activation.hpp"
 #include "train/layers/layer.hpp"
+#include "train/layers/parameter.hpp"
 #include "train/layers/step.hpp"
 
 namespace halo::train {
@@ -118,8 +120,24 @@ class GraphConv : public Layer {
   void set_recompute_aggregation(bool on) { recompute_aggregation_ = on; }
   bool recompute_aggregation() const { return recompute_aggregation_; }
 
+  // Forward ends with ReLU and then `dropout` (when given and active) in place, in the pass that
+  // adds the bias (bias_relu_dropout): the conv's output is the next layer's dropped input, and
+  // backward takes the gradient of the output before the epilogue (the caller applies
+  // relu_dropout_backward from that output). `dropout` must outlive the layer. Off by default:
+  // the bias alone.
+  void set_relu_epilogue(const Dropout* dropout) {
+    relu_epilogue_ = true;
+    epilogue_dropout_ = dropout;
+  }
+
+ protected:
+  // Adds `bias` (when given) to forward's output y and applies the epilogue, in one pass.
+  void finish_output(kernels::Tensor& y, const Parameter* bias, const Step& step) const;
+
  private:
   bool recompute_aggregation_ = false;
+  bool relu_epilogue_ = false;
+  const Dropout* epilogue_dropout_ = nullptr;
 };
 
 }  // namespace halo::train

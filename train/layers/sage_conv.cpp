@@ -49,7 +49,7 @@ Tensor SageConv::forward(const LayerInput& x, const Step& step) {
     y = mean_->forward(h);
   }
   x.x.multiply(root_weight_.value.view(), y.view(), 1.0f);
-  if (has_bias_) kernels::add_bias(y.view(), bias_.value.view());
+  finish_output(y, has_bias_ ? &bias_ : nullptr, step);
   return y;
 }
 

@@ -30,7 +30,11 @@ struct Stage {
   Dropout dropout;
   std::unique_ptr<GraphConv> conv;
   std::unique_ptr<BatchNorm> norm;  // null without batch norm and in the last layer
-  Activation activation;
+  Activation activation;   // GAT's ELU; a ReLU stage is `fused`
+  // A hidden ReLU stage ends in one pass (bias_relu_dropout): the bias (in the conv's epilogue,
+  // or batch norm's output), ReLU, and the next stage's dropout in place, `next_dropout`.
+  bool fused = false;
+  const Dropout* next_dropout = nullptr;
   Tensor dropped;   // the dropout's output when active and not in place: the conv's input
   Tensor conv_out;  // the conv's output when batch norm follows (its input)
   Tensor out;       // the activation's output: the stage's output and the next stage's input
@@ -132,6 +136,19 @@ Model::Model(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_cl
     if (shape.normalized(i))
       s.norm = std::make_unique<BatchNorm>(shape.layer_out(i), "bn" + std::to_string(i), device, operators.communicator);
   }
+  // The next stage's dropout acts in place on this stage's ReLU output (ModelShape::drops_in_place),
+  // so that one tensor is both the next conv's input and what ReLU's backward reads: a dropped
+  // entry has a zero gradient either way, and a kept one is the output times 1 / (1 - p) >= 1,
+  // positive exactly where the output is, so ReLU's backward is bitwise that of the undropped
+  // output and needs no mask. (ELU's derivative needs the value itself: GAT's stages keep a
+  // dropped copy.)
+  for (std::size_t i = 0; i + 1 < m.stages.size(); ++i) {
+    Stage& s = m.stages[i];
+    if (attention) continue;
+    s.fused = true;
+    if (shape.drops_in_place(static_cast<int>(i + 1))) s.next_dropout = &m.stages[i + 1].dropout;
+    if (!s.norm) s.conv->set_relu_epilogue(s.next_dropout);
+  }
   std::uint64_t index = 0;  // the parameter's position in parameters(): its initialisation stream
   for (std::size_t i = 0; i < m.stages.size(); ++i) {
     Stage& s = m.stages[i];
@@ -171,14 +188,8 @@ Tensor Model::forward(const LayerInput& features, const Step& step) {
     if (i == 0) {
       y = s.conv->forward(first_stage_input(s, features, step), step);
     } else {
-      // In place on the previous stage's ReLU output (ModelShape::drops_in_place), so that one
-      // tensor is both the conv's input and what ReLU's backward reads: a dropped entry has a zero
-      // gradient either way, and a kept one is the output times 1 / (1 - p) >= 1, positive exactly
-      // where the output is, so ReLU's backward is bitwise that of the undropped output. (ELU's
-      // derivative needs the value itself: GAT's stages keep a dropped copy.)
-      if (m.shape.drops_in_place(static_cast<int>(i))) {
-        s.dropout.forward_in_place(m.stages[i - 1].out, step);
-      } else if (s.dropout.active(step)) {
+      // In place, the previous stage's epilogue has dropped its output already.
+      if (!m.shape.drops_in_place(static_cast<int>(i)) && s.dropout.active(step)) {
         s.dropped = s.dropout.forward(*x, step);
         x = &s.dropped;
       }
@@ -196,8 +207,9 @@ Tensor Model::forward(const LayerInput& features, const Step& step) {
       s.conv_out = std::move(y);
       y = s.norm->forward(s.conv_out, step);
       if (!step.training) s.conv_out = Tensor();
+      if (s.fused) bias_relu_dropout(y, {}, s.next_dropout, step);
     }
-    s.out = s.activation.forward(std::move(y), step);
+    s.out = s.fused ? std::move(y) : s.activation.forward(std::move(y), step);
     x = &s.out;
   }
   if (!step.training) m.release_tape();
@@ -216,7 +228,8 @@ void Model::backward(Tensor grad_logits, const Step& step) {
   for (std::size_t i = m.stages.size(); i-- > 0;) {
     Stage& s = m.stages[i];
     if (i + 1 < m.stages.size()) {
-      g = s.activation.backward(std::move(g));
+      g = s.fused ? relu_dropout_backward(std::move(g), s.out.view(), s.next_dropout, step)
+                  : s.activation.backward(std::move(g));
       s.out = Tensor();  // the next stage, the only other reader, is done
       if (s.norm) {
         g = s.norm->backward(std::move(g), step);
@@ -225,7 +238,7 @@ void Model::backward(Tensor grad_logits, const Step& step) {
     }
     g = s.conv->backward(std::move(g), step);
     s.dropped = Tensor();
-    if (i > 0) g = s.dropout.backward(std::move(g), step);
+    if (i > 0 && !m.shape.drops_in_place(static_cast<int>(i))) g = s.dropout.backward(std::move(g), step);
   }
 }
 
