@@ -517,6 +517,8 @@ std::int64_t RgcnConv::graph_bytes() const {
   return bytes;
 }
 
-std::int64_t RgcnConv::workspace_bytes() const { return layout_.workspace_bytes(*graph_); }
+std::int64_t RgcnConv::backward_bytes(std::int64_t input_grad_bytes) const {
+  return layout_.backward_bytes(*graph_, input_grad_bytes);
+}
 
 }  // namespace halo::train

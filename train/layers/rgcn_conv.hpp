@@ -84,10 +84,10 @@ struct RgcnConvLayout {
 
   // The parameters' values (their gradients take as much again).
   std::int64_t parameter_bytes(const RgcnGraph& graph) const;
-  // RgcnConv::saved_bytes, workspace_bytes and graph_bytes (before set_training_rows; in host
+  // RgcnConv::saved_bytes, backward_bytes and graph_bytes (before set_training_rows; in host
   // memory's sizes) of a layer with this layout.
   std::int64_t saved_bytes(const RgcnGraph& graph) const;
-  std::int64_t workspace_bytes(const RgcnGraph& graph) const;
+  std::int64_t backward_bytes(const RgcnGraph& graph, std::int64_t input_grad_bytes) const;
   std::int64_t graph_bytes(const RgcnGraph& graph) const;
   // The width of the bases' shared input, read by every computed relation (num_bases > 0).
   std::int64_t basis_input(const RgcnGraph& graph) const;
@@ -210,10 +210,12 @@ class RgcnConv : public HeteroLayer {
   // aggregate-first stacks [A_r ... | x_t] and stacked weights, and the panels' weights (views
   // of the inputs are the caller's).
   std::int64_t saved_bytes() const;
-  // Bytes of the most a forward or backward holds besides its outputs, input gradients and what
-  // saved_bytes counts: H or its gradient with the stacked output gradients it comes from, the
-  // panels' weight gradients and, with bases, the composed weights' gradient.
-  std::int64_t workspace_bytes() const;
+  // Bytes of the most a forward or backward holds besides its outputs (or their gradients) and
+  // what saved_bytes counts, as backward allocates them: first H's gradient beside the stacked
+  // output gradients it comes from (forward's H is as large), then H's gradient, the weight
+  // gradients (the panels', the aggregate-first stacks' and, with bases, the composed weights')
+  // and the input gradients, `input_grad_bytes`, together.
+  std::int64_t backward_bytes(std::int64_t input_grad_bytes) const;
   // Bytes of the sparse matrices the layer keeps on its device (blocks, stacks, transposes).
   std::int64_t graph_bytes() const;
 

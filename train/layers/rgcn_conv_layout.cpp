@@ -119,15 +119,18 @@ std::int64_t RgcnConvLayout::saved_bytes(const RgcnGraph& graph) const {
   return floats * float_bytes;
 }
 
-std::int64_t RgcnConvLayout::workspace_bytes(const RgcnGraph& graph) const {
-  // The composed weights' gradient, H's gradient and the stacked output gradients it comes from,
-  // and the panels' weight gradients.
-  std::int64_t floats = num_bases > 0 ? static_cast<std::int64_t>(computed.size()) * basis_input(graph) * out_dim : 0;
-  floats += (panels.rows + panels.total_output_rows) * out_dim;
-  for (int t = 0; t < graph.num_vertex_types(); ++t)
-    floats += in_dims[static_cast<std::size_t>(t)] * static_cast<std::int64_t>(panels.bands[static_cast<std::size_t>(t)].size()) *
-              out_dim;
-  return floats * float_bytes;
+std::int64_t RgcnConvLayout::backward_bytes(const RgcnGraph& graph, std::int64_t input_grad_bytes) const {
+  const std::int64_t grad_h = panels.rows * out_dim;
+  // H's gradient and the stacked output gradients (freed once it is computed).
+  const std::int64_t first = grad_h + panels.total_output_rows * out_dim;
+  // H's gradient, every weight gradient and the input gradients.
+  std::int64_t weights = num_bases > 0 ? static_cast<std::int64_t>(computed.size()) * basis_input(graph) * out_dim : 0;
+  for (int t = 0; t < graph.num_vertex_types(); ++t) {
+    const auto ts = static_cast<std::size_t>(t);
+    weights += in_dims[ts] * static_cast<std::int64_t>(panels.bands[ts].size()) * out_dim;
+    if (computes[ts] != 0 && aggregate[ts] != 0) weights += bands[ts].back() * out_dim;
+  }
+  return std::max(first * float_bytes, (grad_h + weights) * float_bytes + input_grad_bytes);
 }
 
 std::int64_t RgcnConvLayout::graph_bytes(const RgcnGraph& graph) const {

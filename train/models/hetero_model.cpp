@@ -334,11 +334,18 @@ Tensor HeteroModel::forward(const Step& step) {
         streamed[ts] = InputMatrix(*m.table_pipelines[ts], dropout_rows(p, s.dropout.key(step), m.global_ids[ts]));
         in.emplace_back();
       } else if (s.dropout.active(step)) {
-        s.dropped[ts] = s.dropout.forward(*x[ts], m.type_step(step, t));
-        in.push_back(s.dropped[ts].view());
         // The layer keeps the dropout's output; backward regenerates the mask, or after a ReLU
-        // gates by that output alone (both backward passes in one): the input is freed now.
-        if (i > 0) m.stages[i - 1].out[ts] = Tensor();
+        // gates by that output alone (both backward passes in one), so a ReLU output is dropped in
+        // place (its halo rows too: they hold their owners' values and ids) and any other input
+        // is freed once its dropped copy is written.
+        if (i > 0 && m.stages[i - 1].relu) {
+          s.dropped[ts] = std::move(m.stages[i - 1].out[ts]);
+          s.dropout.forward_in_place(s.dropped[ts], m.type_step(step, t));
+        } else {
+          s.dropped[ts] = s.dropout.forward(*x[ts], m.type_step(step, t));
+          if (i > 0) m.stages[i - 1].out[ts] = Tensor();
+        }
+        in.push_back(s.dropped[ts].view());
       } else {
         in.push_back(x[ts]->view());
       }

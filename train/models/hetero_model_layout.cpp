@@ -86,17 +86,17 @@ std::int64_t HeteroStageLayout::saved_bytes(const RgcnGraph& graph) const {
   return std::get<RgcnConvLayout>(layer).saved_bytes(graph);
 }
 
-std::int64_t HeteroStageLayout::workspace_bytes(const RgcnGraph& graph) const {
+std::int64_t HeteroStageLayout::backward_bytes(const RgcnGraph& graph, std::int64_t input_grad_bytes) const {
   if (const auto* linear = std::get_if<TypedLinearLayout>(&layer)) {
     std::int64_t rows_by_width = 0;  // the largest input gradient's product before it is placed
     for (int t = 0; t < graph.num_vertex_types(); ++t)
       if (linear->computes[static_cast<std::size_t>(t)] != 0)
         rows_by_width = std::max(rows_by_width, graph.num_outputs(t) * linear->in_dims[static_cast<std::size_t>(t)]);
-    return rows_by_width * float_bytes;
+    return rows_by_width * float_bytes + input_grad_bytes;
   }
-  if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->workspace_bytes(graph);
-  if (const auto* rgat = std::get_if<RgatConvLayout>(&layer)) return rgat->workspace_bytes(graph);
-  return std::get<RgcnConvLayout>(layer).workspace_bytes(graph);
+  if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->workspace_bytes(graph) + input_grad_bytes;
+  if (const auto* rgat = std::get_if<RgatConvLayout>(&layer)) return rgat->workspace_bytes(graph) + input_grad_bytes;
+  return std::get<RgcnConvLayout>(layer).backward_bytes(graph, input_grad_bytes);
 }
 
 std::int64_t HeteroStageLayout::graph_bytes(const RgcnGraph& graph) const {
@@ -288,18 +288,18 @@ std::int64_t HeteroModelLayout::activation_bytes() const {
       if (c.computes(t)) outputs += g.num_inputs(t) * c.out_dim() * float_bytes;
     }
     // An active dropout's output is kept as the layer's input in place of the previous layer's
-    // outputs, which HeteroModel::forward frees once it is written: both live while it runs.
+    // outputs: dropped in place after a ReLU, else a copy (the features' too), the outputs freed
+    // once it is written, so both live while it runs.
     std::int64_t own = c.saved_bytes(g);
     if (c.dropout > 0.0f) {
-      peak = std::max(peak, kept_before + inputs);
+      if (i == 0 || !stage(i - 1).relu) peak = std::max(peak, kept_before + inputs);
       kept_before -= previous_outputs;
       own += inputs;
     }
     // Forward: the layer's own tensors and its outputs; backward (the later layers' tensors gone,
     // this layer's outputs replaced by their gradients): the outputs' gradients, the layer's
-    // workspace (R-GCN: H's gradient and, with bases, the composed weights' gradient) and the input
-    // gradients.
-    peak = std::max(peak, kept_before + own + std::max(outputs, outputs + c.workspace_bytes(g) + input_grads));
+    // workspace (R-GCN: H's gradient and the weights') and the input gradients.
+    peak = std::max(peak, kept_before + own + std::max(outputs, outputs + c.backward_bytes(g, input_grads)));
     previous_outputs = i + 1 < layers() ? outputs : 0;  // the next layer's input (after its ReLU)
     kept_before += own + previous_outputs;
   }

@@ -34,10 +34,13 @@ struct HeteroStageLayout {
   std::int64_t out_dim() const;  // the output's columns (RGAT: all its heads')
   bool computes(int t) const;
   bool reads(int t) const;
-  // The layer's parameters, saved tensors, workspace and sparse matrices, in bytes (its layout's).
+  // The layer's parameters, saved tensors and sparse matrices, in bytes (its layout's).
   std::int64_t parameter_bytes(const RgcnGraph& graph) const;
   std::int64_t saved_bytes(const RgcnGraph& graph) const;
-  std::int64_t workspace_bytes(const RgcnGraph& graph) const;
+  // The most its forward or backward holds besides its outputs (or their gradients) and its saved
+  // tensors, with `input_grad_bytes` of input gradients: the workspace and the input gradients at
+  // once, or as R-GCN allocates them (RgcnConvLayout::backward_bytes).
+  std::int64_t backward_bytes(const RgcnGraph& graph, std::int64_t input_grad_bytes) const;
   std::int64_t graph_bytes(const RgcnGraph& graph) const;
 };
 

@@ -326,11 +326,13 @@ TEST_CASE("RgcnConv names its parameters per relation and type and rejects misus
   for (int t = 0; t < 4; ++t) CHECK(conv.order(t) == RgcnOrder::transform_first);
   // Panels by source type: author (writes, root: 2 bands of input width 3), paper (cites,
   // has_topic, rev_writes, root: 4 x 5), field (rev_has_topic, listed_by, root: 3 x 4), venue
-  // (publishes, root: 2 x 2). Kept: the panels' weights. Workspace: H (7·2 + 6·4 + 3·3 + 0·2
-  // rows), the stacked output gradients (6 + 7 + 3 + 0 rows), the panels' weight gradients.
+  // (publishes, root: 2 x 2). Kept: the panels' weights. Backward: H's gradient (7·2 + 6·4 + 3·3
+  // + 0·2 rows) with the stacked output gradients (6 + 7 + 3 + 0 rows), then with the panels'
+  // weight gradients and the input gradients.
   const std::int64_t panel_weights = (3 * 2 + 5 * 4 + 4 * 3 + 2 * 2) * 6;
   CHECK(conv.saved_bytes() == panel_weights * 4);
-  CHECK(conv.workspace_bytes() == ((14 + 24 + 9 + 0) * 6 + 16 * 6 + panel_weights) * 4);
+  CHECK(conv.backward_bytes(0) == ((14 + 24 + 9 + 0) * 6 + panel_weights) * 4);
+  CHECK(conv.backward_bytes(1000) == ((14 + 24 + 9 + 0) * 6 + panel_weights) * 4 + 1000);
 
   RgcnConv with_bases(rg, {4, 4, 4, 4}, 6, 2, false, "conv2");
   const std::vector<Parameter*> pb = with_bases.parameters();

@@ -850,11 +850,23 @@ TEST_CASE("HeteroModel with streamed tables trains as with the tables resident",
                     Catch::Contains("give at least 576 bytes"));
 }
 
+namespace {
+
+HeteroModelConfig with_kind(HeteroModelConfig c, const char* kind, std::int64_t heads) {
+  c.kind = kind;
+  c.heads = heads;
+  return c;
+}
+
+}  // namespace
+
 TEST_CASE("HeteroModelLayout::activation_bytes bounds what a training step allocates", "[train]") {
   const HeteroModelConfig c = GENERATE(config_of(2, 32, 0.5f, 0.5f, 0, true, 16),
                                      config_of(3, 16, 0.5f, 0.0f, 2, true, 24),
-                                     config_of(2, 64, 0.0f, 0.0f, 0, false, 8));
-  CAPTURE(c.layers, c.hidden, c.num_bases);
+                                     config_of(2, 64, 0.0f, 0.0f, 0, false, 8),
+                                     with_kind(config_of(2, 16, 0.5f, 0.5f, 0, true, 16), "rgat", 4),
+                                     with_kind(config_of(2, 16, 0.5f, 0.0f, 0, true, 16), "hgt", 2));
+  CAPTURE(c.kind, c.layers, c.hidden, c.num_bases);
   const std::uint64_t seed = test::case_seed(32);
   const graph::HeteroGraph g = random_hetero_graph(seed);
   const RgcnGraph rg(g);
@@ -877,8 +889,9 @@ TEST_CASE("HeteroModelLayout::activation_bytes bounds what a training step alloc
   const std::int64_t estimate = model.layout().activation_bytes();
   CAPTURE(used, estimate);
   CHECK(used <= estimate + logits_and_grad);
-  // And close to it: within 20 % (the layers' workspace is counted at its largest).
-  CHECK(10 * used >= 8 * estimate);
+  // And close to it: within 10 % (a layer's workspace is counted at its largest, R-GCN's as its
+  // backward allocates it).
+  CHECK(10 * used >= 9 * estimate);
   // Nothing is kept once backward is done, apart from the logits.
   CHECK(kernels::tensor_bytes_in_use(cpu) - before <= 300 * 7 * 4 + 4096);
 }
