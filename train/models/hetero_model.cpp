@@ -365,7 +365,8 @@ Tensor HeteroModel::forward(const Step& step) {
       x[ts] = nullptr;
       if (!s.conv->computes(t)) continue;
       Tensor& out = s.out[ts];
-      if (!s.relu && m.inputs(t) == m.outputs(t)) {
+      if (m.inputs(t) == m.outputs(t)) {  // no halo rows: in place
+        if (s.relu) kernels::relu_forward(y[ts].view(), y[ts].view());
         out = std::move(y[ts]);
       } else {
         out = Tensor::empty(m.inputs(t), y[ts].cols(), y[ts].device());
