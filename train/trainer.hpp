@@ -132,8 +132,8 @@ struct TrainSummary {
   double epoch_time_median_s = 0.0;  // median of EpochRecord::time_s over every epoch of every run
   TimeSplit time_split;              // summed over runs
   MemoryPlan memory_plan;
-  // GCN / GraphSAGE: "aggregation" when the aggregate-first layers recomputed Â·x in backward
-  // (ModelConfig::recompute, "auto" resolved by the plan), else "none".
+  // What the layers recomputed in backward (ModelConfig::recompute, "auto" resolved by the plan):
+  // "aggregation", "layer" or "none".
   std::string recompute = "none";
   std::int64_t tensor_peak_bytes = 0;     // most bytes held by tensors on the device at once
   std::int64_t peak_resident_bytes = -1;  // the process's peak resident set (VmHWM), -1 if unknown

@@ -449,8 +449,11 @@ TEST_CASE("train recomputes Â·x in backward when only that fits the memory lim
   const TrainSummary streamed = detail::train_homogeneous_problem(problem, model, config);
   CHECK(streamed.recompute == "none");
   CHECK(streamed.feature_streaming.streamed);
-  model.recompute = "layer";
-  CHECK_THROWS_WITH(train(ds, model, short_training(2)), Catch::Contains("recompute must be auto, none or aggregation"));
+  model.recompute = "layer";  // for GCN, Â·x as "aggregation"
+  CHECK(train(ds, model, short_training(2)).recompute == "layer");
+  model.recompute = "everything";
+  CHECK_THROWS_WITH(train(ds, model, short_training(2)),
+                    Catch::Contains("recompute must be auto, none, aggregation or layer, got 'everything'"));
 }
 
 TEST_CASE("train builds the graph operators only once the memory plan has passed", "[train]") {

@@ -239,10 +239,12 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
                "Compute Â·X once before training so the first layer needs no SpMM (needs --input-dropout 0)");
   app.add_option("--recompute", m.recompute,
                  "gcn, sage: 'aggregation' computes Â·x of the layers that aggregate first (in < out) again in "
-                 "backward instead of keeping it (less memory, one more SpMM each); 'none' keeps it; 'auto' "
-                 "recomputes only when the memory plan would not fit otherwise")
+                 "backward instead of keeping it (less memory, one more SpMM each); 'layer' recomputes all a "
+                 "layer would keep beyond its input (gcn, sage: as 'aggregation'; gat: x·W and its scores, one "
+                 "more GEMM each); 'none' keeps it; 'auto' recomputes Â·x only when the memory plan would not "
+                 "fit otherwise")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "none", "aggregation"}));
+      ->check(CLI::IsMember({"auto", "none", "aggregation", "layer"}));
   app.add_option("--json", o.json, "Write the summary as JSON to FILE ('-' = stdout)")->check(writable_output_file());
   app.add_flag("--plan-only", o.plan_only,
                "Print (and with --json write) every rank's memory plan, halo rows and halo traffic per epoch, and "

@@ -141,7 +141,9 @@ int plan_only(const TrainOptions& o) {
             ? fmt::format("{} features streamed, {} budget", job.feature_dtype,
                           train::format_bytes(plan.placement.budget_bytes))
             : fmt::format("{} features resident", job.feature_dtype);
-    const std::string recompute = plan.recompute == "aggregation" ? ", Â·x recomputed" : "";
+    const std::string recompute = plan.recompute == "aggregation" ? ", Â·x recomputed"
+                                  : plan.recompute == "layer"     ? ", layers recomputed"
+                                                                  : "";
     log_info(fmt::format("rank {}: {} rows, {} halo rows, {} entries | plan {} ({}{}) | halo {} per epoch | {}", r,
                          shape.owned, shape.halo, shape.entries, train::format_bytes(plan.plan.total_bytes()), features,
                          recompute, train::format_bytes(halo_bytes), plan.fits ? "fits" : "DOES NOT FIT"));

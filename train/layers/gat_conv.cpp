@@ -70,9 +70,11 @@ Tensor GatConv::forward(const LayerInput& x, const Step& step) {
   if (step.training) {
     saved_ = true;
     input_ = x;
-    h_ = std::move(h);
-    src_score_ = std::move(src);
-    dst_score_ = std::move(dst);
+    if (!recompute_projection_) {
+      h_ = std::move(h);
+      src_score_ = std::move(src);
+      dst_score_ = std::move(dst);
+    }
     stats_ = std::move(stats);
   }
   return out;
@@ -85,6 +87,13 @@ Tensor GatConv::backward(Tensor grad_y, const Step& step) {
                    std::to_string(grad_y.cols()) + ", the output " + std::to_string(graph_->num_vertices()) + " x " +
                    std::to_string(out_dim()));
   saved_ = false;
+  if (recompute_projection_) {  // x·W and its scores as forward computed them
+    h_ = input_.x.multiply(weight_.value.view());
+    src_score_ = Tensor::empty(h_.rows(), options_.heads, h_.device());
+    dst_score_ = Tensor::empty(h_.rows(), options_.heads, h_.device());
+    kernels::head_scores(h_.view(), att_src_.value.view(), src_score_.view());
+    kernels::head_scores(h_.view(), att_dst_.value.view(), dst_score_.view());
+  }
   if (options_.bias) kernels::column_sums(grad_y.view(), bias_.grad.view(), true);
   // d loss / d (the attention's output): grad_y itself when the heads are concatenated.
   Tensor head_grad;

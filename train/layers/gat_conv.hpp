@@ -58,10 +58,17 @@ class GatConv : public GraphConv {
   // dx = dh · Wᵀ (+ dy · W_resᵀ) when the input gradient is on.
   kernels::Tensor backward(kernels::Tensor grad_y, const Step& step) override;
   std::vector<Parameter*> parameters() override;
-  // gat_saved_bytes.
+  // gat_saved_bytes, less x·W and its scores when they are recomputed.
   std::int64_t saved_bytes(std::int64_t vertices) const override {
-    return gat_saved_bytes(options_.heads, options_.out_per_head, vertices);
+    const std::int64_t recomputed =
+        recompute_projection_ ? vertices * (options_.heads * options_.out_per_head + 2 * options_.heads) * 4 : 0;
+    return gat_saved_bytes(options_.heads, options_.out_per_head, vertices) - recomputed;
   }
+  // In training keep only x's handles (and the softmax statistics) and compute x·W and the scores
+  // again at the start of backward: vertices x (heads · F + 2 · heads) floats less from forward to
+  // backward for one more GEMM (and a streamed x's pass). The GEMM is deterministic, so the
+  // gradients are bitwise those of the kept tensors. Off by default.
+  void set_recompute_projection(bool on) { recompute_projection_ = on; }
   // Always transforms first: the attention needs x · W of every source.
   bool aggregates_first() const override { return false; }
 
@@ -84,6 +91,7 @@ class GatConv : public GraphConv {
   kernels::Tensor h_, src_score_, dst_score_;
   AttentionStats stats_;
   bool saved_ = false;
+  bool recompute_projection_ = false;
 };
 
 }  // namespace halo::train

@@ -122,7 +122,9 @@ Model::Model(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_cl
       o.attention_dropout = config.attention_dropout;
       o.residual = config.residual;
       o.layer = static_cast<std::uint32_t>(i);
-      s.conv = std::make_unique<GatConv>(*operators.attention, shape.layer_in(i), o, name, device);
+      auto gat = std::make_unique<GatConv>(*operators.attention, shape.layer_in(i), o, name, device);
+      gat->set_recompute_projection(shape.recomputes_projection());
+      s.conv = std::move(gat);
     } else if (config.kind == "gcn") {
       s.conv = std::make_unique<GcnConv>(*aggregation, shape.layer_in(i), shape.layer_out(i), shape.has_bias(i), name,
                                          device);

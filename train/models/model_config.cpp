@@ -24,8 +24,10 @@ void check_model_config(const ModelConfig& c) {
                  "hgt splits the hidden width over its heads: hidden " + std::to_string(c.hidden) +
                      " is not a multiple of heads " + std::to_string(c.heads));
   HALO_EXPECTS(c.num_bases == 0 || c.kind == "rgcn", c.kind + " has no basis decomposition (bases are for rgcn)");
-  HALO_EXPECTS(c.recompute == "auto" || c.recompute == "none" || c.recompute == "aggregation",
-               "recompute must be auto, none or aggregation, got '" + c.recompute + "'");
+  HALO_EXPECTS(c.recompute == "auto" || c.recompute == "none" || c.recompute == "aggregation" || c.recompute == "layer",
+               "recompute must be auto, none, aggregation or layer, got '" + c.recompute + "'");
+  HALO_EXPECTS(c.recompute != "layer" || !is_heterogeneous_kind(c.kind),
+               c.kind + " recomputes nothing (recompute layer is for gcn, sage and gat)");
   HALO_EXPECTS(c.recompute != "aggregation" || c.kind == "gcn" || c.kind == "sage",
                c.kind + " does not aggregate its input first (recompute aggregation is for gcn and sage)");
   if (!is_heterogeneous_kind(c.kind)) return;

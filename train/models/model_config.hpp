@@ -29,8 +29,10 @@ struct ModelConfig {
   float attention_dropout = 0.6f;  // on the attention coefficients, in training
   float negative_slope = 0.2f;     // of the LeakyReLU on the attention scores
   bool residual = false;           // every layer adds x · W_res of its input (PyG's residual=True)
-  // GCN / GraphSAGE: "aggregation" recomputes Â·x of the layers that aggregate first in backward
-  // instead of keeping it (GraphConv::set_recompute_aggregation), "none" keeps it, "auto" lets
+  // What a layer computes again in backward instead of keeping it. "aggregation" (GCN /
+  // GraphSAGE): Â·x of the layers that aggregate first (GraphConv::set_recompute_aggregation);
+  // "layer": everything a layer would keep beyond its input — GCN / GraphSAGE as "aggregation",
+  // GAT x·W and its scores (GatConv::set_recompute_projection); "none" keeps it; "auto" lets
   // train() choose: aggregation only when the memory plan would not fit otherwise. A Model (and
   // ModelShape) given "auto" keeps it.
   std::string recompute = "auto";

@@ -122,6 +122,7 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
         f.take(output);
         f.give(heads_out);
       }
+      if (recomputes_projection()) f.give(rows(heads * head_width(i) + 2 * heads));  // x·W and its scores
     } else if (aggregates_first(i) && !(i == 0 && input_given)) {
       aggregated[k] = true;
       aggregate(in, rows(in));  // Â·x
@@ -160,6 +161,7 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
       const std::int64_t sources = local(heads * head_width(i) + heads);  // every local row's gradients
       const std::int64_t grads = heads_out + rows(2 * heads);
       const std::int64_t workspace = rows(4 * heads);
+      if (recomputes_projection()) f.take(rows(heads * head_width(i) + 2 * heads));  // x·W and its scores again
       f.take(head_grad);
       f.take(sources);
       f.take(workspace);

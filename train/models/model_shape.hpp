@@ -48,8 +48,13 @@ class ModelShape {
   // layer, whose input is the features, nor GAT's ELU, whose backward needs the undropped value).
   bool drops_in_place(int i) const { return i > 0 && !attention(); }
   // Layer i aggregates first and computes Â·x again in backward instead of keeping it
-  // (config.recompute "aggregation").
-  bool recomputes_aggregation(int i) const { return config_.recompute == "aggregation" && aggregates_first(i); }
+  // (config.recompute "aggregation" or "layer").
+  bool recomputes_aggregation(int i) const {
+    return (config_.recompute == "aggregation" || config_.recompute == "layer") && aggregates_first(i);
+  }
+  // GAT's layers compute x·W and its scores again in backward instead of keeping them
+  // (config.recompute "layer"; the softmax statistics stay).
+  bool recomputes_projection() const { return config_.recompute == "layer" && attention(); }
   // Some layer aggregates first (so recompute "aggregation" would change something).
   bool any_aggregates_first() const;
   // The recompute setting a run of this shape takes: config.recompute, with "auto" resolved to

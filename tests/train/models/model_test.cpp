@@ -80,6 +80,15 @@ struct ModelCase {
 };
 
 ModelConfig config_of(const std::string& kind, int layers, std::int64_t hidden, float dropout, float input_dropout,
+                      bool batch_norm, bool bias);
+
+// config_of's, with `recompute`.
+ModelConfig recomputing(ModelConfig c, const std::string& recompute) {
+  c.recompute = recompute;
+  return c;
+}
+
+ModelConfig config_of(const std::string& kind, int layers, std::int64_t hidden, float dropout, float input_dropout,
                       bool batch_norm, bool bias) {
   ModelConfig c;
   c.kind = kind;
@@ -307,7 +316,11 @@ TEST_CASE("Model::activation_bytes is the peak a training step allocates", "[tra
       ModelCase{"gcn wide", config_of("gcn", 3, 64, 0.5f, 0.0f, true, true), 20, false},
       ModelCase{"sage", config_of("sage", 3, 32, 0.5f, 0.5f, true, true), 50, false},
       ModelCase{"gat", config_of("gat", 2, 8, 0.6f, 0.6f, false, true), 40, false},
-      ModelCase{"gat with batch norm", config_of("gat", 3, 4, 0.5f, 0.0f, true, true), 12, true});
+      ModelCase{"gat with batch norm", config_of("gat", 3, 4, 0.5f, 0.0f, true, true), 12, true},
+      ModelCase{"gat recomputing its layers", recomputing(config_of("gat", 3, 8, 0.6f, 0.6f, false, true), "layer"),
+                40, false},
+      ModelCase{"gcn recomputing its layers", recomputing(config_of("gcn", 3, 64, 0.5f, 0.0f, false, true), "layer"),
+                20, false});
   CAPTURE(mc.name);
   const std::int64_t n = 500, classes = 7;
   const graph::CsrGraph g = test::random_graph(test::case_seed(21), n, 3000, mc.symmetric);
@@ -332,9 +345,12 @@ TEST_CASE("Model::activation_bytes is the peak a training step allocates", "[tra
   const std::int64_t estimate = model.activation_bytes(n);
   CAPTURE(used, estimate);
   // Exact: the walk is the step's own sequence of allocations. (Batch norm's statistics, a few
-  // floats per column, are the only tensors it leaves out.)
+  // floats per column, are the only tensors it leaves out; the attention backward's packed rows,
+  // 4 · heads floats per vertex, are host memory beside the tensors, in the walk but not in the
+  // tensors' peak, which meets them when GAT recomputes its layers.)
+  const std::int64_t attention_pack = mc.config.kind == "gat" ? n * 4 * mc.config.heads * 4 : 0;
   CHECK(used <= estimate);
-  CHECK(used >= estimate - 64 * 4 * 4 * mc.config.layers);
+  CHECK(used >= estimate - 64 * 4 * 4 * mc.config.layers - attention_pack);
   // Nothing is kept once backward is done but batch norm's statistics.
   CHECK(kernels::tensor_bytes_in_use(cpu) - before <= 4096);
 }
@@ -469,12 +485,61 @@ TEST_CASE("Model recomputing Â·x in backward gives the gradients of the kept �
   };
   std::int64_t kept_peak = 0, kept_plan = 0, recomputed_peak = 0, recomputed_plan = 0;
   const auto kept = run("none", kept_peak, kept_plan);
-  const auto recomputed = run("aggregation", recomputed_peak, recomputed_plan);
+  const auto recomputed = run(GENERATE(as<std::string>{}, "aggregation", "layer"), recomputed_peak, recomputed_plan);
   CHECK(recomputed == kept);
   CAPTURE(kept_peak, kept_plan, recomputed_peak, recomputed_plan);
   // Â·x (n x 6 floats) is no longer held through the peak, in the plan and in the tensors.
   CHECK(recomputed_plan == kept_plan - n * in_dim * 4);
   CHECK(recomputed_peak == kept_peak - n * in_dim * 4);
+}
+
+TEST_CASE("GAT recomputing x·W and its scores in backward gives the kept gradients bitwise and holds less",
+          "[train]") {
+  const bool residual = GENERATE(false, true);
+  CAPTURE(residual);
+  const std::int64_t n = 120, in_dim = 10, classes = 4;
+  const std::uint64_t seed = test::case_seed(residual ? 91 : 90);
+  ModelConfig config = config_of("gat", 3, 8, 0.5f, 0.3f, false, true);
+  config.heads = 4;
+  config.residual = residual;
+  GraphOperators ops = build_graph_operators(test::random_graph(seed, n, 900, false), "gat");
+  RandomStream rng(seed, 1);
+  Dense x_values = test::random_dense(rng, n, in_dim);
+  const kernels::Tensor features = test::to_tensor(x_values);
+  const LossTask task(rng, n, classes, 3);
+  const Step step = training_step(seed, 2);
+  const kernels::Device cpu = kernels::Device::cpu();
+  const auto run = [&](const std::string& recompute, std::int64_t& peak, std::int64_t& planned,
+                       std::vector<double>& logits_out) {
+    config.recompute = recompute;
+    Model model(config, in_dim, classes, seed, ops);
+    planned = model.activation_bytes(n);
+    const std::int64_t before = kernels::tensor_bytes_in_use(cpu);
+    kernels::reset_tensor_peak_bytes(cpu);
+    const kernels::Tensor logits = model.forward(features, step);
+    model.zero_grad();
+    logits_out = test::to_dense(logits).v;
+    model.backward(task.gradient(logits), step);
+    peak = kernels::tensor_peak_bytes(cpu) - before;
+    std::vector<std::vector<double>> grads;
+    for (Parameter* p : model.parameters()) grads.push_back(test::to_dense(p->grad).v);
+    return grads;
+  };
+  std::int64_t kept_peak = 0, kept_plan = 0, recomputed_peak = 0, recomputed_plan = 0;
+  std::vector<double> kept_logits, recomputed_logits;
+  const auto kept = run("none", kept_peak, kept_plan, kept_logits);
+  const auto recomputed = run("layer", recomputed_peak, recomputed_plan, recomputed_logits);
+  CHECK(recomputed_logits == kept_logits);
+  CHECK(recomputed == kept);
+  CAPTURE(kept_peak, kept_plan, recomputed_peak, recomputed_plan);
+  // Less held, in the plan and in the tensors, and the plan still the step's own peak (up to the
+  // logits this test keeps through backward, and the attention backward's packed rows, 4 · heads
+  // floats per vertex of host memory that the tensors' peak does not see).
+  CHECK(recomputed_plan < kept_plan);
+  CHECK(recomputed_peak < kept_peak);
+  const std::int64_t logits = n * classes * 4, attention_pack = n * 4 * config.heads * 4;
+  CHECK(recomputed_peak <= recomputed_plan + logits);
+  CHECK(recomputed_peak >= recomputed_plan - attention_pack);
 }
 
 TEST_CASE("ModelShape gives the parameters and layer order of the Model built from it, without building it",

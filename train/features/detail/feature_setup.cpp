@@ -125,6 +125,8 @@ void log_activation_savings(const ModelShape& model, const FeaturePlacement& pla
     if (p > 0.0f && model.drops_in_place(i)) in_place.push_back(i);
     if (model.recomputes_aggregation(i) && !(i == 0 && placement.streamed)) recomputed.push_back(i);
   }
+  if (model.recomputes_projection())
+    log_info("activations: every gat layer computes x·W and its scores again in backward instead of keeping them");
   if (!in_place.empty())
     log_info(fmt::format("activations: the dropout of layer {} acts in place on the ReLU output before it",
                          fmt::join(in_place, ", ")));
