@@ -454,92 +454,83 @@ TEST_CASE("Model's dropout in place on the ReLU output gives the gradients of a 
   }
 }
 
-TEST_CASE("Model recomputing Â·x in backward gives the gradients of the kept Â·x bitwise and holds less",
-          "[train]") {
-  const std::string kind = GENERATE(as<std::string>{}, "gcn", "sage");
-  CAPTURE(kind);
-  const std::int64_t n = 80, in_dim = 6, classes = 4;
-  const std::uint64_t seed = test::case_seed(std::hash<std::string>{}(kind) + 7);
-  // 6 -> 16 aggregates first; 16 -> 16 and 16 -> 4 transform first.
-  ModelConfig config = config_of(kind, 3, 16, 0.5f, 0.2f, false, true);
-  GraphOperators ops = build_graph_operators(test::random_graph(seed, n, 500, false), kind);
+namespace {
+
+// One training step of a fresh Model of `config` on a random graph of n vertices and `in_dim`
+// features (seeded by `seed`): its logits, every parameter's gradient, the tensors' peak during
+// the step and the plan's activation bytes.
+struct RecordedStep {
+  std::vector<double> logits;
+  std::vector<std::vector<double>> grads;
+  std::int64_t peak = 0, planned = 0;
+};
+
+RecordedStep record_step(const ModelConfig& config, std::int64_t n, std::int64_t entries, std::int64_t in_dim,
+                         std::int64_t classes, std::uint64_t seed) {
+  GraphOperators ops = build_graph_operators(test::random_graph(seed, n, entries, false), config.kind);
   RandomStream rng(seed, 1);
-  Dense x_values = test::random_dense(rng, n, in_dim);
-  const kernels::Tensor features = test::to_tensor(x_values);
+  Dense x = test::random_dense(rng, n, in_dim);
+  const kernels::Tensor features = test::to_tensor(x);
   const LossTask task(rng, n, classes, 3);
   const Step step = training_step(seed, 2);
   const kernels::Device cpu = kernels::Device::cpu();
-  const auto run = [&](const std::string& recompute, std::int64_t& peak, std::int64_t& planned) {
-    config.recompute = recompute;
-    Model model(config, in_dim, classes, seed, ops);
-    planned = model.activation_bytes(n);
-    const std::int64_t before = kernels::tensor_bytes_in_use(cpu);
-    kernels::reset_tensor_peak_bytes(cpu);
-    const kernels::Tensor logits = model.forward(features, step);
-    model.zero_grad();
-    model.backward(task.gradient(logits), step);
-    peak = kernels::tensor_peak_bytes(cpu) - before;
-    std::vector<std::vector<double>> grads;
-    for (Parameter* p : model.parameters()) grads.push_back(test::to_dense(p->grad).v);
-    return grads;
-  };
-  std::int64_t kept_peak = 0, kept_plan = 0, recomputed_peak = 0, recomputed_plan = 0;
-  const auto kept = run("none", kept_peak, kept_plan);
-  const auto recomputed = run(GENERATE(as<std::string>{}, "aggregation", "layer"), recomputed_peak, recomputed_plan);
-  CHECK(recomputed == kept);
-  CAPTURE(kept_peak, kept_plan, recomputed_peak, recomputed_plan);
+  Model model(config, in_dim, classes, seed, ops);
+  RecordedStep r;
+  r.planned = model.activation_bytes(n);
+  const std::int64_t before = kernels::tensor_bytes_in_use(cpu);
+  kernels::reset_tensor_peak_bytes(cpu);
+  const kernels::Tensor logits = model.forward(features, step);
+  model.zero_grad();
+  r.logits = test::to_dense(logits).v;
+  model.backward(task.gradient(logits), step);
+  r.peak = kernels::tensor_peak_bytes(cpu) - before;
+  for (Parameter* p : model.parameters()) r.grads.push_back(test::to_dense(p->grad).v);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("Model recomputing Â·x in backward gives the gradients of the kept Â·x bitwise and holds less",
+          "[train]") {
+  const std::string kind = GENERATE(as<std::string>{}, "gcn", "sage");
+  const std::string recompute = GENERATE(as<std::string>{}, "aggregation", "layer");
+  CAPTURE(kind, recompute);
+  const std::int64_t n = 80, in_dim = 6;
+  const std::uint64_t seed = test::case_seed(std::hash<std::string>{}(kind) + 7);
+  // 6 -> 16 aggregates first; 16 -> 16 and 16 -> 4 transform first.
+  const ModelConfig config = config_of(kind, 3, 16, 0.5f, 0.2f, false, true);
+  const RecordedStep kept = record_step(config, n, 500, in_dim, 4, seed);
+  const RecordedStep recomputed = record_step(recomputing(config, recompute), n, 500, in_dim, 4, seed);
+  CHECK(recomputed.logits == kept.logits);
+  CHECK(recomputed.grads == kept.grads);
+  CAPTURE(kept.peak, kept.planned, recomputed.peak, recomputed.planned);
   // Â·x (n x 6 floats) is no longer held through the peak, in the plan and in the tensors.
-  CHECK(recomputed_plan == kept_plan - n * in_dim * 4);
-  CHECK(recomputed_peak == kept_peak - n * in_dim * 4);
+  CHECK(recomputed.planned == kept.planned - n * in_dim * 4);
+  CHECK(recomputed.peak == kept.peak - n * in_dim * 4);
 }
 
 TEST_CASE("GAT recomputing x·W and its scores in backward gives the kept gradients bitwise and holds less",
           "[train]") {
   const bool residual = GENERATE(false, true);
   CAPTURE(residual);
-  const std::int64_t n = 120, in_dim = 10, classes = 4;
-  const std::uint64_t seed = test::case_seed(residual ? 91 : 90);
+  const std::int64_t n = 120, classes = 4;
   ModelConfig config = config_of("gat", 3, 8, 0.5f, 0.3f, false, true);
   config.heads = 4;
   config.residual = residual;
-  GraphOperators ops = build_graph_operators(test::random_graph(seed, n, 900, false), "gat");
-  RandomStream rng(seed, 1);
-  Dense x_values = test::random_dense(rng, n, in_dim);
-  const kernels::Tensor features = test::to_tensor(x_values);
-  const LossTask task(rng, n, classes, 3);
-  const Step step = training_step(seed, 2);
-  const kernels::Device cpu = kernels::Device::cpu();
-  const auto run = [&](const std::string& recompute, std::int64_t& peak, std::int64_t& planned,
-                       std::vector<double>& logits_out) {
-    config.recompute = recompute;
-    Model model(config, in_dim, classes, seed, ops);
-    planned = model.activation_bytes(n);
-    const std::int64_t before = kernels::tensor_bytes_in_use(cpu);
-    kernels::reset_tensor_peak_bytes(cpu);
-    const kernels::Tensor logits = model.forward(features, step);
-    model.zero_grad();
-    logits_out = test::to_dense(logits).v;
-    model.backward(task.gradient(logits), step);
-    peak = kernels::tensor_peak_bytes(cpu) - before;
-    std::vector<std::vector<double>> grads;
-    for (Parameter* p : model.parameters()) grads.push_back(test::to_dense(p->grad).v);
-    return grads;
-  };
-  std::int64_t kept_peak = 0, kept_plan = 0, recomputed_peak = 0, recomputed_plan = 0;
-  std::vector<double> kept_logits, recomputed_logits;
-  const auto kept = run("none", kept_peak, kept_plan, kept_logits);
-  const auto recomputed = run("layer", recomputed_peak, recomputed_plan, recomputed_logits);
-  CHECK(recomputed_logits == kept_logits);
-  CHECK(recomputed == kept);
-  CAPTURE(kept_peak, kept_plan, recomputed_peak, recomputed_plan);
+  const std::uint64_t seed = test::case_seed(residual ? 91 : 90);
+  const RecordedStep kept = record_step(config, n, 900, 10, classes, seed);
+  const RecordedStep recomputed = record_step(recomputing(config, "layer"), n, 900, 10, classes, seed);
+  CHECK(recomputed.logits == kept.logits);
+  CHECK(recomputed.grads == kept.grads);
+  CAPTURE(kept.peak, kept.planned, recomputed.peak, recomputed.planned);
   // Less held, in the plan and in the tensors, and the plan still the step's own peak (up to the
   // logits this test keeps through backward, and the attention backward's packed rows, 4 · heads
   // floats per vertex of host memory that the tensors' peak does not see).
-  CHECK(recomputed_plan < kept_plan);
-  CHECK(recomputed_peak < kept_peak);
+  CHECK(recomputed.planned < kept.planned);
+  CHECK(recomputed.peak < kept.peak);
   const std::int64_t logits = n * classes * 4, attention_pack = n * 4 * config.heads * 4;
-  CHECK(recomputed_peak <= recomputed_plan + logits);
-  CHECK(recomputed_peak >= recomputed_plan - attention_pack);
+  CHECK(recomputed.peak <= recomputed.planned + logits);
+  CHECK(recomputed.peak >= recomputed.planned - attention_pack);
 }
 
 TEST_CASE("ModelShape gives the parameters and layer order of the Model built from it, without building it",
