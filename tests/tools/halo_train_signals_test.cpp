@@ -35,7 +35,10 @@ Result signal_training(const ScratchDir& scratch, const std::string& args, const
                        const std::string& signals) {
   const std::string err = scratch / "train.err";
   const std::string script = scratch / "signal.sh";
-  std::ofstream(script) << halo::test::binary_dir() + "/bin/halo-train " + args + " 2>" + err + " &\n"
+  // The log of an earlier call is removed first: the wait below must see this run's line, not
+  // signal a process that has not yet opened its log (let alone set its handlers).
+  std::ofstream(script) << "rm -f " + err + "\n"
+                        << halo::test::binary_dir() + "/bin/halo-train " + args + " 2>" + err + " &\n"
                         << "pid=$!\n"
                         << "while ! grep -q '" + line + "' " + err + " && kill -0 $pid 2>/dev/null; do sleep 0.02; done\n"
                         << "for s in " + signals + "; do kill -$s $pid; done\n"
