@@ -12,6 +12,9 @@ graph: the peak resident set of each (medians over turns), the ratio halo / PyG,
 plan total beside its measured peak, epoch-time medians and the median of the turns' ratios to
 the baseline.
 
+`--bf16` adds, in every turn, a halo run keeping its activations in bfloat16 (--activation-dtype
+bf16): its peak against PyG's and float32's, its epoch time against float32's.
+
 `--products` adds the ogbn-products-scale graph (R-MAT, 2.45 M vertices, ~124 M stored entries,
 100 features, 47 classes): halo trains 3 epochs once with its plan beside its peak, and PyG's attempt
 runs under an address-space cap (`--pyg-cap`, default 20 GiB of this 24 GiB machine, so that it
@@ -19,7 +22,7 @@ fails cleanly instead of meeting the kernel's OOM killer); the stage it reached 
 recorded. A graph left out of `--graphs` keeps its entry from the existing result file, as does
 the products-scale run without `--products`.
 
-    bench/.venv/bin/python bench/memory_vs_pyg.py [--threads 2] [--turns 2] [--products]
+    bench/.venv/bin/python bench/memory_vs_pyg.py [--threads 2] [--turns 2] [--products] [--bf16]
 """
 import argparse
 import json
@@ -50,12 +53,12 @@ def generate(bin_dir, work, name):
     return data, run_json([os.path.join(bin_dir, "halo-convert"), "info", data, "--json", "-"])
 
 
-def halo_run(train, data, epochs, threads, work):
+def halo_run(train, data, epochs, threads, work, extra=()):
     out = os.path.join(work, "memory-halo.json")
     subprocess.run([train, "--dataset", data, "--model", "gcn", "--layers", str(MODEL["layers"]),
                     "--hidden", str(MODEL["hidden"]), "--dropout", str(MODEL["dropout"]), "--input-dropout", "0",
                     "--bias", "--epochs", str(epochs), "--eval-every", str(epochs + 1), "--patience", "0",
-                    "--threads", str(threads), "--json", out, "-q"], check=True)
+                    "--threads", str(threads), "--json", out, "-q", *extra], check=True)
     with open(out) as f:
         s = json.load(f)
     plan = s["memory_plan"]
@@ -100,9 +103,14 @@ def compare(args, name):
     data, info = generate(args.bin, args.work, name)
     print(f"{name}: {info['num_nodes']} vertices, {info['num_edges']} stored entries, {info['feature_dim']} features",
           flush=True)
-    halo, baseline, pyg = [], [], []
+    halo, baseline, pyg, bf16 = [], [], [], []
     for turn in range(args.turns):
         halo.append(halo_run(os.path.join(args.bin, "halo-train"), data, args.epochs, args.threads, args.work))
+        if args.bf16:
+            bf16.append(halo_run(os.path.join(args.bin, "halo-train"), data, args.epochs, args.threads, args.work,
+                                 ["--activation-dtype", "bf16"]))
+            print(f"  turn {turn}: halo bf16 peak {bf16[-1]['peak_memory_bytes'] / 2**30:.2f} GiB (plan "
+                  f"{bf16[-1]['planned_bytes'] / 2**30:.2f}), {bf16[-1]['epoch_time_median_s']:.2f} s/epoch", flush=True)
         if args.baseline_train:
             baseline.append(halo_run(args.baseline_train, data, args.epochs, args.threads, args.work))
         pyg.append(pyg_run(data, args.epochs, args.threads, args.work))
@@ -120,6 +128,23 @@ def compare(args, name):
            "plan_over_peak": [h["plan_over_peak"] for h in halo]}
     row["memory_ratio"] = row["halo_peak_median_bytes"] / row["pyg_peak_median_bytes"]
     row["epoch_speedup_over_pyg"] = median(pyg, "epoch_time_median_s") / median(halo, "epoch_time_median_s")
+    if bf16:
+        # --activation-dtype bf16 in the same turns: its peak against PyG's and float32's, its epoch
+        # time against float32's (the median of the turns' ratios), its final loss beside float32's.
+        row["bf16"] = {
+            "halo": bf16,
+            "peak_median_bytes": median(bf16, "peak_memory_bytes"),
+            "memory_ratio": median(bf16, "peak_memory_bytes") / row["pyg_peak_median_bytes"],
+            "peak_over_f32": median(bf16, "peak_memory_bytes") / row["halo_peak_median_bytes"],
+            "activations_planned_over_f32": median(bf16, "activations_planned_bytes") /
+                                            median(halo, "activations_planned_bytes"),
+            "epoch_time_over_f32": statistics.median(
+                b["epoch_time_median_s"] / h["epoch_time_median_s"] for b, h in zip(bf16, halo)),
+            "final_loss_relative_difference": abs(bf16[0]["final_loss"] - halo[0]["final_loss"]) / halo[0]["final_loss"],
+        }
+        print(f"  {name} bf16: peak / PyG {row['bf16']['memory_ratio']:.2f}, peak / f32 "
+              f"{row['bf16']['peak_over_f32']:.3f}, epoch time / f32 {row['bf16']['epoch_time_over_f32']:.3f}",
+              flush=True)
     if baseline:
         # More turns of the two halo binaries alone, so that the epoch-time ratio (a median of the
         # turns' ratios) rides out the load of a shared machine.
@@ -143,11 +168,18 @@ def products(args):
     halo = halo_run(os.path.join(args.bin, "halo-train"), data, 3, args.threads, args.work)
     print(f"  halo: peak {halo['peak_memory_bytes'] / 2**30:.2f} GiB, plan {halo['planned_bytes'] / 2**30:.2f} GiB, "
           f"{halo['epoch_time_median_s']:.1f} s/epoch", flush=True)
-    pyg = pyg_run(data, 3, args.threads, args.work, cap_bytes=int(args.pyg_cap * 2**30))
-    print(f"  PyG: {json.dumps(pyg)}", flush=True)
-    return {"graph": {"generator": "rmat", "nodes": info["num_nodes"], "stored_entries": info["num_edges"],
-                      "features": info["feature_dim"], "classes": info["num_classes"]},
-            "epochs": 3, "halo": halo, "pyg": pyg}
+    row = {"graph": {"generator": "rmat", "nodes": info["num_nodes"], "stored_entries": info["num_edges"],
+                     "features": info["feature_dim"], "classes": info["num_classes"]},
+           "epochs": 3, "halo": halo}
+    if args.bf16:
+        row["halo_bf16"] = halo_run(os.path.join(args.bin, "halo-train"), data, 3, args.threads, args.work,
+                                    ["--activation-dtype", "bf16"])
+        print(f"  halo bf16: peak {row['halo_bf16']['peak_memory_bytes'] / 2**30:.2f} GiB, plan "
+              f"{row['halo_bf16']['planned_bytes'] / 2**30:.2f} GiB, "
+              f"{row['halo_bf16']['epoch_time_median_s']:.1f} s/epoch", flush=True)
+    row["pyg"] = pyg_run(data, 3, args.threads, args.work, cap_bytes=int(args.pyg_cap * 2**30))
+    print(f"  PyG: {json.dumps(row['pyg'])}", flush=True)
+    return row
 
 
 def main():
@@ -158,6 +190,8 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--products", action="store_true")
     p.add_argument("--pyg-cap", type=float, default=20.0, help="GiB of address space for PyG's products attempt")
+    p.add_argument("--bf16", action="store_true",
+                   help="also run halo with --activation-dtype bf16 in every turn (and for the products-scale graph)")
     p.add_argument("--baseline-train", help="an older halo-train binary to time beside today's")
     p.add_argument("--baseline-turns", type=int, default=4,
                    help="extra turns of the two halo binaries alone, for the epoch-time ratio")

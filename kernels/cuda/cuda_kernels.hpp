@@ -20,10 +20,11 @@
 
 #include "graph/csr.hpp"
 #include "kernels/attention.hpp"
-#include "kernels/dot_attention.hpp"
 #include "kernels/batch_norm.hpp"
-#include "kernels/device_index.hpp"
+#include "kernels/bf16_rows.hpp"
 #include "kernels/cuda/settings.hpp"
+#include "kernels/device_index.hpp"
+#include "kernels/dot_attention.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/loss.hpp"
@@ -96,6 +97,10 @@ void gelu_backward(ConstTensorView x, ConstTensorView grad_y, TensorView grad_x)
 
 void relu_forward(ConstTensorView x, TensorView y);
 void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x, float scale);
+// bf16_rows.cu: the CPU twins' bits (round to nearest even; exact widening).
+void narrow_to_bf16(ConstTensorView x, std::uint16_t* out, std::int64_t out_stride);
+void widen_bf16(Bf16View x, TensorView out);
+void relu_backward_bf16(Bf16View y, ConstTensorView grad_y, TensorView grad_x, float scale);
 void axpby(float alpha, ConstTensorView x, float beta, TensorView y);
 void normalize_rows(TensorView x);
 double sum_of_products(ConstTensorView x, ConstTensorView y);

@@ -93,6 +93,7 @@ TEST_CASE("plan_rank recomputes Â·x before it streams the features, as train()
   const PartShape s = mid_sized_part(8);  // 8 -> 64 aggregates first, keeping Â·x (3.2 MB)
   ModelConfig m = test::small_gcn();
   m.hidden = 64;
+  m.input_dropout = 0.0f;  // else recomputing would keep the dropped features instead: no saving
   TrainConfig config;
   const RankPlan roomy = plan_rank(s, ModelShape(m, s.feature_dim, s.classes), config, std::int64_t{64} << 30);
   CHECK(roomy.recompute == "none");

@@ -427,9 +427,11 @@ TEST_CASE("train streams the features when the resident plan exceeds the memory 
 TEST_CASE("train recomputes Â·x in backward when only that fits the memory limit and keeps the losses bitwise",
           "[train]") {
   // 8 features into 64 hidden: the first layer aggregates first and keeps Â·x (600 x 8 floats).
+  // (With an input dropout it would let the dropped copy go instead, as many bytes: no saving.)
   const datasets::Dataset ds = halo::test::wide_sbm(8);
   ModelConfig model = small_gcn();
   model.hidden = 64;
+  model.input_dropout = 0.0f;
   PlannedProblem planned(ds, model.kind);
   TrainingProblem& problem = planned.problem;
   TrainConfig config = short_training(3);
@@ -454,6 +456,35 @@ TEST_CASE("train recomputes Â·x in backward when only that fits the memory lim
   model.recompute = "everything";
   CHECK_THROWS_WITH(train(ds, model, short_training(2)),
                     Catch::Contains("recompute must be auto, none, aggregation or layer, got 'everything'"));
+  // With an input dropout, recomputing would save nothing: "auto" keeps Â·x, short of memory or not.
+  model.recompute = "auto";
+  model.input_dropout = 0.5f;
+  config.memory_limit = 0;
+  const TrainSummary dropped = detail::train_homogeneous_problem(problem, model, config);
+  config.memory_limit = dropped.memory_plan.total_bytes() - 1;
+  CHECK(detail::train_homogeneous_problem(problem, model, config).recompute == "none");
+}
+
+TEST_CASE("train keeps bf16 activations at a smaller plan and peak with the float32 losses within rounding",
+          "[train]") {
+  const datasets::Dataset ds = halo::test::wide_sbm(8);
+  ModelConfig model = small_gcn();
+  model.hidden = 64;
+  model.layers = 3;
+  const TrainSummary whole = train(ds, model, short_training(3));
+  model.activation_dtype = "bf16";
+  const TrainSummary halved = train(ds, model, short_training(3));
+  const auto activations = [](const MemoryPlan& plan) {
+    for (const MemoryItem& item : plan.items)
+      if (item.name == "activations") return item.bytes;
+    return std::int64_t{-1};
+  };
+  CHECK(activations(halved.memory_plan) > 0);
+  CHECK(activations(halved.memory_plan) < activations(whole.memory_plan));
+  CHECK(halved.tensor_peak_bytes < whole.tensor_peak_bytes);
+  check_same_losses(halved.runs[0], whole.runs[0], 1e-2);
+  model.kind = "gat";
+  CHECK_THROWS_WITH(train(ds, model, short_training(2)), Catch::Contains("activation dtype bf16 is for gcn and sage"));
 }
 
 TEST_CASE("train builds the graph operators only once the memory plan has passed", "[train]") {

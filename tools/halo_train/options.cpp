@@ -245,6 +245,11 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
                  "fit otherwise")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "none", "aggregation", "layer"}));
+  app.add_option("--activation-dtype", m.activation_dtype,
+                 "gcn, sage: 'bf16' keeps the activations a step saves for backward (hidden outputs, Â·x) in "
+                 "bfloat16, half the bytes, widened for every product (float32 arithmetic); 'f32' keeps them whole")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"f32", "bf16"}));
   app.add_option("--json", o.json, "Write the summary as JSON to FILE ('-' = stdout)")->check(writable_output_file());
   app.add_flag("--plan-only", o.plan_only,
                "Print (and with --json write) every rank's memory plan, halo rows and halo traffic per epoch, and "
@@ -346,7 +351,8 @@ nlohmann::json describe_settings(const TrainOptions& o) {
               {"memory-limit", t.memory_limit},
               {"feature-memory-budget", t.feature_memory_budget},
               {"precompute-first-aggregation", t.precompute_first_aggregation},
-              {"recompute", m.recompute}};
+              {"recompute", m.recompute},
+              {"activation-dtype", m.activation_dtype}};
 }
 
 }  // namespace halo::tools

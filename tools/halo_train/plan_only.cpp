@@ -144,9 +144,10 @@ int plan_only(const TrainOptions& o) {
     const std::string recompute = plan.recompute == "aggregation" ? ", Â·x recomputed"
                                   : plan.recompute == "layer"     ? ", layers recomputed"
                                                                   : "";
+    const std::string dtype = o.model.activation_dtype == "bf16" ? ", bf16 activations" : "";
     log_info(fmt::format("rank {}: {} rows, {} halo rows, {} entries | plan {} ({}{}) | halo {} per epoch | {}", r,
                          shape.owned, shape.halo, shape.entries, train::format_bytes(plan.plan.total_bytes()), features,
-                         recompute, train::format_bytes(halo_bytes), plan.fits ? "fits" : "DOES NOT FIT"));
+                         recompute + dtype, train::format_bytes(halo_bytes), plan.fits ? "fits" : "DOES NOT FIT"));
     log_debug("rank " + std::to_string(r) + " plan:\n" + plan.plan.table());
     ranks.push_back(json{{"rank", r},
                          {"owned_rows", shape.owned},

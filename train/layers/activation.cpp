@@ -71,7 +71,10 @@ void bias_relu_dropout(Tensor& y, kernels::ConstTensorView bias, const Dropout* 
     kernels::bias_relu_dropout(y.view(), bias, p, key, drop ? step.global_ids : kernels::IndexView{});
 }
 
-Tensor relu_dropout_backward(Tensor grad, kernels::ConstTensorView y, const Dropout* dropout, const Step& step) {
+namespace {
+
+template <class View>
+Tensor scaled_relu_backward(Tensor grad, View y, const Dropout* dropout, const Step& step) {
   HALO_EXPECTS(grad.rows() == y.rows && grad.cols() == y.cols,
                "relu_dropout_backward: gradient is " + std::to_string(grad.rows()) + " x " +
                    std::to_string(grad.cols()) + ", the output " + std::to_string(y.rows) + " x " +
@@ -79,6 +82,16 @@ Tensor relu_dropout_backward(Tensor grad, kernels::ConstTensorView y, const Drop
   const float scale = dropout != nullptr && dropout->active(step) ? kernels::dropout_scale(dropout->p()) : 1.0f;
   kernels::relu_backward(y, grad.view(), grad.view(), scale);
   return grad;
+}
+
+}  // namespace
+
+Tensor relu_dropout_backward(Tensor grad, kernels::ConstTensorView y, const Dropout* dropout, const Step& step) {
+  return scaled_relu_backward(std::move(grad), y, dropout, step);
+}
+
+Tensor relu_dropout_backward(Tensor grad, kernels::Bf16View y, const Dropout* dropout, const Step& step) {
+  return scaled_relu_backward(std::move(grad), y, dropout, step);
 }
 
 Tensor Activation::forward(Tensor x, const Step& step) {

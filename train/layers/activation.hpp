@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/bf16_rows.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/tensor.hpp"
 #include "train/layers/step.hpp"
@@ -47,6 +48,9 @@ void bias_relu_dropout(kernels::Tensor& y, kernels::ConstTensorView bias, const 
 // bitwise dropout->backward then ReLU's, without drawing the mask (an entry is positive only
 // where it was kept). `step` must be the forward's.
 kernels::Tensor relu_dropout_backward(kernels::Tensor grad, kernels::ConstTensorView y, const Dropout* dropout,
+                                      const Step& step);
+// The same from y's bfloat16 copy (an output kept with --activation-dtype bf16).
+kernels::Tensor relu_dropout_backward(kernels::Tensor grad, kernels::Bf16View y, const Dropout* dropout,
                                       const Step& step);
 
 enum class ActivationKind { relu, elu };

@@ -33,6 +33,7 @@ Tensor GcnConv::forward(const LayerInput& x, const Step& step) {
   saved_ = step.training;
   input_ = LayerInput();
   aggregated_input_ = Tensor();
+  aggregated_bf16_ = kernels::Bf16Rows();
   aggregated_first_ = false;
   if (x.precomputed()) {
     // (Â · x) · W = Â · (x · W): with Â · x at hand, either order is this one GEMM.
@@ -44,6 +45,8 @@ Tensor GcnConv::forward(const LayerInput& x, const Step& step) {
     kernels::gemm(ax.view(), Transpose::no, weight_.value.view(), Transpose::no, y.view());
     if (step.training && recompute_aggregation())
       input_ = x;
+    else if (step.training && keep_aggregation_bf16())
+      aggregated_bf16_ = kernels::Bf16Rows::narrow(ax.view());
     else if (step.training)
       aggregated_input_ = std::move(ax);
     aggregated_first_ = true;
@@ -69,12 +72,16 @@ Tensor GcnConv::backward(Tensor grad_y, const Step& /*step*/) {
     input_.aggregated.add_transposed_products({{grad_y.view(), weight_.grad.view()}});
     input_ = LayerInput();
   } else if (aggregated_first_) {
-    if (aggregated_input_.empty())  // recomputed: Â·x of the same x
+    if (aggregated_input_.empty() && aggregated_bf16_.empty())  // recomputed: Â·x of the same x
       aggregated_input_ = aggregation_->forward(input_.x.tensor("GcnConv " + name_ + " (recomputing Â·x)"));
     input_ = LayerInput();
-    kernels::gemm(aggregated_input_.view(), Transpose::yes, grad_y.view(), Transpose::no, weight_.grad.view(), 1.0f,
-                  1.0f);
+    if (!aggregated_bf16_.empty())
+      InputMatrix(aggregated_bf16_).add_transposed_products({{grad_y.view(), weight_.grad.view()}});
+    else
+      kernels::gemm(aggregated_input_.view(), Transpose::yes, grad_y.view(), Transpose::no, weight_.grad.view(), 1.0f,
+                    1.0f);
     aggregated_input_ = Tensor();
+    aggregated_bf16_ = kernels::Bf16Rows();
     if (!input_grad()) return grad_x;
     Tensor grad_ax = Tensor::empty(grad_y.rows(), weight_.value.rows(), grad_y.device());
     kernels::gemm(grad_y.view(), Transpose::no, weight_.value.view(), Transpose::yes, grad_ax.view());
@@ -98,7 +105,10 @@ std::vector<Parameter*> GcnConv::parameters() {
 }
 
 std::int64_t GcnConv::saved_bytes(std::int64_t vertices) const {
-  return recompute_aggregation() ? 0 : conv_saved_bytes(weight_.value.rows(), weight_.value.cols(), vertices);
+  if (recompute_aggregation()) return 0;
+  if (keep_aggregation_bf16() && aggregates_first())
+    return kernels::Bf16Rows::bytes_for(vertices, weight_.value.rows());
+  return conv_saved_bytes(weight_.value.rows(), weight_.value.cols(), vertices);
 }
 
 }  // namespace halo::train

@@ -35,7 +35,8 @@ class GcnConv : public GraphConv {
   // precomputed) and two GEMMs (one streaming pass for a streamed x).
   kernels::Tensor backward(kernels::Tensor grad_y, const Step& step) override;
   std::vector<Parameter*> parameters() override;
-  // vertices · in_dim floats when aggregating first without recomputing, else 0.
+  // vertices · in_dim floats when aggregating first without recomputing (half that with
+  // keep_aggregation_bf16), else 0.
   std::int64_t saved_bytes(std::int64_t vertices) const override;
 
   // True when forward computes (Â · x) · W for a resident x.
@@ -51,6 +52,7 @@ class GcnConv : public GraphConv {
   Parameter bias_;
   LayerInput input_;                  // x, when transforming first, recomputing Â · x or with it precomputed
   kernels::Tensor aggregated_input_;  // Â · x, when aggregating first without recomputing it
+  kernels::Bf16Rows aggregated_bf16_;  // the same in bfloat16, with keep_aggregation_bf16
   bool aggregated_first_ = false;      // the last forward computed (Â · x) · W
   bool saved_ = false;                // a training forward is waiting for its backward
 };

@@ -1,7 +1,9 @@
-// InputMatrix: the products of a layer input with a weight, by one GEMM on a resident tensor or
-// by one streaming pass over the pipeline's chunks.
+// InputMatrix: the products of a layer input with a weight, by one GEMM on a resident tensor, by
+// one pass over a bfloat16 matrix widened chunk by chunk, or by one streaming pass over the
+// pipeline's chunks.
 #include "train/layers/layer_input.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -24,22 +26,51 @@ std::string shape(std::int64_t rows, std::int64_t cols) { return std::to_string(
 
 InputMatrix::InputMatrix(const Tensor& x) : tensor_(&x) {}
 
+InputMatrix::InputMatrix(const kernels::Bf16Rows& x) : bf16_(&x) {}
+
+std::int64_t bf16_chunk_rows(std::int64_t rows, std::int64_t cols) {
+  constexpr std::int64_t chunk_bytes = std::int64_t{1} << 20;
+  return std::max<std::int64_t>(1, std::min(rows, chunk_bytes / (std::max<std::int64_t>(cols, 1) * 4)));
+}
+
+template <class F>
+void InputMatrix::for_widened_chunks(F&& fn) const {
+  const kernels::Bf16View x = bf16_->view();
+  const std::int64_t chunk = bf16_chunk_rows(x.rows, x.cols);
+  Tensor scratch = Tensor::empty(std::min(chunk, x.rows), x.cols, x.device);
+  for (std::int64_t begin = 0; begin < x.rows; begin += chunk) {
+    const std::int64_t end = std::min(x.rows, begin + chunk);
+    const TensorView rows = scratch.view().slice_rows(0, end - begin);
+    kernels::widen(x.slice_rows(begin, end), rows);
+    fn(ConstTensorView(rows), begin);
+  }
+}
+
 InputMatrix::InputMatrix(FeaturePipeline& pipeline, RowTransform transform)
     : pipeline_(&pipeline), transform_(std::move(transform)) {}
 
 std::int64_t InputMatrix::rows() const {
   if (tensor_ != nullptr) return tensor_->rows();
+  if (bf16_ != nullptr) return bf16_->rows();
   return pipeline_ != nullptr ? pipeline_->rows() : 0;
 }
 
-std::int64_t InputMatrix::chunk_rows() const { return pipeline_ != nullptr ? pipeline_->chunk_rows() : rows(); }
+std::int64_t InputMatrix::chunk_rows() const {
+  if (bf16_ != nullptr) return bf16_chunk_rows(bf16_->rows(), bf16_->cols());
+  return pipeline_ != nullptr ? pipeline_->chunk_rows() : rows();
+}
 
 std::int64_t InputMatrix::cols() const {
   if (tensor_ != nullptr) return tensor_->cols();
+  if (bf16_ != nullptr) return bf16_->cols();
   return pipeline_ != nullptr ? pipeline_->cols() : 0;
 }
 
 const Tensor& InputMatrix::tensor(const std::string& what) const {
+  if (bf16_ != nullptr)
+    throw UnsupportedError(what +
+                           " needs its input whole in float32, but the input is kept in bfloat16 "
+                           "(--activation-dtype bf16 keeps only the inputs of layers that transform first so)");
   if (tensor_ == nullptr)
     throw UnsupportedError(what + " needs its input whole, but the input is " +
                            (streamed() ? "streamed in row chunks (the features do not fit the memory given)"
@@ -68,6 +99,13 @@ void InputMatrix::multiply(ConstTensorView w, TensorView out, float beta) const 
     kernels::gemm(tensor_->view(), Transpose::no, w, Transpose::no, out, 1.0f, beta);
     return;
   }
+  if (bf16_ != nullptr) {
+    for_widened_chunks([&](ConstTensorView chunk, std::int64_t first_row) {
+      kernels::gemm(chunk, Transpose::no, w, Transpose::no, out.slice_rows(first_row, first_row + chunk.rows), 1.0f,
+                    beta);
+    });
+    return;
+  }
   pipeline_->stream(transform_, [&](TensorView chunk, std::int64_t first_row) {
     kernels::gemm(chunk, Transpose::no, w, Transpose::no, out.slice_rows(first_row, first_row + chunk.rows), 1.0f,
                   beta);
@@ -92,11 +130,15 @@ void InputMatrix::add_transposed_products(std::initializer_list<TransposedProduc
       kernels::gemm(tensor_->view(), Transpose::yes, p.grad, Transpose::no, p.grad_weight, 1.0f, 1.0f);
     return;
   }
-  pipeline_->stream(transform_, [&](TensorView chunk, std::int64_t first_row) {
+  const auto add_chunk = [&](ConstTensorView chunk, std::int64_t first_row) {
     for (const TransposedProduct& p : products)
       kernels::gemm(chunk, Transpose::yes, p.grad.slice_rows(first_row, first_row + chunk.rows), Transpose::no,
                     p.grad_weight, 1.0f, 1.0f);
-  });
+  };
+  if (bf16_ != nullptr)
+    for_widened_chunks(add_chunk);
+  else
+    pipeline_->stream(transform_, add_chunk);
 }
 
 void GraphConv::finish_output(kernels::Tensor& y, const Parameter* bias, const Step& step) const {

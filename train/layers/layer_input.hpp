@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "kernels/bf16_rows.hpp"
 #include "kernels/tensor.hpp"
 #include "train/features/feature_pipeline.hpp"
 #include "train/layers/activation.hpp"
@@ -19,9 +20,10 @@
 
 namespace halo::train {
 
-// One matrix x that a layer multiplies, wherever it lives: a resident tensor, or the rows of a
-// FeaturePipeline's source with a per-chunk transform (the input dropout, a row normalisation).
-// A cheap handle (a pointer and a std::function): copies share the tensor or the pipeline.
+// One matrix x that a layer multiplies, wherever it lives: a resident tensor, a resident
+// bfloat16 copy (an activation kept at half the bytes, widened chunk by chunk for each product),
+// or the rows of a FeaturePipeline's source with a per-chunk transform (the input dropout, a row
+// normalisation). A cheap handle (a pointer and a std::function): copies share what it points at.
 class InputMatrix {
  public:
   // grad_weight += xᵀ · grad.
@@ -34,19 +36,22 @@ class InputMatrix {
   InputMatrix() = default;
   // A resident tensor, kept alive and unchanged by the caller while the handle is used.
   explicit InputMatrix(const kernels::Tensor& x);
+  // A resident bfloat16 matrix, kept alive and unchanged by the caller while the handle is used.
+  explicit InputMatrix(const kernels::Bf16Rows& x);
   // The source rows of `pipeline` (kept alive by the caller) with `transform` (may be empty)
   // applied to every chunk before it is multiplied.
   InputMatrix(FeaturePipeline& pipeline, RowTransform transform);
 
-  bool empty() const { return tensor_ == nullptr && pipeline_ == nullptr; }
+  bool empty() const { return tensor_ == nullptr && bf16_ == nullptr && pipeline_ == nullptr; }
   bool streamed() const { return pipeline_ != nullptr; }
   std::int64_t rows() const;
   std::int64_t cols() const;
-  // Rows per chunk of a streaming pass (the pipeline's), or all rows when resident.
+  // Rows per chunk of a streaming pass (the pipeline's; a bfloat16 matrix's widening chunk), or
+  // all rows when resident in float32.
   std::int64_t chunk_rows() const;
 
-  // The resident tensor. Throws UnsupportedError when streamed (or empty), saying that `what`
-  // needs the whole matrix at once.
+  // The resident tensor. Throws UnsupportedError when streamed, in bfloat16 (or empty), saying
+  // that `what` needs the whole float32 matrix at once.
   const kernels::Tensor& tensor(const std::string& what) const;
   // The same streamed matrix with `more` applied to each chunk after this one's transform.
   // Throws InvalidArgument for a resident matrix (whose values are what they are).
@@ -55,20 +60,32 @@ class InputMatrix {
   // out = x · w + beta · out (out: rows x w.cols; w: cols x w.cols). Resident: one GEMM, exactly
   // kernels::gemm(x, w, out, 1, beta). Streamed: one pass over x, one GEMM per chunk into its
   // rows of out (rows do not mix, so the values differ from the resident GEMM only by the
-  // kernel's float32 rounding for the chunk's shape). Deterministic for a fixed thread count.
+  // kernel's float32 rounding for the chunk's shape). Bfloat16: the same, each chunk widened
+  // into a float32 scratch of chunk_rows() rows first. Deterministic for a fixed thread count.
   void multiply(kernels::ConstTensorView w, kernels::TensorView out, float beta = 0.0f) const;
   // x · w as a new tensor (rows x w.cols, on w's device).
   kernels::Tensor multiply(kernels::ConstTensorView w) const;
   // grad_weight += xᵀ · grad for every product. Resident: one GEMM each. Streamed: ONE pass over x
   // for all of them, the sum over rows taken chunk by chunk in row order (float32 rounding per
-  // chunk). Deterministic for a fixed thread count and chunk size.
+  // chunk); bfloat16 likewise, widened chunk by chunk. Deterministic for a fixed thread count and
+  // chunk size.
   void add_transposed_products(std::initializer_list<TransposedProduct> products) const;
 
  private:
+  // Calls fn(chunk, first_row) for the widened float32 chunks of a bfloat16 matrix, in row order.
+  template <class F>
+  void for_widened_chunks(F&& fn) const;
+
   const kernels::Tensor* tensor_ = nullptr;
+  const kernels::Bf16Rows* bf16_ = nullptr;
   FeaturePipeline* pipeline_ = nullptr;
   RowTransform transform_;
 };
+
+// Rows per widening chunk of a rows x cols bfloat16 InputMatrix (about 1 MiB of float32, so the
+// widened chunk is still in cache when its GEMM reads it): its
+// products hold one such float32 scratch while they run, chunk_rows x cols floats.
+std::int64_t bf16_chunk_rows(std::int64_t rows, std::int64_t cols);
 
 // A layer's input: x itself and, for a first layer with --precompute-first-aggregation, its
 // aggregation Â·x computed once before training (then x may be absent: a GCN layer no longer
@@ -120,6 +137,12 @@ class GraphConv : public Layer {
   void set_recompute_aggregation(bool on) { recompute_aggregation_ = on; }
   bool recompute_aggregation() const { return recompute_aggregation_; }
 
+  // Aggregating first in training and keeping Â·x, keep it in bfloat16 (half the bytes): the
+  // forward multiplies the float32 Â·x, the weight's gradient reads the rounded one, widened chunk
+  // by chunk (--activation-dtype bf16). Off by default.
+  void set_keep_aggregation_bf16(bool on) { keep_aggregation_bf16_ = on; }
+  bool keep_aggregation_bf16() const { return keep_aggregation_bf16_; }
+
   // Forward ends with ReLU and then `dropout` (when given and active) in place, in the pass that
   // adds the bias (bias_relu_dropout): the conv's output is the next layer's dropped input, and
   // backward takes the gradient of the output before the epilogue (the caller applies
@@ -136,6 +159,7 @@ class GraphConv : public Layer {
 
  private:
   bool recompute_aggregation_ = false;
+  bool keep_aggregation_bf16_ = false;
   bool relu_epilogue_ = false;
   const Dropout* epilogue_dropout_ = nullptr;
 };

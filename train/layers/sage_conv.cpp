@@ -35,6 +35,7 @@ Tensor SageConv::forward(const LayerInput& x, const Step& step) {
   saved_ = step.training;
   input_ = step.training ? x : LayerInput();
   aggregated_input_ = Tensor();
+  aggregated_bf16_ = kernels::Bf16Rows();
   aggregated_first_ = false;
   if (x.precomputed()) {
     y = x.aggregated.multiply(weight_.value.view());
@@ -42,7 +43,10 @@ Tensor SageConv::forward(const LayerInput& x, const Step& step) {
     Tensor mx = mean_->forward(x.x.tensor("SageConv " + name_ + " (aggregating first, in_dim < out_dim)"));
     y = Tensor::empty(mx.rows(), weight_.value.cols(), mx.device());
     kernels::gemm(mx.view(), Transpose::no, weight_.value.view(), Transpose::no, y.view());
-    if (step.training && !recompute_aggregation()) aggregated_input_ = std::move(mx);
+    if (step.training && !recompute_aggregation() && keep_aggregation_bf16())
+      aggregated_bf16_ = kernels::Bf16Rows::narrow(mx.view());
+    else if (step.training && !recompute_aggregation())
+      aggregated_input_ = std::move(mx);
     aggregated_first_ = true;
   } else {
     const Tensor h = x.x.multiply(weight_.value.view());
@@ -68,11 +72,15 @@ Tensor SageConv::backward(Tensor grad_y, const Step& /*step*/) {
     input_.aggregated.add_transposed_products({{grad_y.view(), weight_.grad.view()}});
   } else if (aggregated_first_) {
     input_.x.add_transposed_products({{grad_y.view(), root_weight_.grad.view()}});
-    if (aggregated_input_.empty())  // recomputed: M·x of the same x
+    if (aggregated_input_.empty() && aggregated_bf16_.empty())  // recomputed: M·x of the same x
       aggregated_input_ = mean_->forward(input_.x.tensor("SageConv " + name_ + " (recomputing M·x)"));
-    kernels::gemm(aggregated_input_.view(), Transpose::yes, grad_y.view(), Transpose::no, weight_.grad.view(), 1.0f,
-                  1.0f);
+    if (!aggregated_bf16_.empty())
+      InputMatrix(aggregated_bf16_).add_transposed_products({{grad_y.view(), weight_.grad.view()}});
+    else
+      kernels::gemm(aggregated_input_.view(), Transpose::yes, grad_y.view(), Transpose::no, weight_.grad.view(), 1.0f,
+                    1.0f);
     aggregated_input_ = Tensor();
+    aggregated_bf16_ = kernels::Bf16Rows();
     if (input_grad()) {
       Tensor grad_mx = Tensor::empty(grad_y.rows(), in_dim, grad_y.device());
       kernels::gemm(grad_y.view(), Transpose::no, weight_.value.view(), Transpose::yes, grad_mx.view());
@@ -99,7 +107,10 @@ std::vector<Parameter*> SageConv::parameters() {
 }
 
 std::int64_t SageConv::saved_bytes(std::int64_t vertices) const {
-  return recompute_aggregation() ? 0 : conv_saved_bytes(weight_.value.rows(), weight_.value.cols(), vertices);
+  if (recompute_aggregation()) return 0;
+  if (keep_aggregation_bf16() && aggregates_first())
+    return kernels::Bf16Rows::bytes_for(vertices, weight_.value.rows());
+  return conv_saved_bytes(weight_.value.rows(), weight_.value.cols(), vertices);
 }
 
 }  // namespace halo::train

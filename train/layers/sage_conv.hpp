@@ -35,7 +35,8 @@ class SageConv : public GraphConv {
   // to four GEMMs; a streamed x is read in one pass (both of its products at once).
   kernels::Tensor backward(kernels::Tensor grad_y, const Step& step) override;
   std::vector<Parameter*> parameters() override;
-  // vertices · in_dim floats when aggregating first without recomputing, else 0.
+  // vertices · in_dim floats when aggregating first without recomputing (half that with
+  // keep_aggregation_bf16), else 0.
   std::int64_t saved_bytes(std::int64_t vertices) const override;
 
   // True when forward computes (M · x) · W_l for a resident x.
@@ -53,6 +54,7 @@ class SageConv : public GraphConv {
   Parameter bias_;
   LayerInput input_;                  // x (and M · x when precomputed)
   kernels::Tensor aggregated_input_;  // M · x, when aggregating first without recomputing it
+  kernels::Bf16Rows aggregated_bf16_;  // the same in bfloat16, with keep_aggregation_bf16
   bool aggregated_first_ = false;      // the last forward computed (M · x) · W_l
   bool saved_ = false;                // a training forward is waiting for its backward
 };

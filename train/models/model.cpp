@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/base/error.hpp"
+#include "kernels/bf16_rows.hpp"
 #include "train/features/feature_pipeline.hpp"
 #include "train/layers/activation.hpp"
 #include "train/layers/batch_norm.hpp"
@@ -38,6 +39,7 @@ struct Stage {
   Tensor dropped;   // the dropout's output when active and not in place: the conv's input
   Tensor conv_out;  // the conv's output when batch norm follows (its input)
   Tensor out;       // the activation's output: the stage's output and the next stage's input
+  kernels::Bf16Rows out_bf16;  // `out` kept in bfloat16 instead (ModelShape::output_in_bf16)
 
   Stage(Dropout d, ActivationKind kind) : dropout(d), activation(kind) {}
 };
@@ -87,6 +89,7 @@ struct Model::Impl {
       s.dropped = Tensor();
       s.conv_out = Tensor();
       s.out = Tensor();
+      s.out_bf16 = kernels::Bf16Rows();
     }
   }
 };
@@ -135,6 +138,7 @@ Model::Model(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_cl
     // The first layer's input is the features: nobody needs their gradient.
     s.conv->set_input_grad(i > 0);
     s.conv->set_recompute_aggregation(shape.recomputes_aggregation(i));
+    s.conv->set_keep_aggregation_bf16(shape.aggregation_in_bf16(i));
     if (shape.normalized(i))
       s.norm = std::make_unique<BatchNorm>(shape.layer_out(i), "bn" + std::to_string(i), device, operators.communicator);
   }
@@ -182,24 +186,31 @@ Tensor Model::forward(const LayerInput& features, const Step& step) {
                                                 " columns, the model takes " + std::to_string(m.in_dim));
   m.backward_pending = false;
   m.release_tape();
-  const Tensor* x = nullptr;  // the input of stages after the first
+  const Tensor* x = nullptr;                  // the input of stages after the first, in float32 ...
+  const kernels::Bf16Rows* x_bf16 = nullptr;  // ... or in bfloat16
   Tensor logits;
   for (std::size_t i = 0; i < m.stages.size(); ++i) {
     Stage& s = m.stages[i];
+    const int layer = static_cast<int>(i);
     Tensor y;
     if (i == 0) {
       y = s.conv->forward(first_stage_input(s, features, step), step);
+    } else if (x_bf16 != nullptr) {  // dropped in place by the previous stage's epilogue
+      y = s.conv->forward(LayerInput(InputMatrix(*x_bf16), InputMatrix()), step);
     } else {
       // In place, the previous stage's epilogue has dropped its output already.
-      if (!m.shape.drops_in_place(static_cast<int>(i)) && s.dropout.active(step)) {
+      if (!m.shape.drops_in_place(layer) && s.dropout.active(step)) {
         s.dropped = s.dropout.forward(*x, step);
         x = &s.dropped;
       }
       y = s.conv->forward(*x, step);
     }
-    if (!step.training) {  // nothing will look back: keep only the newest activation
+    if (!step.training || !m.shape.reads_input_in_backward(layer)) {  // nobody will read the dropped input
       s.dropped = Tensor();
-      if (i > 0) m.stages[i - 1].out = Tensor();
+    }
+    if (!step.training && i > 0) {  // nothing will look back: keep only the newest activation
+      m.stages[i - 1].out = Tensor();
+      m.stages[i - 1].out_bf16 = kernels::Bf16Rows();
     }
     if (i + 1 == m.stages.size()) {
       logits = std::move(y);
@@ -213,6 +224,12 @@ Tensor Model::forward(const LayerInput& features, const Step& step) {
     }
     s.out = s.fused ? std::move(y) : s.activation.forward(std::move(y), step);
     x = &s.out;
+    x_bf16 = nullptr;
+    if (m.shape.output_in_bf16(layer)) {
+      s.out_bf16 = kernels::Bf16Rows::narrow(s.out.view());
+      s.out = Tensor();
+      x_bf16 = &s.out_bf16;
+    }
   }
   if (!step.training) m.release_tape();
   m.backward_pending = step.training;
@@ -230,9 +247,14 @@ void Model::backward(Tensor grad_logits, const Step& step) {
   for (std::size_t i = m.stages.size(); i-- > 0;) {
     Stage& s = m.stages[i];
     if (i + 1 < m.stages.size()) {
-      g = s.fused ? relu_dropout_backward(std::move(g), s.out.view(), s.next_dropout, step)
-                  : s.activation.backward(std::move(g));
+      if (!s.out_bf16.empty())
+        g = relu_dropout_backward(std::move(g), s.out_bf16.view(), s.next_dropout, step);
+      else if (s.fused)
+        g = relu_dropout_backward(std::move(g), s.out.view(), s.next_dropout, step);
+      else
+        g = s.activation.backward(std::move(g));
       s.out = Tensor();  // the next stage, the only other reader, is done
+      s.out_bf16 = kernels::Bf16Rows();
       if (s.norm) {
         g = s.norm->backward(std::move(g), step);
         s.conv_out = Tensor();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph/base/error.hpp"
+#include "kernels/bf16_rows.hpp"
 #include "train/layers/gat_conv.hpp"
 #include "train/layers/layer_input.hpp"
 
@@ -43,6 +44,9 @@ ModelShape::ModelShape(const ModelConfig& config, std::int64_t in_dim, std::int6
                "Model: hidden width must be positive, got " + std::to_string(config.hidden));
   HALO_EXPECTS(in_dim > 0 && num_classes > 0, "Model: input width and classes must be positive, got " +
                                                   std::to_string(in_dim) + " and " + std::to_string(num_classes));
+  HALO_EXPECTS(config.activation_dtype == "f32" || (config.activation_dtype == "bf16" && config.kind != "gat"),
+               "Model: activation dtype must be f32 or (gcn, sage) bf16, got '" + config.activation_dtype + "' for " +
+                   config.kind);
   HALO_EXPECTS(config.weight_decay >= 0,
                "Model: weight decay must be non-negative, got " + std::to_string(config.weight_decay));
 }
@@ -51,15 +55,15 @@ bool ModelShape::aggregates_first(int i) const {
   return !attention() && conv_aggregates_first(layer_in(i), layer_out(i));
 }
 
-bool ModelShape::any_aggregates_first() const {
+bool ModelShape::recomputing_saves() const {
   for (int i = 0; i < layers(); ++i)
-    if (aggregates_first(i)) return true;
+    if (aggregates_first(i) && !(i == 0 && config_.kind == "gcn" && config_.input_dropout > 0.0f)) return true;
   return false;
 }
 
 std::string ModelShape::recompute_for(bool short_of_memory) const {
   if (config_.recompute != "auto") return config_.recompute;
-  return short_of_memory && any_aggregates_first() ? "aggregation" : "none";
+  return short_of_memory && recomputing_saves() ? "aggregation" : "none";
 }
 
 std::int64_t ModelShape::activation_bytes(std::int64_t vertices, std::int64_t halo_rows) const {
@@ -90,6 +94,9 @@ std::int64_t ModelShape::exchange_width() const {
 // peak, the end-to-end bench with the ranks' resident sets).
 std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t halo_rows, bool input_given) const {
   const auto rows = [&](std::int64_t width) { return vertices * width * float_bytes; };
+  const auto bf16_rows = [&](std::int64_t width) { return kernels::Bf16Rows::bytes_for(vertices, width); };
+  // The float32 scratch of a product reading a bfloat16 matrix (InputMatrix), alive while it runs.
+  const auto widening = [&](std::int64_t width) { return bf16_chunk_rows(vertices, width) * width * float_bytes; };
   // On a rank, an aggregation's input (or gradient) extended by the halo rows, alive while the
   // product is written.
   const auto local = [&](std::int64_t width) {
@@ -105,13 +112,16 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
   // Per layer, what forward keeps for backward (beside the output): a dropped copy of the input,
   // the conv's own tensors, batch norm's input and statistics.
   std::vector<std::int64_t> dropped(static_cast<std::size_t>(layers())), saved(dropped), norm(dropped);
+  std::vector<std::int64_t> kept_output(dropped.size());  // the layer's output, float32 or bfloat16
   std::vector<bool> aggregated(dropped.size());  // the layer aggregated first
+  std::vector<bool> bf16_input(dropped.size());  // the layer multiplies a bfloat16 x
   for (int i = 0; i <= last; ++i) {
     const auto k = static_cast<std::size_t>(i);
     const std::int64_t in = layer_in(i), out = layer_out(i);
     const std::int64_t output = rows(out);
     const float p = i == 0 ? config_.input_dropout : config_.dropout;
     if (p > 0.0f && !drops_in_place(i) && !(i == 0 && input_given)) f.take(dropped[k] = rows(in));
+    const std::int64_t scratch = bf16_input[k] ? widening(in) : 0;
     if (attention()) {
       const std::int64_t heads = layer_heads(i), heads_out = rows(heads * head_width(i));
       // x·W, the scores and the softmax statistics; on a rank also [x·W | source scores] of
@@ -127,16 +137,40 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
       aggregated[k] = true;
       aggregate(in, rows(in));  // Â·x
       f.take(output);
-      if (recomputes_aggregation(i))
+      if (recomputes_aggregation(i)) {
         f.give(rows(in));
-      else
+      } else if (aggregation_in_bf16(i)) {
+        f.take(saved[k] = bf16_rows(in));
+        f.give(rows(in));
+      } else {
         saved[k] = rows(in);
+      }
+      if (config_.kind == "sage") {  // the root term x · W_r
+        f.take(scratch);
+        f.give(scratch);
+      }
     } else {  // h = x · W, then Â·h (a streamed first layer transforms first too)
       f.take(rows(out));
+      f.take(scratch);
+      f.give(scratch);
       aggregate(out, output);
       f.give(rows(out));
+      if (config_.kind == "sage") {  // the root term x · W_r
+        f.take(scratch);
+        f.give(scratch);
+      }
+    }
+    if (!reads_input_in_backward(i)) {  // the dropped input goes with the forward
+      f.give(dropped[k]);
+      dropped[k] = 0;
     }
     if (normalized(i)) f.take(norm[k] = rows(out) + 2 * out * float_bytes);  // its output and statistics
+    kept_output[k] = output;
+    if (output_in_bf16(i)) {  // the epilogue's output narrowed, then the float32 one goes
+      f.take(kept_output[k] = bf16_rows(out));
+      f.give(output);
+      bf16_input[k + 1] = true;
+    }
   }
   // The loss writes the logits' gradient, and the training step lets the logits go.
   f.take(rows(num_classes_));
@@ -145,8 +179,9 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
     const auto k = static_cast<std::size_t>(i);
     const std::int64_t in = layer_in(i), out = layer_out(i);
     const std::int64_t grad = rows(out);  // the gradient of the layer's output
+    const std::int64_t scratch = bf16_input[k] ? widening(in) : 0;
     if (i < last) {  // ReLU's or ELU's backward in place, then the output goes
-      f.give(rows(out));
+      f.give(kept_output[k]);
       if (normalized(i)) {  // batch norm's input gradient replaces the output's
         f.take(rows(out));
         f.give(grad + norm[k]);
@@ -172,8 +207,16 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
       f.take(grad_x);
       f.give(grads + residual_grad);
     } else if (aggregated[k]) {  // (Â·x)ᵀ · g with Â·x kept or recomputed, then Âᵀ · (g · Wᵀ)
+      if (config_.kind == "sage") {  // the root term's weight gradient reads x
+        f.take(scratch);
+        f.give(scratch);
+      }
       if (recomputes_aggregation(i)) aggregate(in, rows(in));
-      f.give(rows(in));
+      if (aggregation_in_bf16(i)) {  // (Â·x)ᵀ · g widened chunk by chunk
+        f.take(widening(in));
+        f.give(widening(in));
+      }
+      f.give(recomputes_aggregation(i) ? rows(in) : saved[k]);
       if (input_grad) {
         f.take(rows(in));
         if (gcn) f.give(grad);
@@ -184,6 +227,8 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
     } else {  // Âᵀ·g, then · Wᵀ
       aggregate(out, rows(out));
       if (gcn) f.give(grad);
+      f.take(scratch);  // xᵀ · (Âᵀ·g) (GraphSAGE's with xᵀ · g) reading x
+      f.give(scratch);
       f.take(grad_x);
       f.give(rows(out));
       if (!gcn) f.give(grad);

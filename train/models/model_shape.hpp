@@ -14,7 +14,7 @@ class ModelShape {
  public:
   // Throws InvalidArgument for settings Model refuses: a kind other than gcn, sage or gat, no layer,
   // a hidden width below 1 with more than one layer, a non-positive input width or class count,
-  // a negative weight decay. O(1).
+  // a negative weight decay, an activation dtype other than f32 or (not for gat) bf16. O(1).
   ModelShape(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes);
 
   const ModelConfig& config() const { return config_; }
@@ -55,11 +55,26 @@ class ModelShape {
   // GAT's layers compute x·W and its scores again in backward instead of keeping them
   // (config.recompute "layer"; the softmax statistics stay).
   bool recomputes_projection() const { return config_.recompute == "layer" && attention(); }
-  // Some layer aggregates first (so recompute "aggregation" would change something).
-  bool any_aggregates_first() const;
+  // Layer i's backward reads its input x (to multiply it by the output's gradient, or to compute
+  // Â·x again): all but a GCN layer that aggregates first and keeps Â·x, so a dropped copy of its
+  // input can go as soon as its forward is done.
+  bool reads_input_in_backward(int i) const {
+    return !(config_.kind == "gcn" && aggregates_first(i) && !recomputes_aggregation(i));
+  }
+  // config.activation_dtype "bf16": what is kept in bfloat16. Layer i's output, when it is a hidden
+  // layer whose successor transforms first (x · W, which widens it chunk by chunk; a successor
+  // aggregating first needs it whole in float32); Â·x of a layer that aggregates first and keeps
+  // it. (The input dropout's copy of the features stays float32: narrowing it would hold the
+  // float32 copy and the bfloat16 one at once, more than it saves.)
+  bool output_in_bf16(int i) const { return bf16() && i + 1 < layers() && !aggregates_first(i + 1); }
+  bool aggregation_in_bf16(int i) const { return bf16() && aggregates_first(i) && !recomputes_aggregation(i); }
+  // Recomputing Â·x would hold less: some layer aggregates first, other than a GCN first layer
+  // whose input is dropped (keeping Â·x, it lets the dropped copy go after forward; recomputing
+  // would keep that copy instead, as many bytes).
+  bool recomputing_saves() const;
   // The recompute setting a run of this shape takes: config.recompute, with "auto" resolved to
   // "aggregation" when the plan keeping Â·x is `short_of_memory` (would stream the features or not
-  // fit) and some layer aggregates first, else "none".
+  // fit) and recomputing saves, else "none".
   std::string recompute_for(bool short_of_memory) const;
 
   // The peak of a training step apart from the features, for `vertices` rows: Model's forward,
@@ -86,6 +101,7 @@ class ModelShape {
   std::int64_t parameter_bytes() const;
 
  private:
+  bool bf16() const { return config_.activation_dtype == "bf16"; }
   // activation_bytes with the first layer's input resident (input_given false) or streamed, on one
   // process (halo_rows -1) or a rank.
   std::int64_t step_peak_bytes(std::int64_t vertices, std::int64_t halo_rows, bool input_given) const;

@@ -157,6 +157,72 @@ TEST_CASE("InputMatrix multiplies a streamed matrix as a resident one, several p
   }
 }
 
+TEST_CASE("InputMatrix multiplies a bfloat16 matrix as its widened float32 copy, chunk by chunk", "[train]") {
+  // 1,024 columns: widening chunks of 256 rows, so 600 rows take three (the last of 88).
+  const std::int64_t n = 600, f = 1024;
+  REQUIRE(bf16_chunk_rows(n, f) == 256);
+  CHECK(bf16_chunk_rows(10, f) == 10);
+  CHECK(bf16_chunk_rows(n, std::int64_t{1} << 20) == 1);
+  const std::uint64_t seed = test::case_seed(3);
+  CAPTURE(seed);
+  const Tensor x = random_tensor(seed, n, f);
+  const kernels::Bf16Rows h = kernels::Bf16Rows::narrow(x.view());
+  Tensor wide = Tensor::empty(n, f);
+  kernels::widen(h.view(), wide.view());
+  const Tensor w = random_tensor(seed + 1, f, 6);
+  const Tensor g1 = random_tensor(seed + 2, n, 6);
+  const Tensor g2 = random_tensor(seed + 3, n, 2);
+  const InputMatrix resident(wide);
+  const InputMatrix halved(h);
+  CHECK_FALSE(halved.streamed());
+  CHECK((halved.rows() == n && halved.cols() == f && halved.chunk_rows() == 256));
+  CHECK_THROWS_WITH(halved.tensor("a test"), Catch::Contains("bfloat16"));
+
+  CHECK(relative_error(halved.multiply(w.view()).to_vector(), resident.multiply(w.view()).to_vector()) < 1e-5);
+  Tensor y = g1.clone(), want = g1.clone();
+  halved.multiply(w.view(), y.view(), 1.0f);
+  resident.multiply(w.view(), want.view(), 1.0f);
+  CHECK(relative_error(y.to_vector(), want.to_vector()) < 1e-5);
+
+  Tensor dw1 = Tensor::full(f, 6, 1.0f), dw2 = Tensor::full(f, 2, 1.0f);
+  Tensor want1 = Tensor::full(f, 6, 1.0f), want2 = Tensor::full(f, 2, 1.0f);
+  halved.add_transposed_products({{g1.view(), dw1.view()}, {g2.view(), dw2.view()}});
+  resident.add_transposed_products({{g1.view(), want1.view()}, {g2.view(), want2.view()}});
+  CHECK(relative_error(dw1.to_vector(), want1.to_vector()) < 1e-5);
+  CHECK(relative_error(dw2.to_vector(), want2.to_vector()) < 1e-5);
+}
+
+TEST_CASE("GcnConv and SageConv keeping Â·x in bfloat16 give the same output and close weight gradients", "[train]") {
+  const std::string kind = GENERATE(as<std::string>{}, "gcn", "sage");
+  CAPTURE(kind);
+  const std::int64_t n = 120, in = 5, out = 12;  // aggregates first
+  const std::uint64_t seed = test::case_seed(std::hash<std::string>{}(kind) + 4);
+  LocalAggregation aggregation(operator_for(kind, test::random_graph(seed, n, 600, false)));
+  const Tensor x = random_tensor(seed + 1, n, in);
+  const Tensor grad = random_tensor(seed + 2, n, out);
+  const Step step;  // a training step
+  std::vector<std::vector<float>> outputs, input_grads, weight_grads;
+  std::vector<std::int64_t> saved;
+  for (const bool halved : {false, true}) {
+    std::unique_ptr<GraphConv> conv = make_conv(kind, aggregation, in, out);
+    randomize(*conv, seed + 3);
+    conv->set_input_grad(true);
+    conv->set_keep_aggregation_bf16(halved);
+    REQUIRE(conv->aggregates_first());
+    outputs.push_back(conv->forward(x, step).to_vector());
+    for (Parameter* p : conv->parameters()) p->grad.fill(0.0f);
+    input_grads.push_back(conv->backward(grad.clone(), step).to_vector());
+    weight_grads.push_back(conv->parameters().front()->grad.to_vector());  // "conv0.weight", multiplying Â·x
+    saved.push_back(conv->saved_bytes(n));
+  }
+  CHECK(outputs[1] == outputs[0]);
+  CHECK(input_grads[1] == input_grads[0]);
+  CHECK(weight_grads[1] != weight_grads[0]);
+  CHECK(relative_error(weight_grads[1], weight_grads[0]) < 1e-2);
+  CHECK(saved[0] == n * in * 4);
+  CHECK(saved[1] == n * ((in + 1) / 2) * 4);
+}
+
 TEST_CASE("InputMatrix::then chains per-chunk transforms with the global row numbers", "[train]") {
   const std::int64_t n = 50, f = 4;
   Dense xd, wd;

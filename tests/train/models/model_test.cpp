@@ -15,16 +15,17 @@
 #include <utility>
 #include <vector>
 
+#include "graph/base/half.hpp"
 #include "graph/build.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/loss.hpp"
+#include "tests/reference/naive_csr.hpp"
+#include "tests/reference/naive_layers.hpp"
+#include "tests/train/gradient_check.hpp"
 #include "train/layers/activation.hpp"
 #include "train/layers/batch_norm.hpp"
 #include "train/layers/gcn_conv.hpp"
 #include "train/layers/sage_conv.hpp"
-#include "tests/reference/naive_csr.hpp"
-#include "tests/reference/naive_layers.hpp"
-#include "tests/train/gradient_check.hpp"
 
 using namespace halo;
 using namespace halo::train;
@@ -85,6 +86,12 @@ ModelConfig config_of(const std::string& kind, int layers, std::int64_t hidden, 
 // config_of's, with `recompute`.
 ModelConfig recomputing(ModelConfig c, const std::string& recompute) {
   c.recompute = recompute;
+  return c;
+}
+
+// config_of's, with activation dtype bf16.
+ModelConfig in_bf16(ModelConfig c) {
+  c.activation_dtype = "bf16";
   return c;
 }
 
@@ -317,10 +324,16 @@ TEST_CASE("Model::activation_bytes is the peak a training step allocates", "[tra
       ModelCase{"sage", config_of("sage", 3, 32, 0.5f, 0.5f, true, true), 50, false},
       ModelCase{"gat", config_of("gat", 2, 8, 0.6f, 0.6f, false, true), 40, false},
       ModelCase{"gat with batch norm", config_of("gat", 3, 4, 0.5f, 0.0f, true, true), 12, true},
-      ModelCase{"gat recomputing its layers", recomputing(config_of("gat", 3, 8, 0.6f, 0.6f, false, true), "layer"),
-                40, false},
+      ModelCase{"gat recomputing its layers", recomputing(config_of("gat", 3, 8, 0.6f, 0.6f, false, true), "layer"), 40,
+                false},
       ModelCase{"gcn recomputing its layers", recomputing(config_of("gcn", 3, 64, 0.5f, 0.0f, false, true), "layer"),
-                20, false});
+                20, false},
+      // bfloat16 activations: the hidden outputs (an odd width, padded), Â·x (20 -> 64 and 12 -> 32
+      // aggregate first), with batch norm.
+      ModelCase{"gcn bf16", in_bf16(config_of("gcn", 2, 16, 0.5f, 0.5f, false, true)), 100, true},
+      ModelCase{"gcn bf16 aggregating first", in_bf16(config_of("gcn", 3, 64, 0.5f, 0.5f, true, true)), 20, false},
+      ModelCase{"sage bf16", in_bf16(config_of("sage", 3, 33, 0.5f, 0.5f, false, true)), 50, false},
+      ModelCase{"sage bf16 aggregating first", in_bf16(config_of("sage", 2, 32, 0.0f, 0.5f, true, true)), 12, true});
   CAPTURE(mc.name);
   const std::int64_t n = 500, classes = 7;
   const graph::CsrGraph g = test::random_graph(test::case_seed(21), n, 3000, mc.symmetric);
@@ -344,13 +357,15 @@ TEST_CASE("Model::activation_bytes is the peak a training step allocates", "[tra
   const std::int64_t used = kernels::tensor_peak_bytes(cpu) - before;
   const std::int64_t estimate = model.activation_bytes(n);
   CAPTURE(used, estimate);
-  // Exact: the walk is the step's own sequence of allocations. (Batch norm's statistics, a few
-  // floats per column, are the only tensors it leaves out; the attention backward's packed rows,
-  // 4 · heads floats per vertex, are host memory beside the tensors, in the walk but not in the
-  // tensors' peak, which meets them when GAT recomputes its layers.)
+  // Exact: the walk is the step's own sequence of allocations. (Batch norm's statistics and
+  // backward temporaries, a few floats per column, are the only tensors it leaves out; the
+  // attention backward's packed rows, 4 · heads floats per vertex, are host memory beside the
+  // tensors, in the walk but not in the tensors' peak, which meets them when GAT recomputes its
+  // layers.)
   const std::int64_t attention_pack = mc.config.kind == "gat" ? n * 4 * mc.config.heads * 4 : 0;
-  CHECK(used <= estimate);
-  CHECK(used >= estimate - 64 * 4 * 4 * mc.config.layers - attention_pack);
+  const std::int64_t norm_columns = 64 * 4 * 4 * mc.config.layers;
+  CHECK(used <= estimate + (mc.config.batch_norm ? norm_columns : 0));
+  CHECK(used >= estimate - norm_columns - attention_pack);
   // Nothing is kept once backward is done but batch norm's statistics.
   CHECK(kernels::tensor_bytes_in_use(cpu) - before <= 4096);
 }
@@ -457,8 +472,8 @@ TEST_CASE("Model's dropout in place on the ReLU output gives the gradients of a 
 namespace {
 
 // One training step of a fresh Model of `config` on a random graph of n vertices and `in_dim`
-// features (seeded by `seed`): its logits, every parameter's gradient, the tensors' peak during
-// the step and the plan's activation bytes.
+// features (seeded by `seed`; with features_in_bf16 rounded to bfloat16 first): its logits, every
+// parameter's gradient, the tensors' peak during the step and the plan's activation bytes.
 struct RecordedStep {
   std::vector<double> logits;
   std::vector<std::vector<double>> grads;
@@ -466,10 +481,12 @@ struct RecordedStep {
 };
 
 RecordedStep record_step(const ModelConfig& config, std::int64_t n, std::int64_t entries, std::int64_t in_dim,
-                         std::int64_t classes, std::uint64_t seed) {
+                         std::int64_t classes, std::uint64_t seed, bool features_in_bf16 = false) {
   GraphOperators ops = build_graph_operators(test::random_graph(seed, n, entries, false), config.kind);
   RandomStream rng(seed, 1);
   Dense x = test::random_dense(rng, n, in_dim);
+  if (features_in_bf16)
+    for (double& v : x.v) v = bfloat16_to_float(float_to_bfloat16(static_cast<float>(v)));
   const kernels::Tensor features = test::to_tensor(x);
   const LossTask task(rng, n, classes, 3);
   const Step step = training_step(seed, 2);
@@ -494,19 +511,67 @@ TEST_CASE("Model recomputing Â·x in backward gives the gradients of the kept �
           "[train]") {
   const std::string kind = GENERATE(as<std::string>{}, "gcn", "sage");
   const std::string recompute = GENERATE(as<std::string>{}, "aggregation", "layer");
-  CAPTURE(kind, recompute);
+  const float input_dropout = GENERATE(0.0f, 0.2f);
+  CAPTURE(kind, recompute, input_dropout);
   const std::int64_t n = 80, in_dim = 6;
   const std::uint64_t seed = test::case_seed(std::hash<std::string>{}(kind) + 7);
   // 6 -> 16 aggregates first; 16 -> 16 and 16 -> 4 transform first.
-  const ModelConfig config = config_of(kind, 3, 16, 0.5f, 0.2f, false, true);
+  const ModelConfig config = config_of(kind, 3, 16, 0.5f, input_dropout, false, true);
   const RecordedStep kept = record_step(config, n, 500, in_dim, 4, seed);
   const RecordedStep recomputed = record_step(recomputing(config, recompute), n, 500, in_dim, 4, seed);
   CHECK(recomputed.logits == kept.logits);
   CHECK(recomputed.grads == kept.grads);
   CAPTURE(kept.peak, kept.planned, recomputed.peak, recomputed.planned);
-  // Â·x (n x 6 floats) is no longer held through the peak, in the plan and in the tensors.
-  CHECK(recomputed.planned == kept.planned - n * in_dim * 4);
-  CHECK(recomputed.peak == kept.peak - n * in_dim * 4);
+  // Â·x (n x 6 floats) is no longer held through the peak, in the plan and in the tensors; but a
+  // GCN layer keeping Â·x lets its dropped input go after forward, which recomputing must keep
+  // instead: the same bytes.
+  const std::int64_t saved = kind == "gcn" && input_dropout > 0.0f ? 0 : n * in_dim * 4;
+  CHECK(recomputed.planned == kept.planned - saved);
+  CHECK(recomputed.peak == kept.peak - saved);
+}
+
+TEST_CASE("Model with bf16 activations moves its gradients no more than rounding the features to bf16 does",
+          "[train]") {
+  const std::string kind = GENERATE(as<std::string>{}, "gcn", "sage");
+  const bool batch_norm = GENERATE(false, true);
+  const std::int64_t in_dim = GENERATE(as<std::int64_t>{}, 6, 40);  // the first layer aggregates first, or not
+  CAPTURE(kind, batch_norm, in_dim);
+  const std::int64_t n = 150, classes = 5;
+  const std::uint64_t seed = test::case_seed(std::hash<std::string>{}(kind) + 11 + static_cast<std::uint64_t>(in_dim));
+  const ModelConfig config = config_of(kind, 3, 24, 0.5f, 0.3f, batch_norm, true);
+  const RecordedStep whole = record_step(config, n, 900, in_dim, classes, seed);
+  const RecordedStep halved = record_step(in_bf16(config), n, 900, in_dim, classes, seed);
+  // The reference: the float32 model on the features rounded to bfloat16, one rounding of the same
+  // size (2^-9 relative) at the input alone. How far that moves the gradients is the step's own
+  // conditioning (a random model's gradients are sums that cancel: GraphSAGE's move by up to ~10 %);
+  // keeping every activation in bfloat16 rounds once per layer, so it may move them a few times as far.
+  const RecordedStep rounded = record_step(config, n, 900, in_dim, classes, seed, true);
+  // The norm of the difference, relative to the norm of the float32 values.
+  const auto relative_error = [](const std::vector<double>& got, const std::vector<double>& want) {
+    double diff = 0.0, scale = 0.0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      diff += (got[i] - want[i]) * (got[i] - want[i]);
+      scale += want[i] * want[i];
+    }
+    return std::sqrt(diff / scale);
+  };
+  CHECK(halved.logits != whole.logits);  // the rounding did act
+  CHECK(relative_error(halved.logits, whole.logits) < 1e-2);
+  const double rounding = 1.0 / 256;  // twice bfloat16's relative rounding, a floor for well-conditioned steps
+  for (std::size_t k = 0; k < whole.grads.size(); ++k) {
+    const double moved = relative_error(halved.grads[k], whole.grads[k]);
+    const double reference = relative_error(rounded.grads[k], whole.grads[k]);
+    CAPTURE(k, moved, reference);
+    CHECK(moved <= 3 * std::max(reference, rounding));
+  }
+  CAPTURE(whole.peak, whole.planned, halved.peak, halved.planned);
+  CHECK(halved.peak < whole.peak);
+  CHECK(halved.planned < whole.planned);
+  // The plan is still the step's own peak (up to the logits this test keeps through backward and
+  // batch norm's per-column temporaries).
+  const std::int64_t norm_columns = batch_norm ? 2 * 8 * 24 * 4 : 0;
+  CHECK(halved.peak <= halved.planned + n * classes * 4 + norm_columns);
+  CHECK(halved.peak >= halved.planned - norm_columns);
 }
 
 TEST_CASE("GAT recomputing x·W and its scores in backward gives the kept gradients bitwise and holds less",
@@ -561,6 +626,12 @@ TEST_CASE("Model refuses bad configurations and missing operators", "[train]") {
   CHECK_THROWS_AS(Model(config_of("gcn", 0, 8, 0.5f, 0.5f, false, true), 4, 3, 1, gcn_ops), InvalidArgument);
   CHECK_THROWS_AS(Model(config_of("gcn", 2, 8, 1.0f, 0.5f, false, true), 4, 3, 1, gcn_ops), InvalidArgument);
   CHECK_THROWS_AS(Model(config_of("gcn", 2, 8, 0.5f, 0.5f, false, true), 0, 3, 1, gcn_ops), InvalidArgument);
+  ModelConfig f16 = config_of("gcn", 2, 8, 0.5f, 0.5f, false, true);
+  f16.activation_dtype = "f16";
+  CHECK_THROWS_WITH(Model(f16, 4, 3, 1, gcn_ops), Catch::Contains("'f16'"));
+  GraphOperators gat_ops = build_graph_operators(test::random_graph(4, 10, 20, true), "gat");
+  CHECK_THROWS_WITH(Model(in_bf16(config_of("gat", 2, 8, 0.5f, 0.5f, false, true)), 4, 3, 1, gat_ops),
+                    Catch::Contains("bf16"));
   Model model(config_of("gcn", 2, 8, 0.5f, 0.5f, false, true), 4, 3, 1, gcn_ops);
   Step step;
   CHECK_THROWS_WITH(model.backward(kernels::Tensor::zeros(10, 3), step), Catch::Contains("training forward"));

@@ -125,6 +125,17 @@ void log_activation_savings(const ModelShape& model, const FeaturePlacement& pla
     if (p > 0.0f && model.drops_in_place(i)) in_place.push_back(i);
     if (model.recomputes_aggregation(i) && !(i == 0 && placement.streamed)) recomputed.push_back(i);
   }
+  std::vector<int> bf16_outputs, bf16_aggregations;
+  for (int i = 0; i < model.layers(); ++i) {
+    if (model.output_in_bf16(i)) bf16_outputs.push_back(i);
+    if (model.aggregation_in_bf16(i) && !(i == 0 && placement.streamed)) bf16_aggregations.push_back(i);
+  }
+  if (!bf16_outputs.empty())
+    log_info(fmt::format("activations: the output of layer {} kept in bfloat16, widened for every product",
+                         fmt::join(bf16_outputs, ", ")));
+  if (!bf16_aggregations.empty())
+    log_info(fmt::format("activations: Â·x of layer {} kept in bfloat16 for the weight's gradient",
+                         fmt::join(bf16_aggregations, ", ")));
   if (model.recomputes_projection())
     log_info("activations: every gat layer computes x·W and its scores again in backward instead of keeping them");
   if (!in_place.empty())

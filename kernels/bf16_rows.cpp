@@ -1,0 +1,79 @@
+// Bf16Rows and its dispatch: checks the operands, times the call, runs the CPU or CUDA twin.
+#include "kernels/bf16_rows.hpp"
+
+#include <string>
+
+#include "graph/base/error.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
+#include "kernels/detail/checks.hpp"
+#include "kernels/timing.hpp"
+
+namespace halo::kernels {
+namespace {
+
+// Whether the bytes of a bfloat16 window and a float window meet.
+bool bytes_meet(const Bf16View& a, ConstTensorView b) {
+  if (a.rows == 0 || a.cols == 0 || b.rows == 0 || b.cols == 0) return false;
+  const auto a_begin = reinterpret_cast<std::uintptr_t>(a.data);
+  const auto a_end = reinterpret_cast<std::uintptr_t>(a.data + (a.rows - 1) * a.stride + a.cols);
+  const auto b_begin = reinterpret_cast<std::uintptr_t>(b.data);
+  const auto b_end = reinterpret_cast<std::uintptr_t>(b.data + (b.rows - 1) * b.stride + b.cols);
+  return a_begin < b_end && b_begin < a_end;
+}
+
+}  // namespace
+
+Bf16Rows Bf16Rows::narrow(ConstTensorView x) {
+  detail::check_view("Bf16Rows::narrow", "x", x);
+  Bf16Rows out;
+  out.storage_ = Tensor::empty(x.rows, (x.cols + 1) / 2, x.device);
+  out.cols_ = x.cols;
+  auto* halves = reinterpret_cast<std::uint16_t*>(out.storage_.data());
+  const std::int64_t stride = 2 * out.storage_.cols();
+  ScopedKernelTimer timer(KernelFamily::other, x.device);
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    cuda::narrow_to_bf16(x, halves, stride);
+  } else {
+    cpu::narrow_to_bf16(x, halves, stride);
+  }
+  return out;
+}
+
+Bf16View Bf16Rows::view() const {
+  return {reinterpret_cast<const std::uint16_t*>(storage_.data()), rows(), cols_, 2 * storage_.cols(), device()};
+}
+
+void widen(Bf16View x, TensorView out) {
+  detail::check_view("widen", "x", x);
+  detail::check_shape("widen", "out", out, x.rows, x.cols);
+  detail::check_device("widen", "out", out, x.device);
+  HALO_EXPECTS(!bytes_meet(x, out), "out may not overlap x");
+  ScopedKernelTimer timer(KernelFamily::other, x.device);
+  if (x.device.is_cuda()) {
+    require_device(x.device);
+    cuda::widen_bf16(x, out);
+    return;
+  }
+  cpu::widen_bf16(x, out);
+}
+
+void relu_backward(Bf16View y, ConstTensorView grad_y, TensorView grad_x, float scale) {
+  detail::check_view("relu_backward", "y", y);
+  detail::check_shape("relu_backward", "grad_y", grad_y, y.rows, y.cols);
+  detail::check_shape("relu_backward", "grad_x", grad_x, y.rows, y.cols);
+  detail::check_device("relu_backward", "grad_y", grad_y, y.device);
+  detail::check_device("relu_backward", "grad_x", grad_x, y.device);
+  HALO_EXPECTS(detail::same_or_disjoint(grad_y, grad_x), "grad_x must be grad_y itself or disjoint from it");
+  HALO_EXPECTS(!bytes_meet(y, grad_x), "grad_x may not overlap y");
+  ScopedKernelTimer timer(KernelFamily::other, y.device);
+  if (y.device.is_cuda()) {
+    require_device(y.device);
+    cuda::relu_backward_bf16(y, grad_y, grad_x, scale);
+    return;
+  }
+  cpu::relu_backward_bf16(y, grad_y, grad_x, scale);
+}
+
+}  // namespace halo::kernels
