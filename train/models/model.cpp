@@ -225,6 +225,7 @@ Tensor Model::forward(const LayerInput& features, const Step& step) {
     s.out = s.fused ? std::move(y) : s.activation.forward(std::move(y), step);
     x = &s.out;
     x_bf16 = nullptr;
+    // An evaluation forward narrows too: the same function, and its own peak stays below the step's.
     if (m.shape.output_in_bf16(layer)) {
       s.out_bf16 = kernels::Bf16Rows::narrow(s.out.view());
       s.out = Tensor();

@@ -39,8 +39,8 @@ struct ModelConfig {
   // How the activations a step keeps are stored: "f32", or "bf16" (GCN / GraphSAGE): every
   // hidden layer's output (the next layer's input, read by its forward and backward) and Â·x of
   // the layers that aggregate first, kept in bfloat16 at half the bytes and widened for every
-  // product; all arithmetic stays float32. The input dropout's output and the inputs of layers
-  // that aggregate first stay float32 (their SpMM needs them whole).
+  // product (in evaluation too: the same function); all arithmetic stays float32. The input dropout's output and the
+  // inputs of layers that aggregate first stay float32 (their SpMM needs them whole).
   std::string activation_dtype = "f32";
   // R-GCN (bases) and R-GCN / HGT (tables) (train/models/hetero_model.hpp's HeteroModelConfig):
   int num_bases = 0;                    // basis matrices per layer; 0 = one weight per relation
