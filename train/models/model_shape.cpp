@@ -114,7 +114,8 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
   std::vector<std::int64_t> dropped(static_cast<std::size_t>(layers())), saved(dropped), norm(dropped);
   std::vector<std::int64_t> kept_output(dropped.size());  // the layer's output, float32 or bfloat16
   std::vector<bool> aggregated(dropped.size());  // the layer aggregated first
-  std::vector<bool> bf16_input(dropped.size());  // the layer multiplies a bfloat16 x
+  // The layer multiplies a bfloat16 x (the previous output; a layer aggregating first never does).
+  std::vector<bool> bf16_input(dropped.size());
   for (int i = 0; i <= last; ++i) {
     const auto k = static_cast<std::size_t>(i);
     const std::int64_t in = layer_in(i), out = layer_out(i);
@@ -144,10 +145,6 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
         f.give(rows(in));
       } else {
         saved[k] = rows(in);
-      }
-      if (config_.kind == "sage") {  // the root term x · W_r
-        f.take(scratch);
-        f.give(scratch);
       }
     } else {  // h = x · W, then Â·h (a streamed first layer transforms first too)
       f.take(rows(out));
@@ -207,10 +204,6 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
       f.take(grad_x);
       f.give(grads + residual_grad);
     } else if (aggregated[k]) {  // (Â·x)ᵀ · g with Â·x kept or recomputed, then Âᵀ · (g · Wᵀ)
-      if (config_.kind == "sage") {  // the root term's weight gradient reads x
-        f.take(scratch);
-        f.give(scratch);
-      }
       if (recomputes_aggregation(i)) aggregate(in, rows(in));
       if (aggregation_in_bf16(i)) {  // (Â·x)ᵀ · g widened chunk by chunk
         f.take(widening(in));
