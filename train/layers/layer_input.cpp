@@ -40,9 +40,9 @@ void InputMatrix::for_widened_chunks(F&& fn) const {
   Tensor scratch = Tensor::empty(std::min(chunk, x.rows), x.cols, x.device);
   for (std::int64_t begin = 0; begin < x.rows; begin += chunk) {
     const std::int64_t end = std::min(x.rows, begin + chunk);
-    const TensorView rows = scratch.view().slice_rows(0, end - begin);
-    kernels::widen(x.slice_rows(begin, end), rows);
-    fn(ConstTensorView(rows), begin);
+    const TensorView widened = scratch.view().slice_rows(0, end - begin);
+    kernels::widen(x.slice_rows(begin, end), widened);
+    fn(ConstTensorView(widened), begin);
   }
 }
 
