@@ -10,19 +10,6 @@
 #include "kernels/timing.hpp"
 
 namespace halo::kernels {
-namespace {
-
-// Whether the bytes of a bfloat16 window and a float window meet.
-bool bytes_meet(const Bf16View& a, ConstTensorView b) {
-  if (a.rows == 0 || a.cols == 0 || b.rows == 0 || b.cols == 0) return false;
-  const auto a_begin = reinterpret_cast<std::uintptr_t>(a.data);
-  const auto a_end = reinterpret_cast<std::uintptr_t>(a.data + (a.rows - 1) * a.stride + a.cols);
-  const auto b_begin = reinterpret_cast<std::uintptr_t>(b.data);
-  const auto b_end = reinterpret_cast<std::uintptr_t>(b.data + (b.rows - 1) * b.stride + b.cols);
-  return a_begin < b_end && b_begin < a_end;
-}
-
-}  // namespace
 
 Bf16Rows Bf16Rows::narrow(ConstTensorView x) {
   detail::check_view("Bf16Rows::narrow", "x", x);
@@ -49,7 +36,7 @@ void widen(Bf16View x, TensorView out) {
   detail::check_view("widen", "x", x);
   detail::check_shape("widen", "out", out, x.rows, x.cols);
   detail::check_device("widen", "out", out, x.device);
-  HALO_EXPECTS(!bytes_meet(x, out), "out may not overlap x");
+  HALO_EXPECTS(!detail::spans_meet(x, out), "out may not overlap x");
   ScopedKernelTimer timer(KernelFamily::other, x.device);
   if (x.device.is_cuda()) {
     require_device(x.device);
@@ -66,7 +53,7 @@ void relu_backward(Bf16View y, ConstTensorView grad_y, TensorView grad_x, float 
   detail::check_device("relu_backward", "grad_y", grad_y, y.device);
   detail::check_device("relu_backward", "grad_x", grad_x, y.device);
   HALO_EXPECTS(detail::same_or_disjoint(grad_y, grad_x), "grad_x must be grad_y itself or disjoint from it");
-  HALO_EXPECTS(!bytes_meet(y, grad_x), "grad_x may not overlap y");
+  HALO_EXPECTS(!detail::spans_meet(y, grad_x), "grad_x may not overlap y");
   ScopedKernelTimer timer(KernelFamily::other, y.device);
   if (y.device.is_cuda()) {
     require_device(y.device);

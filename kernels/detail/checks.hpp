@@ -54,18 +54,27 @@ void check_device(const char* op, const char* name, const View& v, const Device&
                           device.to_string() + " like the other operands");
 }
 
-// True when the two views share an element (for "may not alias" rules). Views of one stride
-// (column windows of one tensor, say) are compared exactly, so side-by-side column windows are
-// disjoint; otherwise the memory spans they cover are compared.
+// True when the memory spans of two windows (of any element types) meet: the first element's
+// first byte to the last element's end.
 template <class A, class B>
-bool overlaps(const A& a, const B& b) {
+bool spans_meet(const A& a, const B& b) {
   if (a.rows == 0 || a.cols == 0 || b.rows == 0 || b.cols == 0) return false;
   // Compared as integers: the views may point into unrelated allocations.
   const auto a_begin = reinterpret_cast<std::uintptr_t>(a.data);
   const auto a_end = reinterpret_cast<std::uintptr_t>(a.data + (a.rows - 1) * a.stride + a.cols);
   const auto b_begin = reinterpret_cast<std::uintptr_t>(b.data);
   const auto b_end = reinterpret_cast<std::uintptr_t>(b.data + (b.rows - 1) * b.stride + b.cols);
-  if (!(a_begin < b_end && b_begin < a_end)) return false;
+  return a_begin < b_end && b_begin < a_end;
+}
+
+// True when the two views share an element (for "may not alias" rules). Views of one stride
+// (column windows of one tensor, say) are compared exactly, so side-by-side column windows are
+// disjoint; otherwise the memory spans they cover are compared.
+template <class A, class B>
+bool overlaps(const A& a, const B& b) {
+  if (!spans_meet(a, b)) return false;
+  const auto a_begin = reinterpret_cast<std::uintptr_t>(a.data);
+  const auto b_begin = reinterpret_cast<std::uintptr_t>(b.data);
   const std::int64_t stride = a.stride;
   if (b.stride != stride || a.cols > stride || b.cols > stride) return true;
   // b's element (r, c) is a's (r + q, m + c), or (r + q + 1, m + c - stride) past a's row end.

@@ -45,6 +45,17 @@ train::TrainConfig train_config() {
   return c;
 }
 
+// 2,000 vertices of 4 classes, mean degree 8, 32 features.
+datasets::Dataset small_sbm() {
+  datasets::SbmOptions o;
+  o.nodes = 2000;
+  o.avg_degree = 8;
+  o.features = 32;
+  o.classes = 4;
+  o.seed = 9;
+  return datasets::generate_sbm(o);
+}
+
 void check_invariance(const datasets::Dataset& ds, const std::string& name) {
   train::dist::Communicator& world = test::mpi_world();
   const std::string parts = test::partition_for_world(ds, name);
@@ -70,23 +81,11 @@ void check_invariance(const datasets::Dataset& ds, const std::string& name) {
 }  // namespace
 
 TEST_CASE("P ranks train the homogeneous models (GCN and GraphSAGE and GAT) on a generated SBM graph as one process does", "[mpi]") {
-  datasets::SbmOptions o;
-  o.nodes = 2000;
-  o.avg_degree = 8;
-  o.features = 32;
-  o.classes = 4;
-  o.seed = 9;
-  check_invariance(datasets::generate_sbm(o), "sbm");
+  check_invariance(small_sbm(), "sbm");
 }
 
 TEST_CASE("P ranks train GCN and GraphSAGE with bf16 activations as one process does", "[mpi]") {
-  datasets::SbmOptions o;
-  o.nodes = 2000;
-  o.avg_degree = 8;
-  o.features = 32;
-  o.classes = 4;
-  o.seed = 9;
-  const datasets::Dataset ds = datasets::generate_sbm(o);
+  const datasets::Dataset ds = small_sbm();
   train::dist::Communicator& world = test::mpi_world();
   const std::string parts = test::partition_for_world(ds, "sbm");
   for (const std::string kind : {"gcn", "sage"}) {

@@ -105,10 +105,7 @@ std::vector<Parameter*> GcnConv::parameters() {
 }
 
 std::int64_t GcnConv::saved_bytes(std::int64_t vertices) const {
-  if (recompute_aggregation()) return 0;
-  if (keep_aggregation_bf16() && aggregates_first())
-    return kernels::Bf16Rows::bytes_for(vertices, weight_.value.rows());
-  return conv_saved_bytes(weight_.value.rows(), weight_.value.cols(), vertices);
+  return aggregation_saved_bytes(weight_.value.rows(), weight_.value.cols(), vertices);
 }
 
 }  // namespace halo::train

@@ -141,6 +141,14 @@ void InputMatrix::add_transposed_products(std::initializer_list<TransposedProduc
     pipeline_->stream(transform_, add_chunk);
 }
 
+std::int64_t GraphConv::aggregation_saved_bytes(std::int64_t in_dim, std::int64_t out_dim,
+                                                std::int64_t vertices) const {
+  if (recompute_aggregation()) return 0;
+  if (keep_aggregation_bf16() && conv_aggregates_first(in_dim, out_dim))
+    return kernels::Bf16Rows::bytes_for(vertices, in_dim);
+  return conv_saved_bytes(in_dim, out_dim, vertices);
+}
+
 void GraphConv::finish_output(kernels::Tensor& y, const Parameter* bias, const Step& step) const {
   const kernels::ConstTensorView b = bias != nullptr ? bias->value.view() : kernels::ConstTensorView{};
   if (relu_epilogue_)

@@ -143,6 +143,11 @@ class GraphConv : public Layer {
   void set_keep_aggregation_bf16(bool on) { keep_aggregation_bf16_ = on; }
   bool keep_aggregation_bf16() const { return keep_aggregation_bf16_; }
 
+  // What a convolution of in_dim -> out_dim keeps of its own for `vertices` rows: Â·x when it
+  // aggregates first (conv_saved_bytes; in bfloat16 with keep_aggregation_bf16), nothing when it
+  // recomputes it.
+  std::int64_t aggregation_saved_bytes(std::int64_t in_dim, std::int64_t out_dim, std::int64_t vertices) const;
+
   // Forward ends with ReLU and then `dropout` (when given and active) in place, in the pass that
   // adds the bias (bias_relu_dropout): the conv's output is the next layer's dropped input, and
   // backward takes the gradient of the output before the epilogue (the caller applies

@@ -107,10 +107,7 @@ std::vector<Parameter*> SageConv::parameters() {
 }
 
 std::int64_t SageConv::saved_bytes(std::int64_t vertices) const {
-  if (recompute_aggregation()) return 0;
-  if (keep_aggregation_bf16() && aggregates_first())
-    return kernels::Bf16Rows::bytes_for(vertices, weight_.value.rows());
-  return conv_saved_bytes(weight_.value.rows(), weight_.value.cols(), vertices);
+  return aggregation_saved_bytes(weight_.value.rows(), weight_.value.cols(), vertices);
 }
 
 }  // namespace halo::train

@@ -119,16 +119,14 @@ bool plan_fits(const MemoryPlan& plan, std::int64_t limit_bytes, std::int64_t av
 }
 
 void log_activation_savings(const ModelShape& model, const FeaturePlacement& placement) {
-  std::vector<int> in_place, recomputed;
+  std::vector<int> in_place, recomputed, bf16_outputs, bf16_aggregations;
   for (int i = 0; i < model.layers(); ++i) {
     const float p = i == 0 ? model.config().input_dropout : model.config().dropout;
     if (p > 0.0f && model.drops_in_place(i)) in_place.push_back(i);
-    if (model.recomputes_aggregation(i) && !(i == 0 && placement.streamed)) recomputed.push_back(i);
-  }
-  std::vector<int> bf16_outputs, bf16_aggregations;
-  for (int i = 0; i < model.layers(); ++i) {
+    const bool resident_input = !(i == 0 && placement.streamed);
+    if (model.recomputes_aggregation(i) && resident_input) recomputed.push_back(i);
     if (model.output_in_bf16(i)) bf16_outputs.push_back(i);
-    if (model.aggregation_in_bf16(i) && !(i == 0 && placement.streamed)) bf16_aggregations.push_back(i);
+    if (model.aggregation_in_bf16(i) && resident_input) bf16_aggregations.push_back(i);
   }
   if (!bf16_outputs.empty())
     log_info(fmt::format("activations: the output of layer {} kept in bfloat16, widened for every product",
