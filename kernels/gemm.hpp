@@ -9,8 +9,8 @@ enum class Transpose { no, yes };
 
 // c = alpha · op(a) · op(b) + beta · c, op = identity or transpose; all three on one device.
 // op(a) is m x k, op(b) is k x n, c is m x n. beta = 0 ignores c's old values (NaN included).
-// CPU: cblas_sgemm with OpenBLAS's own threads (sized once to OpenMP's thread count, never both
-// at once). Deterministic for a fixed thread count.
+// CPU: one single-threaded cblas_sgemm per band of c's rows, a band per OpenMP thread (small
+// products in one call). Deterministic for a fixed thread count.
 void gemm(ConstTensorView a, Transpose transpose_a, ConstTensorView b, Transpose transpose_b, TensorView c,
           float alpha = 1.0f, float beta = 0.0f);
 

@@ -62,6 +62,31 @@ TEST_CASE("gemm takes strided views as its leading dimensions", "[kernels]") {
   CHECK(cs.padding_intact(std::numeric_limits<float>::quiet_NaN()));
 }
 
+TEST_CASE("gemm cut into row bands matches the reference at every thread count", "[kernels]") {
+  // Bands start mid-matrix: op(a)'s rows are a's columns when a is transposed, and every operand
+  // is strided, so a band that started at the wrong offset or stride would show.
+  RandomStream rng(33, 0);
+  const std::int64_t m = 1003, k = 96, n = 37;
+  for (const bool ta : {false, true}) {
+    const Tensor a = ta ? test::random_tensor(rng, k, m) : test::random_tensor(rng, m, k);
+    const Tensor b = test::random_tensor(rng, k, n);
+    const test::Strided as = test::strided_copy(a, 3);
+    const test::Strided bs = test::strided_copy(b, 2);
+    const Tensor c0 = test::random_tensor(rng, m, n);
+    const test::Dense expected = test::naive_gemm(test::to_dense(a.view()), ta, test::to_dense(b.view()), false,
+                                                  test::to_dense(c0.view()), 0.5, 2.0);
+    for (const int threads : {1, 2, 3, 7}) {
+      CAPTURE(ta, threads);
+      test::Strided cs = test::strided_copy(c0, 5, std::numeric_limits<float>::quiet_NaN());
+      test::with_threads(threads, [&] {
+        gemm(as.view, ta ? Transpose::yes : Transpose::no, bs.view, Transpose::no, cs.view, 0.5f, 2.0f);
+      });
+      CHECK(test::difference(cs.view, expected, 1e-4, 1e-4) == "");
+      CHECK(cs.padding_intact(std::numeric_limits<float>::quiet_NaN()));
+    }
+  }
+}
+
 TEST_CASE("gemm with an empty inner dimension gives beta · c", "[kernels]") {
   const Tensor a = Tensor::empty(3, 0);
   const Tensor b = Tensor::empty(0, 2);
