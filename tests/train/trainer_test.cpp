@@ -16,6 +16,7 @@
 #include "tests/train/trainer_fixture.hpp"
 #include "train/detail/homogeneous_trainer.hpp"
 #include "train/metrics.hpp"
+#include "train/models/model_shape.hpp"
 #include "train/training_problem.hpp"
 
 using namespace halo::train;
@@ -403,9 +404,14 @@ TEST_CASE("train streams a first layer that aggregates first by transforming fir
 }
 
 TEST_CASE("train streams the features when the resident plan exceeds the memory limit and the rest fits", "[train]") {
-  // 600 x 400 features: 960000 bytes, and as much again for the input dropout's copy.
+  // 600 x 400 features: 960000 bytes. The first layer transforms first, so the input dropout
+  // acts as it reads them, through a scratch chunk (here all 600 rows), held only while a product
+  // runs: what the resident input adds to the plan's peak is input_bytes.
   const datasets::Dataset ds = halo::test::wide_sbm(400);
   const ModelConfig model = small_gcn();
+  const std::int64_t input_bytes = ModelShape(model, 400, ds.meta.num_classes).input_activation_bytes(600);
+  CHECK(input_bytes > 0);
+  CHECK(input_bytes < 960000);
   PlannedProblem planned(ds, model.kind);
   TrainingProblem& problem = planned.problem;
   TrainConfig config = short_training(3);
@@ -416,9 +422,9 @@ TEST_CASE("train streams the features when the resident plan exceeds the memory 
   const TrainSummary limited = detail::train_homogeneous_problem(problem, model, config);
   REQUIRE(limited.feature_streaming.streamed);
   CHECK(limited.memory_plan.total_bytes() <= config.memory_limit);
-  // The spare beside the streamed plan: the features' 960000 bytes and their dropped copy, less
-  // the 480000 bytes cut, in whole MiB when above 2 MiB (it is not).
-  CHECK(limited.feature_streaming.budget_bytes == 2 * 960000 - 480000);
+  // The spare beside the streamed plan: the features' 960000 bytes and input_bytes, less the
+  // 480000 bytes cut, in whole MiB when above 2 MiB (it is not).
+  CHECK(limited.feature_streaming.budget_bytes == 960000 + input_bytes - 480000);
   check_same_losses(limited.runs[0], memory.runs[0]);
   config.memory_limit = memory.memory_plan.total_bytes() - 2 * 960000;
   CHECK_THROWS_WITH(detail::train_homogeneous_problem(problem, model, config), Catch::Contains("memory limit"));

@@ -1,6 +1,6 @@
 // InputMatrix: the products of a layer input with a weight, by one GEMM on a resident tensor, by
-// one pass over a bfloat16 matrix widened chunk by chunk, or by one streaming pass over the
-// pipeline's chunks.
+// one pass over a resident matrix widened (bfloat16) or copied and transformed chunk by chunk,
+// or by one streaming pass over the pipeline's chunks.
 #include "train/layers/layer_input.hpp"
 
 #include <algorithm>
@@ -28,21 +28,25 @@ InputMatrix::InputMatrix(const Tensor& x) : tensor_(&x) {}
 
 InputMatrix::InputMatrix(const kernels::Bf16Rows& x) : bf16_(&x) {}
 
-std::int64_t bf16_chunk_rows(std::int64_t rows, std::int64_t cols) {
+std::int64_t resident_chunk_rows(std::int64_t rows, std::int64_t cols) {
   constexpr std::int64_t chunk_bytes = std::int64_t{1} << 20;
   return std::max<std::int64_t>(1, std::min(rows, chunk_bytes / (std::max<std::int64_t>(cols, 1) * 4)));
 }
 
 template <class F>
-void InputMatrix::for_widened_chunks(F&& fn) const {
-  const kernels::Bf16View x = bf16_->view();
-  const std::int64_t chunk = bf16_chunk_rows(x.rows, x.cols);
-  Tensor scratch = Tensor::empty(std::min(chunk, x.rows), x.cols, x.device);
-  for (std::int64_t begin = 0; begin < x.rows; begin += chunk) {
-    const std::int64_t end = std::min(x.rows, begin + chunk);
-    const TensorView widened = scratch.view().slice_rows(0, end - begin);
-    kernels::widen(x.slice_rows(begin, end), widened);
-    fn(ConstTensorView(widened), begin);
+void InputMatrix::for_scratch_chunks(F&& fn) const {
+  const std::int64_t n = rows(), cols = this->cols();
+  const std::int64_t chunk = resident_chunk_rows(n, cols);
+  Tensor scratch = Tensor::empty(std::min(chunk, n), cols, bf16_ != nullptr ? bf16_->device() : tensor_->device());
+  for (std::int64_t begin = 0; begin < n; begin += chunk) {
+    const std::int64_t end = std::min(n, begin + chunk);
+    const TensorView rows_here = scratch.view().slice_rows(0, end - begin);
+    if (bf16_ != nullptr)
+      kernels::widen(bf16_->view().slice_rows(begin, end), rows_here);
+    else
+      kernels::copy(tensor_->view().slice_rows(begin, end), rows_here);
+    if (transform_) transform_(rows_here, begin);
+    fn(ConstTensorView(rows_here), begin);
   }
 }
 
@@ -56,7 +60,7 @@ std::int64_t InputMatrix::rows() const {
 }
 
 std::int64_t InputMatrix::chunk_rows() const {
-  if (bf16_ != nullptr) return bf16_chunk_rows(bf16_->rows(), bf16_->cols());
+  if (read_by_chunk()) return resident_chunk_rows(rows(), cols());
   return pipeline_ != nullptr ? pipeline_->chunk_rows() : rows();
 }
 
@@ -71,6 +75,10 @@ const Tensor& InputMatrix::tensor(const std::string& what) const {
     throw UnsupportedError(what +
                            " needs its input whole in float32, but the input is kept in bfloat16 "
                            "(--activation-dtype bf16 keeps only the inputs of layers that transform first so)");
+  if (tensor_ != nullptr && transform_)
+    throw UnsupportedError(what +
+                           " needs its input whole, but the input is transformed (dropped) chunk by chunk as it is "
+                           "read (only the inputs of layers that transform first are so)");
   if (tensor_ == nullptr)
     throw UnsupportedError(what + " needs its input whole, but the input is " +
                            (streamed() ? "streamed in row chunks (the features do not fit the memory given)"
@@ -81,13 +89,18 @@ const Tensor& InputMatrix::tensor(const std::string& what) const {
 }
 
 InputMatrix InputMatrix::then(RowTransform more) const {
-  HALO_EXPECTS(streamed(), "InputMatrix::then: only a streamed matrix takes a per-chunk transform");
-  if (!more) return *this;
-  if (!transform_) return InputMatrix(*pipeline_, std::move(more));
-  return InputMatrix(*pipeline_, [first = transform_, second = std::move(more)](TensorView rows, std::int64_t row) {
+  HALO_EXPECTS(!empty(), "InputMatrix::then: there is no matrix");
+  InputMatrix out = *this;
+  if (!more) return out;
+  if (!transform_) {
+    out.transform_ = std::move(more);
+    return out;
+  }
+  out.transform_ = [first = transform_, second = std::move(more)](TensorView rows, std::int64_t row) {
     first(rows, row);
     second(rows, row);
-  });
+  };
+  return out;
 }
 
 void InputMatrix::multiply(ConstTensorView w, TensorView out, float beta) const {
@@ -95,12 +108,12 @@ void InputMatrix::multiply(ConstTensorView w, TensorView out, float beta) const 
   HALO_EXPECTS(w.rows == cols() && out.rows == rows() && out.cols == w.cols,
                "InputMatrix::multiply: x is " + shape(rows(), cols()) + ", w " + shape(w.rows, w.cols) + ", out " +
                    shape(out.rows, out.cols));
-  if (tensor_ != nullptr) {
+  if (tensor_ != nullptr && !transform_) {
     kernels::gemm(tensor_->view(), Transpose::no, w, Transpose::no, out, 1.0f, beta);
     return;
   }
-  if (bf16_ != nullptr) {
-    for_widened_chunks([&](ConstTensorView chunk, std::int64_t first_row) {
+  if (read_by_chunk()) {
+    for_scratch_chunks([&](ConstTensorView chunk, std::int64_t first_row) {
       kernels::gemm(chunk, Transpose::no, w, Transpose::no, out.slice_rows(first_row, first_row + chunk.rows), 1.0f,
                     beta);
     });
@@ -125,7 +138,7 @@ void InputMatrix::add_transposed_products(std::initializer_list<TransposedProduc
                  "InputMatrix::add_transposed_products: x is " + shape(rows(), cols()) + ", grad " +
                      shape(p.grad.rows, p.grad.cols) + ", grad_weight " +
                      shape(p.grad_weight.rows, p.grad_weight.cols));
-  if (tensor_ != nullptr) {
+  if (tensor_ != nullptr && !transform_) {
     for (const TransposedProduct& p : products)
       kernels::gemm(tensor_->view(), Transpose::yes, p.grad, Transpose::no, p.grad_weight, 1.0f, 1.0f);
     return;
@@ -135,8 +148,8 @@ void InputMatrix::add_transposed_products(std::initializer_list<TransposedProduc
       kernels::gemm(chunk, Transpose::yes, p.grad.slice_rows(first_row, first_row + chunk.rows), Transpose::no,
                     p.grad_weight, 1.0f, 1.0f);
   };
-  if (bf16_ != nullptr)
-    for_widened_chunks(add_chunk);
+  if (read_by_chunk())
+    for_scratch_chunks(add_chunk);
   else
     pipeline_->stream(transform_, add_chunk);
 }

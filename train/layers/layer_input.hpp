@@ -22,8 +22,9 @@ namespace halo::train {
 
 // One matrix x that a layer multiplies, wherever it lives: a resident tensor, a resident
 // bfloat16 copy (an activation kept at half the bytes, widened chunk by chunk for each product),
-// or the rows of a FeaturePipeline's source with a per-chunk transform (the input dropout, a row
-// normalisation). A cheap handle (a pointer and a std::function): copies share what it points at.
+// or the rows of a FeaturePipeline's source; each with an optional per-chunk transform (a
+// dropout, a row normalisation) applied as the rows are read, so that the transformed matrix is
+// never stored. A cheap handle (a pointer and a std::function): copies share what it points at.
 class InputMatrix {
  public:
   // grad_weight += xᵀ · grad.
@@ -46,35 +47,39 @@ class InputMatrix {
   bool streamed() const { return pipeline_ != nullptr; }
   std::int64_t rows() const;
   std::int64_t cols() const;
-  // Rows per chunk of a streaming pass (the pipeline's; a bfloat16 matrix's widening chunk), or
-  // all rows when resident in float32.
+  // Rows per chunk of a streaming pass (the pipeline's; resident_chunk_rows for a resident matrix
+  // read through a float32 scratch), or all rows for a float32 tensor read whole.
   std::int64_t chunk_rows() const;
 
-  // The resident tensor. Throws UnsupportedError when streamed, in bfloat16 (or empty), saying
-  // that `what` needs the whole float32 matrix at once.
+  // The resident tensor. Throws UnsupportedError when streamed, in bfloat16, transformed (or
+  // empty), saying that `what` needs the whole float32 matrix at once.
   const kernels::Tensor& tensor(const std::string& what) const;
-  // The same streamed matrix with `more` applied to each chunk after this one's transform.
-  // Throws InvalidArgument for a resident matrix (whose values are what they are).
+  // The same matrix with `more` applied to each chunk after this one's transform (first_row: the
+  // chunk's first row in x). A resident matrix with a transform is read chunk by chunk.
   InputMatrix then(RowTransform more) const;
 
-  // out = x · w + beta · out (out: rows x w.cols; w: cols x w.cols). Resident: one GEMM, exactly
-  // kernels::gemm(x, w, out, 1, beta). Streamed: one pass over x, one GEMM per chunk into its
-  // rows of out (rows do not mix, so the values differ from the resident GEMM only by the
-  // kernel's float32 rounding for the chunk's shape). Bfloat16: the same, each chunk widened
-  // into a float32 scratch of chunk_rows() rows first. Deterministic for a fixed thread count.
+  // out = x · w + beta · out (out: rows x w.cols; w: cols x w.cols). A float32 tensor without a
+  // transform: one GEMM, exactly kernels::gemm(x, w, out, 1, beta). Streamed: one pass over x,
+  // one GEMM per chunk into its rows of out (rows do not mix, so the values differ from the
+  // resident GEMM only by the kernel's float32 rounding for the chunk's shape). Bfloat16 or
+  // transformed: the same, each chunk widened or copied into a float32 scratch of chunk_rows()
+  // rows and transformed first. Deterministic for a fixed thread count.
   void multiply(kernels::ConstTensorView w, kernels::TensorView out, float beta = 0.0f) const;
   // x · w as a new tensor (rows x w.cols, on w's device).
   kernels::Tensor multiply(kernels::ConstTensorView w) const;
-  // grad_weight += xᵀ · grad for every product. Resident: one GEMM each. Streamed: ONE pass over x
-  // for all of them, the sum over rows taken chunk by chunk in row order (float32 rounding per
-  // chunk); bfloat16 likewise, widened chunk by chunk. Deterministic for a fixed thread count and
-  // chunk size.
+  // grad_weight += xᵀ · grad for every product. A float32 tensor without a transform: one GEMM
+  // each. Otherwise ONE pass over x for all of them, the sum over rows taken chunk by chunk in row
+  // order (float32 rounding per chunk), a resident matrix's chunks through the scratch as in
+  // multiply. Deterministic for a fixed thread count and chunk size.
   void add_transposed_products(std::initializer_list<TransposedProduct> products) const;
 
  private:
-  // Calls fn(chunk, first_row) for the widened float32 chunks of a bfloat16 matrix, in row order.
+  // A resident matrix read through a float32 scratch: in bfloat16, or with a transform.
+  bool read_by_chunk() const { return bf16_ != nullptr || (tensor_ != nullptr && transform_); }
+  // Calls fn(chunk, first_row) for the float32 chunks of such a matrix, in row order: each
+  // widened or copied into one scratch, then transformed.
   template <class F>
-  void for_widened_chunks(F&& fn) const;
+  void for_scratch_chunks(F&& fn) const;
 
   const kernels::Tensor* tensor_ = nullptr;
   const kernels::Bf16Rows* bf16_ = nullptr;
@@ -82,10 +87,10 @@ class InputMatrix {
   RowTransform transform_;
 };
 
-// Rows per widening chunk of a rows x cols bfloat16 InputMatrix (about 1 MiB of float32, so the
-// widened chunk is still in cache when its GEMM reads it): its
-// products hold one such float32 scratch while they run, chunk_rows x cols floats.
-std::int64_t bf16_chunk_rows(std::int64_t rows, std::int64_t cols);
+// Rows per chunk of a rows x cols resident InputMatrix read through a float32 scratch (about
+// 1 MiB, so the chunk is still in cache when its GEMM reads it): its products hold one such
+// scratch while they run, chunk_rows x cols floats.
+std::int64_t resident_chunk_rows(std::int64_t rows, std::int64_t cols);
 
 // A layer's input: x itself and, for a first layer with --precompute-first-aggregation, its
 // aggregation Â·x computed once before training (then x may be absent: a GCN layer no longer

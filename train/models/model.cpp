@@ -44,17 +44,21 @@ struct Stage {
   Stage(Dropout d, ActivationKind kind) : dropout(d), activation(kind) {}
 };
 
-// The first stage's input: the features after the input dropout. Resident features are dropped
-// into a new tensor (kept for backward like every stage's dropout output); streamed ones get the
-// dropout as a per-chunk transform keyed as Dropout keys its mask (seed, epoch, layer 0, global
-// id), so both draw the same mask.
-LayerInput first_stage_input(Stage& s, const LayerInput& features, const Step& step) {
+// The dropout of `d` as a per-chunk transform of the rows a layer reads (InputMatrix::then): the
+// mask Dropout::forward draws, keyed on (seed, epoch, layer, global id).
+RowTransform dropping(const Dropout& d, const Step& step) { return dropout_rows(d.p(), d.key(step), step.global_ids); }
+
+// The first stage's input: the features after the input dropout. Streamed features, and resident
+// ones when the first layer transforms first (`by_chunk`, ModelShape::drops_while_reading), get
+// the dropout as a per-chunk transform, so no dropped copy exists; otherwise they are dropped
+// into a new tensor, kept for backward like every stage's dropout output.
+LayerInput first_stage_input(Stage& s, const LayerInput& features, bool by_chunk, const Step& step) {
   if (!s.dropout.active(step)) return features;
   HALO_EXPECTS(!features.precomputed(), "Model: the input dropout would act on features whose aggregation Â·x was "
                                         "precomputed without it; precompute only with input dropout 0");
   LayerInput in = features;
-  if (features.x.streamed()) {
-    in.x = features.x.then(dropout_rows(s.dropout.p(), {step.seed, step.epoch, 0}, step.global_ids));
+  if (features.x.streamed() || by_chunk) {
+    in.x = features.x.then(dropping(s.dropout, step));
   } else {
     s.dropped = s.dropout.forward(features.x.tensor("Model: the input dropout"), step);
     in.x = InputMatrix(s.dropped);
@@ -194,9 +198,12 @@ Tensor Model::forward(const LayerInput& features, const Step& step) {
     const int layer = static_cast<int>(i);
     Tensor y;
     if (i == 0) {
-      y = s.conv->forward(first_stage_input(s, features, step), step);
-    } else if (x_bf16 != nullptr) {  // dropped in place by the previous stage's epilogue
-      y = s.conv->forward(LayerInput(InputMatrix(*x_bf16), InputMatrix()), step);
+      y = s.conv->forward(first_stage_input(s, features, m.shape.drops_while_reading(layer), step), step);
+    } else if (x_bf16 != nullptr || m.shape.drops_while_reading(layer)) {  // x read chunk by chunk
+      InputMatrix in = x_bf16 != nullptr ? InputMatrix(*x_bf16) : InputMatrix(*x);
+      // (A ReLU stage's output was dropped in place by its epilogue.)
+      if (!m.shape.drops_in_place(layer) && s.dropout.active(step)) in = in.then(dropping(s.dropout, step));
+      y = s.conv->forward(LayerInput(in, InputMatrix()), step);
     } else {
       // In place, the previous stage's epilogue has dropped its output already.
       if (!m.shape.drops_in_place(layer) && s.dropout.active(step)) {

@@ -95,8 +95,8 @@ std::int64_t ModelShape::exchange_width() const {
 std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t halo_rows, bool input_given) const {
   const auto rows = [&](std::int64_t width) { return vertices * width * float_bytes; };
   const auto bf16_rows = [&](std::int64_t width) { return kernels::Bf16Rows::bytes_for(vertices, width); };
-  // The float32 scratch of a product reading a bfloat16 matrix (InputMatrix), alive while it runs.
-  const auto widening = [&](std::int64_t width) { return bf16_chunk_rows(vertices, width) * width * float_bytes; };
+  // The float32 scratch of a product reading a matrix by chunk (InputMatrix), alive while it runs.
+  const auto widening = [&](std::int64_t width) { return resident_chunk_rows(vertices, width) * width * float_bytes; };
   // On a rank, an aggregation's input (or gradient) extended by the halo rows, alive while the
   // product is written.
   const auto local = [&](std::int64_t width) {
@@ -112,6 +112,7 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
   // Per layer, what forward keeps for backward (beside the output): a dropped copy of the input,
   // the conv's own tensors, batch norm's input and statistics.
   std::vector<std::int64_t> dropped(static_cast<std::size_t>(layers())), saved(dropped), norm(dropped);
+  std::vector<std::int64_t> scratch(dropped.size());      // a product's chunk of x, when x is read by chunk
   std::vector<std::int64_t> kept_output(dropped.size());  // the layer's output, float32 or bfloat16
   std::vector<bool> aggregated(dropped.size());  // the layer aggregated first
   // The layer multiplies a bfloat16 x (the previous output; a layer aggregating first never does).
@@ -120,18 +121,28 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
     const auto k = static_cast<std::size_t>(i);
     const std::int64_t in = layer_in(i), out = layer_out(i);
     const std::int64_t output = rows(out);
-    const float p = i == 0 ? config_.input_dropout : config_.dropout;
-    if (p > 0.0f && !drops_in_place(i) && !(i == 0 && input_given)) f.take(dropped[k] = rows(in));
-    const std::int64_t scratch = bf16_input[k] ? widening(in) : 0;
+    const bool own_input = !(i == 0 && input_given);  // a resident x, not the pipeline's chunks
+    // Every product reading x holds a float32 scratch chunk: x in bfloat16, or dropped as read.
+    const bool by_chunk = bf16_input[k] || (own_input && drops_while_reading(i));
+    scratch[k] = by_chunk ? widening(in) : 0;
+    if (dropout(i) > 0.0f && !drops_in_place(i) && !drops_while_reading(i) && own_input) f.take(dropped[k] = rows(in));
     if (attention()) {
       const std::int64_t heads = layer_heads(i), heads_out = rows(heads * head_width(i));
-      // x·W, the scores and the softmax statistics; on a rank also [x·W | source scores] of
-      // every local row.
-      f.take(saved[k] = gat_saved_bytes(heads, head_width(i), vertices) + local(heads * head_width(i) + heads));
+      // x·W (its product reading x), the scores and the softmax statistics; on a rank also
+      // [x·W | source scores] of every local row.
+      f.take(rows(heads * head_width(i)));
+      f.take(scratch[k]);
+      f.give(scratch[k]);
+      saved[k] = gat_saved_bytes(heads, head_width(i), vertices) + local(heads * head_width(i) + heads);
+      f.take(saved[k] - rows(heads * head_width(i)));
       f.take(heads_out);
       if (i == last) {  // the heads' mean: the logits
         f.take(output);
         f.give(heads_out);
+      }
+      if (config_.residual) {  // x · W_res added into the output
+        f.take(scratch[k]);
+        f.give(scratch[k]);
       }
       if (recomputes_projection()) f.give(rows(heads * head_width(i) + 2 * heads));  // x·W and its scores
     } else if (aggregates_first(i) && !(i == 0 && input_given)) {
@@ -148,13 +159,13 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
       }
     } else {  // h = x · W, then Â·h (a streamed first layer transforms first too)
       f.take(rows(out));
-      f.take(scratch);
-      f.give(scratch);
+      f.take(scratch[k]);
+      f.give(scratch[k]);
       aggregate(out, output);
       f.give(rows(out));
       if (config_.kind == "sage") {  // the root term x · W_r
-        f.take(scratch);
-        f.give(scratch);
+        f.take(scratch[k]);
+        f.give(scratch[k]);
       }
     }
     if (!reads_input_in_backward(i)) {  // the dropped input goes with the forward
@@ -176,7 +187,6 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
     const auto k = static_cast<std::size_t>(i);
     const std::int64_t in = layer_in(i), out = layer_out(i);
     const std::int64_t grad = rows(out);  // the gradient of the layer's output
-    const std::int64_t scratch = bf16_input[k] ? widening(in) : 0;
     if (i < last) {  // ReLU's or ELU's backward in place, then the output goes
       f.give(kept_output[k]);
       if (normalized(i)) {  // batch norm's input gradient replaces the output's
@@ -193,7 +203,12 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
       const std::int64_t sources = local(heads * head_width(i) + heads);  // every local row's gradients
       const std::int64_t grads = heads_out + rows(2 * heads);
       const std::int64_t workspace = rows(4 * heads);
-      if (recomputes_projection()) f.take(rows(heads * head_width(i) + 2 * heads));  // x·W and its scores again
+      if (recomputes_projection()) {  // x·W (its product reading x) and its scores again
+        f.take(rows(heads * head_width(i)));
+        f.take(scratch[k]);
+        f.give(scratch[k]);
+        f.take(rows(2 * heads));
+      }
       f.take(head_grad);
       f.take(sources);
       f.take(workspace);
@@ -201,6 +216,8 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
       f.give(workspace + head_grad + sources);
       const std::int64_t residual_grad = config_.residual ? grad : 0;  // the residual's backward reads it
       f.give(grad - residual_grad + saved[k]);
+      f.take(scratch[k]);  // xᵀ · dh (and xᵀ · dy for the residual) in one pass over x
+      f.give(scratch[k]);
       f.take(grad_x);
       f.give(grads + residual_grad);
     } else if (aggregated[k]) {  // (Â·x)ᵀ · g with Â·x kept or recomputed, then Âᵀ · (g · Wᵀ)
@@ -220,8 +237,8 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
     } else {  // Âᵀ·g, then · Wᵀ
       aggregate(out, rows(out));
       if (gcn) f.give(grad);
-      f.take(scratch);  // xᵀ · (Âᵀ·g) (GraphSAGE's with xᵀ · g) reading x
-      f.give(scratch);
+      f.take(scratch[k]);  // xᵀ · (Âᵀ·g) (GraphSAGE's with xᵀ · g) reading x
+      f.give(scratch[k]);
       f.take(grad_x);
       f.give(rows(out));
       if (!gcn) f.give(grad);

@@ -47,6 +47,13 @@ class ModelShape {
   // Layer i's dropout acts in place on layer i-1's ReLU output (GCN, GraphSAGE; not the first
   // layer, whose input is the features, nor GAT's ELU, whose backward needs the undropped value).
   bool drops_in_place(int i) const { return i > 0 && !attention(); }
+  // Layer i's dropout acts on its input chunk by chunk as the layer reads it (InputMatrix::then),
+  // each product's pass drawing the same mask again, so no dropped copy is kept: a layer that
+  // transforms first (it reads x only through products) with a dropout that is not in place. The
+  // input dropout of a layer aggregating first still makes a copy: its SpMM needs x whole.
+  bool drops_while_reading(int i) const { return dropout(i) > 0.0f && !drops_in_place(i) && !aggregates_first(i); }
+  // Layer i's dropout probability: the input dropout for the first layer, else the dropout.
+  float dropout(int i) const { return i == 0 ? config_.input_dropout : config_.dropout; }
   // Layer i aggregates first and computes Â·x again in backward instead of keeping it
   // (config.recompute "aggregation" or "layer").
   bool recomputes_aggregation(int i) const {
@@ -64,8 +71,9 @@ class ModelShape {
   // config.activation_dtype "bf16": what is kept in bfloat16. Layer i's output, when it is a hidden
   // layer whose successor transforms first (x · W, which widens it chunk by chunk; a successor
   // aggregating first needs it whole in float32); Â·x of a layer that aggregates first and keeps
-  // it. (The input dropout's copy of the features stays float32: narrowing it would hold the
-  // float32 copy and the bfloat16 one at once, more than it saves.)
+  // it. (The input dropout's copy of the features, made only for a first layer aggregating
+  // first, stays float32: narrowing it would hold the float32 copy and the bfloat16 one at once,
+  // more than it saves.)
   bool output_in_bf16(int i) const { return bf16() && i + 1 < layers() && !aggregates_first(i + 1); }
   bool aggregation_in_bf16(int i) const { return bf16() && aggregates_first(i) && !recomputes_aggregation(i); }
   // Recomputing Â·x would hold less: some layer aggregates first, other than a GCN first layer

@@ -160,9 +160,9 @@ TEST_CASE("InputMatrix multiplies a streamed matrix as a resident one, several p
 TEST_CASE("InputMatrix multiplies a bfloat16 matrix as its widened float32 copy, chunk by chunk", "[train]") {
   // 1,024 columns: widening chunks of 256 rows, so 600 rows take three (the last of 88).
   const std::int64_t n = 600, f = 1024;
-  REQUIRE(bf16_chunk_rows(n, f) == 256);
-  CHECK(bf16_chunk_rows(10, f) == 10);
-  CHECK(bf16_chunk_rows(n, std::int64_t{1} << 20) == 1);
+  REQUIRE(resident_chunk_rows(n, f) == 256);
+  CHECK(resident_chunk_rows(10, f) == 10);
+  CHECK(resident_chunk_rows(n, std::int64_t{1} << 20) == 1);
   const std::uint64_t seed = test::case_seed(3);
   CAPTURE(seed);
   const Tensor x = random_tensor(seed, n, f);
@@ -224,10 +224,16 @@ TEST_CASE("GcnConv and SageConv keeping Â·x in bfloat16 give the same output a
 }
 
 TEST_CASE("InputMatrix::then chains per-chunk transforms with the global row numbers", "[train]") {
-  const std::int64_t n = 50, f = 4;
-  Dense xd, wd;
+  // 1,024 columns: a resident matrix is read in chunks of 256 rows, so 600 rows take three and
+  // the transforms see first rows 0, 256 and 512 (the pipeline's chunks are 7 rows).
+  const std::int64_t n = 600, f = 1024;
+  Dense xd, wd, gd;
   const Tensor x = random_tensor(test::case_seed(2), n, f, &xd);
   const Tensor w = random_tensor(test::case_seed(3), f, 2, &wd);
+  const Tensor g = random_tensor(test::case_seed(4), n, 3, &gd);
+  const kernels::Bf16Rows h = kernels::Bf16Rows::narrow(x.view());
+  Tensor wide = Tensor::empty(n, f);  // the bfloat16 matrix's values
+  kernels::widen(h.view(), wide.view());
   const FeatureSource source = FeatureSource::from_array(as_array(x));
   FeaturePipeline pipeline = chunked(source, 7);
   // Row r is first scaled by r + 1, then shifted by 1 in every column.
@@ -239,15 +245,37 @@ TEST_CASE("InputMatrix::then chains per-chunk transforms with the global row num
     for (std::int64_t r = 0; r < rows.rows; ++r)
       for (std::int64_t c = 0; c < rows.cols; ++c) rows.row(r)[c] += 1.0f;
   };
-  const InputMatrix m = InputMatrix(pipeline, scale).then(shift);
-  Dense xt = xd;
-  for (std::int64_t r = 0; r < n; ++r)
-    for (std::int64_t c = 0; c < f; ++c) xt.at(r, c) = xd.at(r, c) * static_cast<double>(r + 1) + 1.0;
-  CHECK(relative_error(m.multiply(w.view()).to_vector(), test::matmul(xt, wd).v) < 1e-5);
-  // The resident matrix is what it is: it takes no transform, and a streamed one is not whole.
-  CHECK_THROWS_AS(InputMatrix(x).then(shift), InvalidArgument);
-  CHECK_THROWS_WITH(m.tensor("GcnConv conv0"), Catch::Contains("GcnConv conv0 needs its input whole") &&
-                                                  Catch::Contains("--precompute-first-aggregation"));
+  const auto transformed = [&](const Dense& values) {
+    Dense t = values;
+    for (std::int64_t r = 0; r < n; ++r)
+      for (std::int64_t c = 0; c < f; ++c) t.at(r, c) = values.at(r, c) * static_cast<double>(r + 1) + 1.0;
+    return t;
+  };
+  const Dense xt = transformed(xd), ht = transformed(test::to_dense(wide));
+  struct Case {
+    const char* name;
+    InputMatrix m;
+    const Dense* values;
+  };
+  for (const Case& c : {Case{"streamed", InputMatrix(pipeline, scale).then(shift), &xt},
+                        Case{"resident", InputMatrix(x).then(scale).then(shift), &xt},
+                        Case{"bfloat16", InputMatrix(h).then(scale).then(shift), &ht}}) {
+    CAPTURE(c.name);
+    CHECK(c.m.chunk_rows() == (c.m.streamed() ? 7 : 256));
+    CHECK(relative_error(c.m.multiply(w.view()).to_vector(), test::matmul(*c.values, wd).v) < 1e-5);
+    Tensor dw = Tensor::full(f, 3, 1.0f);
+    c.m.add_transposed_products({{g.view(), dw.view()}});
+    std::vector<double> want(static_cast<std::size_t>(f * 3), 1.0);  // 1 + xᵀ · g
+    for (std::int64_t r = 0; r < n; ++r)
+      for (std::int64_t col = 0; col < f; ++col)
+        for (std::int64_t j = 0; j < 3; ++j)
+          want[static_cast<std::size_t>(col * 3 + j)] += c.values->at(r, col) * gd.at(r, j);
+    CHECK(relative_error(dw.to_vector(), want) < 1e-5);
+    // Nobody gets the transformed matrix whole: it exists only chunk by chunk.
+    CHECK_THROWS_WITH(c.m.tensor("GcnConv conv0"), Catch::Contains("GcnConv conv0 needs its input whole"));
+  }
+  CHECK(InputMatrix(x).tensor("a test").data() == x.data());  // untransformed, it is the tensor itself
+  CHECK_THROWS_AS(InputMatrix().then(shift), InvalidArgument);
   CHECK_THROWS_AS(InputMatrix().multiply(w.view()), InvalidArgument);
 }
 

@@ -24,6 +24,7 @@
 #include "tests/train/gradient_check.hpp"
 #include "train/layers/activation.hpp"
 #include "train/layers/batch_norm.hpp"
+#include "train/layers/gat_conv.hpp"
 #include "train/layers/gcn_conv.hpp"
 #include "train/layers/sage_conv.hpp"
 
@@ -152,6 +153,84 @@ struct LossTask {
     return grad;
   }
 };
+
+// Draws the same random values (uniform in ±scale) into a model's parameters and a reference
+// stack's, which must name them alike and in the same order; zeroes the reference's gradients.
+void draw_shared_values(const std::vector<Parameter*>& parameters, const std::vector<Parameter*>& reference,
+                        RandomStream& rng, double scale) {
+  REQUIRE(parameters.size() == reference.size());
+  for (std::size_t k = 0; k < parameters.size(); ++k) {
+    REQUIRE(parameters[k]->name == reference[k]->name);
+    Dense drawn = test::random_dense(rng, parameters[k]->value.rows(), parameters[k]->value.cols(), scale);
+    const kernels::Tensor value = test::to_tensor(drawn);
+    parameters[k]->value.copy_from(value.view());
+    reference[k]->value.copy_from(value.view());
+    reference[k]->grad.fill(0.0f);
+  }
+}
+
+// A model's training step at `epoch` (gradients zeroed first) on random features (n x in_dim)
+// and labels, after draw_shared_values into its parameters and the reference's: the data a
+// reference stack built of separate layers then runs on, and the model's logits.
+struct SharedStep {
+  kernels::Tensor features;
+  LossTask task;
+  Step step;
+  kernels::Tensor logits;
+};
+
+SharedStep shared_step(Model& model, const std::vector<Parameter*>& reference, std::uint64_t seed, std::int64_t n,
+                       std::int64_t in_dim, std::int64_t classes, std::uint64_t epoch, double scale) {
+  RandomStream rng(seed, 1);
+  draw_shared_values(model.parameters(), reference, rng, scale);
+  Dense values = test::random_dense(rng, n, in_dim);
+  SharedStep s{test::to_tensor(values), LossTask(rng, n, classes, 2), training_step(seed, epoch), {}};
+  model.zero_grad();
+  s.logits = model.forward(s.features, s.step);
+  model.backward(s.task.gradient(s.logits), s.step);
+  return s;
+}
+
+// The stack of separate layers a Model stands for, dropout -> conv -> [batch norm] -> activation
+// (dropout p[i] keyed by layer i, each writing a new tensor; the activation's backward reading the
+// undropped output): one training step on the shared step's data. Returns its logits; the
+// gradients are in the layers' parameters.
+kernels::Tensor reference_step(const std::vector<std::unique_ptr<GraphConv>>& convs,
+                               const std::vector<std::unique_ptr<BatchNorm>>& norms, const std::vector<float>& p,
+                               ActivationKind kind, const SharedStep& shared) {
+  const Step& step = shared.step;
+  const std::size_t layers = convs.size();
+  std::vector<Dropout> dropouts;
+  for (std::size_t i = 0; i < layers; ++i) dropouts.emplace_back(p[i], static_cast<std::uint32_t>(i));
+  std::vector<Activation> activations(layers, Activation(kind));
+  std::vector<kernels::Tensor> dropped(layers), conv_out(layers), out(layers);
+  const kernels::Tensor* x = &shared.features;
+  kernels::Tensor logits;
+  for (std::size_t i = 0; i < layers; ++i) {
+    dropped[i] = dropouts[i].forward(*x, step);
+    kernels::Tensor y = convs[i]->forward(dropped[i], step);
+    if (i + 1 == layers) {
+      logits = std::move(y);
+      break;
+    }
+    if (norms[i]) {
+      conv_out[i] = std::move(y);
+      y = norms[i]->forward(conv_out[i], step);
+    }
+    out[i] = activations[i].forward(std::move(y), step);
+    x = &out[i];
+  }
+  kernels::Tensor g = shared.task.gradient(logits);
+  for (std::size_t i = layers; i-- > 0;) {
+    if (i + 1 < layers) {
+      g = activations[i].backward(std::move(g));
+      if (norms[i]) g = norms[i]->backward(std::move(g), step);
+    }
+    g = convs[i]->backward(std::move(g), step);
+    if (i > 0) g = dropouts[i].backward(std::move(g), step);
+  }
+  return logits;
+}
 
 }  // namespace
 
@@ -372,12 +451,17 @@ TEST_CASE("Model::activation_bytes is the peak a training step allocates", "[tra
 
 TEST_CASE("Model::activation_bytes walks the step and takes dropout in place after ReLU", "[train]") {
   GraphOperators ops = build_graph_operators(test::random_graph(3, 10, 20, true), "gcn");
-  // GCN 100 -> 16 -> 7 with dropout, both convs transforming first (no Â·x kept). Forward keeps
-  // the dropped input (100) and conv0's ReLU output (16), which conv1's dropout overwrites in
-  // place. The peak is in conv1's backward: those two, the logits' gradient (7) until Âᵀ·g (7)
-  // is written, then Âᵀ·g and its product with Wᵀ (16).
+  // GCN 100 -> 16 -> 7 with dropout, both convs transforming first (no Â·x kept). The input
+  // dropout acts as conv0 reads the features, chunk by chunk through a scratch of 1 MiB (2,621
+  // rows of 100), so nothing dropped is kept. Forward keeps conv0's ReLU output (16), which
+  // conv1's dropout overwrites in place. With 100,000 vertices the peak is in conv1's backward:
+  // that output, the logits' gradient (7) until Âᵀ·g (7) is written, then Âᵀ·g and its product
+  // with Wᵀ (16).
   const Model gcn(config_of("gcn", 2, 16, 0.5f, 0.5f, false, true), 100, 7, 1, ops);
-  CHECK(gcn.activation_bytes(1000) == 1000 * 4 * (100 + 16 + 7 + 16));
+  REQUIRE(gcn.shape().drops_while_reading(0));
+  CHECK(gcn.activation_bytes(100000) == std::int64_t{100000} * 4 * (16 + 7 + 16));
+  // With 1,000 the scratch is all 1,000 rows: conv0's forward holds it beside x · W (16).
+  CHECK(gcn.activation_bytes(1000) == 1000 * 4 * (100 + 16));
   // Without dropout, 8 -> 16 aggregates first (keeps Â·x, 8), batch norm keeps the conv output
   // (16) and its statistics (2 x 16 floats) beside the ReLU output (16); the peak is again in
   // conv1's backward, with Âᵀ·g (7) and the gradient of conv0's output (16).
@@ -414,53 +498,11 @@ TEST_CASE("Model's dropout in place on the ReLU output gives the gradients of a 
       for (Parameter* p : norms.back()->parameters()) reference_parameters.push_back(p);
   }
   const std::vector<Parameter*> parameters = model.parameters();
-  REQUIRE(parameters.size() == reference_parameters.size());
-  RandomStream rng(seed, 1);
-  for (std::size_t k = 0; k < parameters.size(); ++k) {
-    REQUIRE(parameters[k]->name == reference_parameters[k]->name);
-    Dense drawn = test::random_dense(rng, parameters[k]->value.rows(), parameters[k]->value.cols(), 0.8);
-    const kernels::Tensor value = test::to_tensor(drawn);
-    parameters[k]->value.copy_from(value.view());
-    reference_parameters[k]->value.copy_from(value.view());
-    reference_parameters[k]->grad.fill(0.0f);
-  }
-  Dense x_values = test::random_dense(rng, n, in_dim);
-  const kernels::Tensor features = test::to_tensor(x_values);
-  const LossTask task(rng, n, classes, 2);
-  const Step step = training_step(seed, 3);
+  const SharedStep shared = shared_step(model, reference_parameters, seed, n, in_dim, classes, 3, 0.8);
+  const kernels::Tensor& logits = shared.logits;
 
-  model.zero_grad();
-  const kernels::Tensor logits = model.forward(features, step);
-  model.backward(task.gradient(logits), step);
-
-  std::vector<Dropout> dropouts{Dropout(0.25f, 0), Dropout(0.5f, 1), Dropout(0.5f, 2)};
-  std::vector<Activation> activations(2);
-  std::vector<kernels::Tensor> dropped(3), conv_out(3), out(3);
-  const kernels::Tensor* x = &features;
-  kernels::Tensor reference_logits;
-  for (std::size_t i = 0; i < 3; ++i) {
-    dropped[i] = dropouts[i].forward(*x, step);
-    kernels::Tensor y = convs[i]->forward(dropped[i], step);
-    if (i == 2) {
-      reference_logits = std::move(y);
-      break;
-    }
-    if (norms[i]) {
-      conv_out[i] = std::move(y);
-      y = norms[i]->forward(conv_out[i], step);
-    }
-    out[i] = activations[i].forward(std::move(y), step);
-    x = &out[i];
-  }
-  kernels::Tensor g = task.gradient(reference_logits);
-  for (std::size_t i = 3; i-- > 0;) {
-    if (i < 2) {
-      g = activations[i].backward(std::move(g));
-      if (norms[i]) g = norms[i]->backward(std::move(g), step);
-    }
-    g = convs[i]->backward(std::move(g), step);
-    if (i > 0) g = dropouts[i].backward(std::move(g), step);
-  }
+  const kernels::Tensor reference_logits =
+      reference_step(convs, norms, {0.25f, 0.5f, 0.5f}, ActivationKind::relu, shared);
 
   CHECK(test::to_dense(logits).v == test::to_dense(reference_logits).v);
   for (std::size_t k = 0; k < parameters.size(); ++k) {
@@ -572,6 +614,57 @@ TEST_CASE("Model with bf16 activations moves its gradients no more than rounding
   const std::int64_t norm_columns = batch_norm ? 2 * 8 * 24 * 4 : 0;
   CHECK(halved.peak <= halved.planned + n * classes * 4 + norm_columns);
   CHECK(halved.peak >= halved.planned - norm_columns);
+}
+
+TEST_CASE("GAT dropping each input as its layer reads it gives the logits and gradients of dropped copies", "[train]") {
+  // 1,024 features: conv0 reads them in three chunks of 256 rows (the last of 88), each dropped as
+  // it is read, in forward and again for the weight's gradient; the hidden layers' 8 columns in
+  // one chunk. The reference drops every input into a tensor of its own first.
+  const bool residual = GENERATE(false, true);
+  CAPTURE(residual);
+  const std::int64_t n = 600, in_dim = 1024, classes = 4;
+  ModelConfig config = config_of("gat", 3, 4, 0.5f, 0.6f, false, true);
+  config.heads = 2;
+  config.attention_dropout = 0.3f;
+  config.residual = residual;
+  const std::uint64_t seed = test::case_seed(residual ? 93 : 92);
+  GraphOperators ops = build_graph_operators(test::random_graph(seed, n, 4000, false), "gat");
+  Model model(config, in_dim, classes, seed, ops);
+  const ModelShape& shape = model.shape();
+  for (int i = 0; i < 3; ++i) REQUIRE(shape.drops_while_reading(i));
+
+  std::vector<std::unique_ptr<GraphConv>> convs;
+  std::vector<Parameter*> reference_parameters;
+  for (int i = 0; i < 3; ++i) {
+    GatConvOptions o;
+    o.heads = shape.layer_heads(i);
+    o.out_per_head = shape.head_width(i);
+    o.concat = i < 2;
+    o.negative_slope = config.negative_slope;
+    o.attention_dropout = config.attention_dropout;
+    o.residual = residual;
+    o.layer = static_cast<std::uint32_t>(i);
+    convs.push_back(std::make_unique<GatConv>(*ops.attention, shape.layer_in(i), o, "conv" + std::to_string(i)));
+    convs.back()->set_input_grad(i > 0);
+    for (Parameter* p : convs.back()->parameters()) reference_parameters.push_back(p);
+  }
+  const std::vector<Parameter*> parameters = model.parameters();
+  const SharedStep shared = shared_step(model, reference_parameters, seed, n, in_dim, classes, 4, 0.3);
+  const kernels::Tensor& logits = shared.logits;
+
+  const kernels::Tensor reference_logits = reference_step(convs, std::vector<std::unique_ptr<BatchNorm>>(3),
+                                                          {0.6f, 0.5f, 0.5f}, ActivationKind::elu, shared);
+
+  // Each row's products are its own, so the logits agree to float32 rounding of the chunk's GEMM
+  // shape; the weight gradients sum conv0's rows chunk by chunk, one more rounding per chunk.
+  CHECK(test::max_relative_error(test::to_dense(logits), test::to_dense(reference_logits)) < 1e-5);
+  for (std::size_t k = 0; k < parameters.size(); ++k) {
+    CAPTURE(parameters[k]->name);
+    const Dense want = test::to_dense(reference_parameters[k]->grad);
+    double largest = 0.0;
+    for (const double v : want.v) largest = std::max(largest, std::abs(v));
+    CHECK(test::max_relative_error(test::to_dense(parameters[k]->grad), want, 1e-3 * largest) < 1e-5);
+  }
 }
 
 TEST_CASE("GAT recomputing x·W and its scores in backward gives the kept gradients bitwise and holds less",
