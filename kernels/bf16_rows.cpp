@@ -46,14 +46,23 @@ void widen(Bf16View x, TensorView out) {
   cpu::widen_bf16(x, out);
 }
 
-void relu_backward(Bf16View y, ConstTensorView grad_y, TensorView grad_x, float scale) {
-  detail::check_view("relu_backward", "y", y);
-  detail::check_shape("relu_backward", "grad_y", grad_y, y.rows, y.cols);
-  detail::check_shape("relu_backward", "grad_x", grad_x, y.rows, y.cols);
-  detail::check_device("relu_backward", "grad_y", grad_y, y.device);
-  detail::check_device("relu_backward", "grad_x", grad_x, y.device);
+namespace {
+
+// The operands of an activation's backward from a bfloat16 output y.
+void check_backward(const char* op, Bf16View y, ConstTensorView grad_y, TensorView grad_x) {
+  detail::check_view(op, "y", y);
+  detail::check_shape(op, "grad_y", grad_y, y.rows, y.cols);
+  detail::check_shape(op, "grad_x", grad_x, y.rows, y.cols);
+  detail::check_device(op, "grad_y", grad_y, y.device);
+  detail::check_device(op, "grad_x", grad_x, y.device);
   HALO_EXPECTS(detail::same_or_disjoint(grad_y, grad_x), "grad_x must be grad_y itself or disjoint from it");
   HALO_EXPECTS(!detail::spans_meet(y, grad_x), "grad_x may not overlap y");
+}
+
+}  // namespace
+
+void relu_backward(Bf16View y, ConstTensorView grad_y, TensorView grad_x, float scale) {
+  check_backward("relu_backward", y, grad_y, grad_x);
   ScopedKernelTimer timer(KernelFamily::other, y.device);
   if (y.device.is_cuda()) {
     require_device(y.device);
@@ -61,6 +70,17 @@ void relu_backward(Bf16View y, ConstTensorView grad_y, TensorView grad_x, float 
     return;
   }
   cpu::relu_backward_bf16(y, grad_y, grad_x, scale);
+}
+
+void elu_backward(Bf16View y, ConstTensorView grad_y, TensorView grad_x) {
+  check_backward("elu_backward", y, grad_y, grad_x);
+  ScopedKernelTimer timer(KernelFamily::other, y.device);
+  if (y.device.is_cuda()) {
+    require_device(y.device);
+    cuda::elu_backward_bf16(y, grad_y, grad_x);
+    return;
+  }
+  cpu::elu_backward_bf16(y, grad_y, grad_x);
 }
 
 }  // namespace halo::kernels

@@ -56,5 +56,9 @@ void widen(Bf16View x, TensorView out);
 // bfloat16 copy (rounding keeps every sign; only positive values below 2^-133 round to zero, whose
 // gradient then stops as the forward's zero would). grad_x may be grad_y itself.
 void relu_backward(Bf16View y, ConstTensorView grad_y, TensorView grad_x, float scale = 1.0f);
+// grad_x = grad_y where y > 0, else grad_y · (y + 1): elu_backward reading the ELU output y from
+// its bfloat16 copy. The derivative e^x = y + 1 is then that of the rounded output (relative error
+// up to 2^-9 of y, so at most 2^-9 in the factor's absolute value). grad_x may be grad_y itself.
+void elu_backward(Bf16View y, ConstTensorView grad_y, TensorView grad_x);
 
 }  // namespace halo::kernels

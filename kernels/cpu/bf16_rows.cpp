@@ -37,4 +37,16 @@ void relu_backward_bf16(Bf16View y, ConstTensorView grad_y, TensorView grad_x, f
   });
 }
 
+void elu_backward_bf16(Bf16View y, ConstTensorView grad_y, TensorView grad_x) {
+  for_rows(y.rows, y.cols, [&](std::int64_t i) {
+    const std::uint16_t* out = y.row(i);
+    const float* g = grad_y.row(i);
+    float* gx = grad_x.row(i);
+    for (std::int64_t j = 0; j < y.cols; ++j) {
+      const float v = bfloat16_to_float(out[j]);
+      gx[j] = v > 0.0f ? g[j] : g[j] * (v + 1.0f);
+    }
+  });
+}
+
 }  // namespace halo::kernels::cpu

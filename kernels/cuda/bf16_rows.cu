@@ -33,7 +33,8 @@ struct WidenBf16 {
   }
 };
 
-struct ReluBackwardBf16 {
+// ReLU's backward times `scale` (elu false) or ELU's (elu true, scale 1) from the bfloat16 output.
+struct ActivationBackwardBf16 {
   const std::uint16_t* y;
   std::int64_t y_stride;
   const float* g;
@@ -41,8 +42,11 @@ struct ReluBackwardBf16 {
   float* gx;
   std::int64_t gx_stride;
   float scale;
+  bool elu;
   __device__ void operator()(std::int64_t r, std::int64_t c) const {
-    gx[r * gx_stride + c] = bf16_to_float(y[r * y_stride + c]) > 0.0f ? g[r * g_stride + c] * scale : 0.0f;
+    const float v = bf16_to_float(y[r * y_stride + c]);
+    const float grad = g[r * g_stride + c];
+    gx[r * gx_stride + c] = v > 0.0f ? grad * scale : elu ? grad * (v + 1.0f) : 0.0f;
   }
 };
 
@@ -62,12 +66,25 @@ void widen_bf16(Bf16View x, TensorView out) {
                      packed(x.cols, {x.stride, out.stride}));
 }
 
-void relu_backward_bf16(Bf16View y, ConstTensorView grad_y, TensorView grad_x, float scale) {
+namespace {
+
+void activation_backward_bf16(Bf16View y, ConstTensorView grad_y, TensorView grad_x, float scale, bool elu) {
   const int d = y.device.index;
   ScopedDevice scoped(d);
-  launch_elementwise(d, y.rows, y.cols,
-                     ReluBackwardBf16{y.data, y.stride, grad_y.data, grad_y.stride, grad_x.data, grad_x.stride, scale},
-                     packed(y.cols, {y.stride, grad_y.stride, grad_x.stride}));
+  launch_elementwise(
+      d, y.rows, y.cols,
+      ActivationBackwardBf16{y.data, y.stride, grad_y.data, grad_y.stride, grad_x.data, grad_x.stride, scale, elu},
+      packed(y.cols, {y.stride, grad_y.stride, grad_x.stride}));
+}
+
+}  // namespace
+
+void relu_backward_bf16(Bf16View y, ConstTensorView grad_y, TensorView grad_x, float scale) {
+  activation_backward_bf16(y, grad_y, grad_x, scale, false);
+}
+
+void elu_backward_bf16(Bf16View y, ConstTensorView grad_y, TensorView grad_x) {
+  activation_backward_bf16(y, grad_y, grad_x, 1.0f, true);
 }
 
 }  // namespace halo::kernels::cuda

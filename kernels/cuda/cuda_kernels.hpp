@@ -101,6 +101,7 @@ void relu_backward(ConstTensorView y, ConstTensorView grad_y, TensorView grad_x,
 void narrow_to_bf16(ConstTensorView x, std::uint16_t* out, std::int64_t out_stride);
 void widen_bf16(Bf16View x, TensorView out);
 void relu_backward_bf16(Bf16View y, ConstTensorView grad_y, TensorView grad_x, float scale);
+void elu_backward_bf16(Bf16View y, ConstTensorView grad_y, TensorView grad_x);
 void axpby(float alpha, ConstTensorView x, float beta, TensorView y);
 void normalize_rows(TensorView x);
 double sum_of_products(ConstTensorView x, ConstTensorView y);

@@ -87,6 +87,7 @@ void relu_backward(ConstTensorView, ConstTensorView, TensorView, float) { missin
 void narrow_to_bf16(ConstTensorView, std::uint16_t*, std::int64_t) { missing("narrow_to_bf16"); }
 void widen_bf16(Bf16View, TensorView) { missing("widen_bf16"); }
 void relu_backward_bf16(Bf16View, ConstTensorView, TensorView, float) { missing("relu_backward_bf16"); }
+void elu_backward_bf16(Bf16View, ConstTensorView, TensorView) { missing("elu_backward_bf16"); }
 void axpby(float, ConstTensorView, float, TensorView) { missing("axpby"); }
 void normalize_rows(TensorView) { missing("normalize_rows"); }
 double sum_of_products(ConstTensorView, ConstTensorView) { missing("sum_of_products"); }

@@ -124,6 +124,29 @@ TEST_CASE("relu_backward from a bfloat16 output is bitwise relu_backward from th
   CHECK(got.data()[3] == 0.0f);
 }
 
+TEST_CASE("elu_backward from a bfloat16 output is bitwise elu_backward from the widened output", "[kernels]") {
+  RandomStream rng(6, 0);
+  Tensor y = test::random_tensor(rng, 90, 37, -4.0, 4.0);
+  elu_forward(y.view(), y.view());  // outputs in (-1, 4): both branches of the derivative
+  const Bf16Rows h = Bf16Rows::narrow(y.view());
+  Tensor wide = Tensor::empty(90, 37);
+  widen(h.view(), wide.view());
+  const Tensor g = test::random_tensor(rng, 90, 37);
+  Tensor want = test::poisoned(90, 37);
+  elu_backward(wide.view(), g.view(), want.view());
+  Tensor got = test::poisoned(90, 37);
+  elu_backward(h.view(), g.view(), got.view());
+  CHECK(test::identical(got.view(), want.view()));
+  Tensor in_place = g.clone();
+  elu_backward(h.view(), in_place.view(), in_place.view());
+  CHECK(test::identical(in_place.view(), want.view()));
+  // Against the derivative of the float32 output: the rounded y + 1, within 2^-8 of the factor.
+  Tensor exact = test::poisoned(90, 37);
+  elu_backward(y.view(), g.view(), exact.view());
+  for (std::int64_t k = 0; k < 90 * 37; ++k)
+    CHECK(std::abs(got.data()[k] - exact.data()[k]) <= std::ldexp(std::abs(g.data()[k]), -8));
+}
+
 TEST_CASE("The bfloat16 kernels refuse mismatched shapes and overlapping operands", "[kernels]") {
   const Tensor x = test::random_tensor(1, 8, 6);
   const Bf16Rows h = Bf16Rows::narrow(x.view());
@@ -131,6 +154,7 @@ TEST_CASE("The bfloat16 kernels refuse mismatched shapes and overlapping operand
   CHECK_THROWS_AS(widen(h.view(), small.view()), InvalidArgument);
   Tensor g = test::random_tensor(2, 8, 6);
   CHECK_THROWS_AS(relu_backward(h.view(), g.view(), small.view()), InvalidArgument);
+  CHECK_THROWS_AS(elu_backward(h.view(), small.view(), g.view()), InvalidArgument);
   // A float window over the bfloat16 values themselves (4 rows of 6 floats: the first 8 rows'
   // storage).
   auto* storage = const_cast<float*>(reinterpret_cast<const float*>(h.view().data));

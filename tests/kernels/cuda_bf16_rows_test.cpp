@@ -1,6 +1,6 @@
 // GPU tests of kernels/cuda/bf16_rows.cu against the CPU twins: narrowing (with NaN, infinities,
-// ties and subnormals), widening into a window over NaN, and ReLU's backward from a bfloat16
-// output, bitwise.
+// ties and subnormals), widening into a window over NaN, and ReLU's and ELU's backward from a
+// bfloat16 output, bitwise.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
@@ -15,7 +15,8 @@
 using namespace halo;
 using namespace halo::kernels;
 
-TEST_CASE("Bf16Rows narrowing, widening and ReLU's backward on a GPU equal their CPU twins", "[kernels][gpu]") {
+TEST_CASE("Bf16Rows narrowing, widening and ReLU's and ELU's backward on a GPU equal their CPU twins",
+          "[kernels][gpu]") {
   HALO_SKIP_WITHOUT_GPU();
   RandomStream rng(93, 0);
   Tensor x = test::random_tensor(rng, 515, 37, -3.0, 3.0);
@@ -43,4 +44,14 @@ TEST_CASE("Bf16Rows narrowing, widening and ReLU's backward on a GPU equal their
   Tensor gpu_gx = test::on_gpu(g);
   relu_backward(gpu_y.view(), gpu_gx.view(), gpu_gx.view(), 1.25f);
   CHECK(test::identical(test::on_host(gpu_gx).view(), cpu_gx.view()));
+
+  Tensor e = test::random_tensor(rng, 515, 37, -4.0, 4.0);
+  elu_forward(e.view(), e.view());
+  const Bf16Rows cpu_e = Bf16Rows::narrow(e.view());
+  const Bf16Rows gpu_e = Bf16Rows::narrow(test::on_gpu(e).view());
+  Tensor cpu_ge = test::poisoned(515, 37);
+  elu_backward(cpu_e.view(), g.view(), cpu_ge.view());
+  Tensor gpu_ge = test::on_gpu(g);
+  elu_backward(gpu_e.view(), gpu_ge.view(), gpu_ge.view());
+  CHECK(test::identical(test::on_host(gpu_ge).view(), cpu_ge.view()));
 }

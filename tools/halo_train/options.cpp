@@ -246,8 +246,9 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "none", "aggregation", "layer"}));
   app.add_option("--activation-dtype", m.activation_dtype,
-                 "gcn, sage: 'bf16' keeps the activations a step saves for backward (hidden outputs, Â·x) in "
-                 "bfloat16, half the bytes, widened for every product (float32 arithmetic); 'f32' keeps them whole")
+                 "gcn, sage, gat: 'bf16' keeps the activations a step saves for backward (hidden outputs, Â·x) "
+                 "in bfloat16, half the bytes, widened for every product (float32 arithmetic); 'f32' keeps them "
+                 "whole")
       ->capture_default_str()
       ->check(CLI::IsMember({"f32", "bf16"}));
   app.add_option("--json", o.json, "Write the summary as JSON to FILE ('-' = stdout)")->check(writable_output_file());

@@ -104,18 +104,36 @@ Tensor Activation::forward(Tensor x, const Step& step) {
   return x;
 }
 
+namespace {
+
+// grad · f'(x) in place, from f's output y (float32 or bfloat16).
+template <class View>
+Tensor activation_backward(ActivationKind kind, Tensor grad_y, View y) {
+  HALO_EXPECTS(grad_y.rows() == y.rows && grad_y.cols() == y.cols,
+               "Activation: gradient is " + std::to_string(grad_y.rows()) + " x " + std::to_string(grad_y.cols()) +
+                   ", the output " + std::to_string(y.rows) + " x " + std::to_string(y.cols));
+  if (kind == ActivationKind::relu)
+    kernels::relu_backward(y, grad_y.view(), grad_y.view());
+  else
+    kernels::elu_backward(y, grad_y.view(), grad_y.view());
+  return grad_y;
+}
+
+}  // namespace
+
 Tensor Activation::backward(Tensor grad_y) {
   HALO_EXPECTS(saved_, "Activation: backward needs a training forward before it");
-  HALO_EXPECTS(grad_y.rows() == output_.rows && grad_y.cols() == output_.cols,
-               "Activation: gradient is " + std::to_string(grad_y.rows()) + " x " + std::to_string(grad_y.cols()) +
-                   ", the output " + std::to_string(output_.rows) + " x " + std::to_string(output_.cols));
   saved_ = false;
-  if (kind_ == ActivationKind::relu)
-    kernels::relu_backward(output_, grad_y.view(), grad_y.view());
-  else
-    kernels::elu_backward(output_, grad_y.view(), grad_y.view());
+  const kernels::ConstTensorView y = output_;
   output_ = {};
-  return grad_y;
+  return activation_backward(kind_, std::move(grad_y), y);
+}
+
+Tensor Activation::backward(Tensor grad_y, kernels::Bf16View y) {
+  HALO_EXPECTS(saved_, "Activation: backward needs a training forward before it");
+  saved_ = false;
+  output_ = {};
+  return activation_backward(kind_, std::move(grad_y), y);
 }
 
 }  // namespace halo::train

@@ -64,6 +64,9 @@ class Activation {
   kernels::Tensor forward(kernels::Tensor x, const Step& step);
   // grad · f'(x) in place, from the kept output.
   kernels::Tensor backward(kernels::Tensor grad_y);
+  // The same from a bfloat16 copy of the output (the caller's, which kept it instead: the
+  // float32 output forward returned may be gone).
+  kernels::Tensor backward(kernels::Tensor grad_y, kernels::Bf16View y);
 
  private:
   ActivationKind kind_;

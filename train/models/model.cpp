@@ -255,8 +255,10 @@ void Model::backward(Tensor grad_logits, const Step& step) {
   for (std::size_t i = m.stages.size(); i-- > 0;) {
     Stage& s = m.stages[i];
     if (i + 1 < m.stages.size()) {
-      if (!s.out_bf16.empty())
+      if (!s.out_bf16.empty() && s.fused)
         g = relu_dropout_backward(std::move(g), s.out_bf16.view(), s.next_dropout, step);
+      else if (!s.out_bf16.empty())
+        g = s.activation.backward(std::move(g), s.out_bf16.view());
       else if (s.fused)
         g = relu_dropout_backward(std::move(g), s.out.view(), s.next_dropout, step);
       else

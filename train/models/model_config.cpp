@@ -32,8 +32,8 @@ void check_model_config(const ModelConfig& c) {
                c.kind + " does not aggregate its input first (recompute aggregation is for gcn and sage)");
   HALO_EXPECTS(c.activation_dtype == "f32" || c.activation_dtype == "bf16",
                "activation dtype must be f32 or bf16, got '" + c.activation_dtype + "'");
-  HALO_EXPECTS(c.activation_dtype == "f32" || c.kind == "gcn" || c.kind == "sage",
-               c.kind + " keeps its activations in float32 (activation dtype bf16 is for gcn and sage)");
+  HALO_EXPECTS(c.activation_dtype == "f32" || !is_heterogeneous_kind(c.kind),
+               c.kind + " keeps its activations in float32 (activation dtype bf16 is for gcn, sage and gat)");
   if (!is_heterogeneous_kind(c.kind)) return;
   HALO_EXPECTS(!c.batch_norm, c.kind + " has no batch norm (batch_norm is for gcn and sage)");
   HALO_EXPECTS(!c.weight_decay_first_layer_only,

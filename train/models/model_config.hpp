@@ -36,11 +36,12 @@ struct ModelConfig {
   // train() choose: aggregation only when the memory plan would not fit otherwise. A Model (and
   // ModelShape) given "auto" keeps it.
   std::string recompute = "auto";
-  // How the activations a step keeps are stored: "f32", or "bf16" (GCN / GraphSAGE): every
-  // hidden layer's output (the next layer's input, read by its forward and backward) and Â·x of
-  // the layers that aggregate first, kept in bfloat16 at half the bytes and widened for every
-  // product (in evaluation too: the same function); all arithmetic stays float32. The input dropout's output and the
-  // inputs of layers that aggregate first stay float32 (their SpMM needs them whole).
+  // How the activations a step keeps are stored: "f32", or "bf16" (GCN / GraphSAGE / GAT): every
+  // hidden layer's output (the next layer's input, read by its forward and backward, and by
+  // ReLU's or ELU's backward) and Â·x of the layers that aggregate first, kept in bfloat16 at
+  // half the bytes and widened for every product (in evaluation too: the same function); all
+  // arithmetic stays float32. The input dropout's copy and the inputs of layers that aggregate
+  // first stay float32 (their SpMM needs them whole).
   std::string activation_dtype = "f32";
   // R-GCN (bases) and R-GCN / HGT (tables) (train/models/hetero_model.hpp's HeteroModelConfig):
   int num_bases = 0;                    // basis matrices per layer; 0 = one weight per relation

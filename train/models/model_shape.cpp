@@ -44,9 +44,8 @@ ModelShape::ModelShape(const ModelConfig& config, std::int64_t in_dim, std::int6
                "Model: hidden width must be positive, got " + std::to_string(config.hidden));
   HALO_EXPECTS(in_dim > 0 && num_classes > 0, "Model: input width and classes must be positive, got " +
                                                   std::to_string(in_dim) + " and " + std::to_string(num_classes));
-  HALO_EXPECTS(config.activation_dtype == "f32" || (config.activation_dtype == "bf16" && config.kind != "gat"),
-               "Model: activation dtype must be f32 or (gcn, sage) bf16, got '" + config.activation_dtype + "' for " +
-                   config.kind);
+  HALO_EXPECTS(config.activation_dtype == "f32" || config.activation_dtype == "bf16",
+               "Model: activation dtype must be f32 or bf16, got '" + config.activation_dtype + "'");
   HALO_EXPECTS(config.weight_decay >= 0,
                "Model: weight decay must be non-negative, got " + std::to_string(config.weight_decay));
 }

@@ -14,7 +14,7 @@ class ModelShape {
  public:
   // Throws InvalidArgument for settings Model refuses: a kind other than gcn, sage or gat, no layer,
   // a hidden width below 1 with more than one layer, a non-positive input width or class count,
-  // a negative weight decay, an activation dtype other than f32 or (not for gat) bf16. O(1).
+  // a negative weight decay, an activation dtype other than f32 or bf16. O(1).
   ModelShape(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes);
 
   const ModelConfig& config() const { return config_; }
@@ -70,7 +70,8 @@ class ModelShape {
   }
   // config.activation_dtype "bf16": what is kept in bfloat16. Layer i's output, when it is a hidden
   // layer whose successor transforms first (x · W, which widens it chunk by chunk; a successor
-  // aggregating first needs it whole in float32); Â·x of a layer that aggregates first and keeps
+  // aggregating first needs it whole in float32; GAT's always transform first, and ELU's backward
+  // reads the rounded output); Â·x of a layer that aggregates first and keeps
   // it. (The input dropout's copy of the features, made only for a first layer aggregating
   // first, stays float32: narrowing it would hold the float32 copy and the bfloat16 one at once,
   // more than it saves.)

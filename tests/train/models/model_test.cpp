@@ -412,7 +412,8 @@ TEST_CASE("Model::activation_bytes is the peak a training step allocates", "[tra
       ModelCase{"gcn bf16", in_bf16(config_of("gcn", 2, 16, 0.5f, 0.5f, false, true)), 100, true},
       ModelCase{"gcn bf16 aggregating first", in_bf16(config_of("gcn", 3, 64, 0.5f, 0.5f, true, true)), 20, false},
       ModelCase{"sage bf16", in_bf16(config_of("sage", 3, 33, 0.5f, 0.5f, false, true)), 50, false},
-      ModelCase{"sage bf16 aggregating first", in_bf16(config_of("sage", 2, 32, 0.0f, 0.5f, true, true)), 12, true});
+      ModelCase{"sage bf16 aggregating first", in_bf16(config_of("sage", 2, 32, 0.0f, 0.5f, true, true)), 12, true},
+      ModelCase{"gat bf16", in_bf16(config_of("gat", 3, 8, 0.6f, 0.6f, false, true)), 40, false});
   CAPTURE(mc.name);
   const std::int64_t n = 500, classes = 7;
   const graph::CsrGraph g = test::random_graph(test::case_seed(21), n, 3000, mc.symmetric);
@@ -519,6 +520,7 @@ namespace {
 struct RecordedStep {
   std::vector<double> logits;
   std::vector<std::vector<double>> grads;
+  std::vector<std::string> names;  // the parameters'
   std::int64_t peak = 0, planned = 0;
 };
 
@@ -543,7 +545,10 @@ RecordedStep record_step(const ModelConfig& config, std::int64_t n, std::int64_t
   r.logits = test::to_dense(logits).v;
   model.backward(task.gradient(logits), step);
   r.peak = kernels::tensor_peak_bytes(cpu) - before;
-  for (Parameter* p : model.parameters()) r.grads.push_back(test::to_dense(p->grad).v);
+  for (Parameter* p : model.parameters()) {
+    r.grads.push_back(test::to_dense(p->grad).v);
+    r.names.push_back(p->name);
+  }
   return r;
 }
 
@@ -574,13 +579,15 @@ TEST_CASE("Model recomputing Â·x in backward gives the gradients of the kept �
 
 TEST_CASE("Model with bf16 activations moves its gradients no more than rounding the features to bf16 does",
           "[train]") {
-  const std::string kind = GENERATE(as<std::string>{}, "gcn", "sage");
+  const std::string kind = GENERATE(as<std::string>{}, "gcn", "sage", "gat");
   const bool batch_norm = GENERATE(false, true);
-  const std::int64_t in_dim = GENERATE(as<std::int64_t>{}, 6, 40);  // the first layer aggregates first, or not
+  // GCN's and GraphSAGE's first layer aggregates first, or not; GAT's always transforms first.
+  const std::int64_t in_dim = GENERATE(as<std::int64_t>{}, 6, 40);
   CAPTURE(kind, batch_norm, in_dim);
   const std::int64_t n = 150, classes = 5;
   const std::uint64_t seed = test::case_seed(std::hash<std::string>{}(kind) + 11 + static_cast<std::uint64_t>(in_dim));
-  const ModelConfig config = config_of(kind, 3, 24, 0.5f, 0.3f, batch_norm, true);
+  ModelConfig config = config_of(kind, 3, 24, 0.5f, 0.3f, batch_norm, true);
+  config.heads = 2;  // GAT: 2 heads of 24, 48 columns between layers
   const RecordedStep whole = record_step(config, n, 900, in_dim, classes, seed);
   const RecordedStep halved = record_step(in_bf16(config), n, 900, in_dim, classes, seed);
   // The reference: the float32 model on the features rounded to bfloat16, one rounding of the same
@@ -600,20 +607,38 @@ TEST_CASE("Model with bf16 activations moves its gradients no more than rounding
   CHECK(halved.logits != whole.logits);  // the rounding did act
   CHECK(relative_error(halved.logits, whole.logits) < 1e-2);
   const double rounding = 1.0 / 256;  // twice bfloat16's relative rounding, a floor for well-conditioned steps
+  // Per parameter, except GAT's attention vectors, measured with their layer's weight: their
+  // gradients are sums whose terms cancel (the softmax's gradient sums to zero over each row), so
+  // rounding the layer's input moves them by more relative to their own small norm (measured: up
+  // to 7x the reference with batch norm, where the weight's moves 2x).
+  const auto group = [&](const RecordedStep& r, std::size_t k) {
+    std::vector<double> values = r.grads[k];
+    for (std::size_t a = 0; a < r.names.size(); ++a) {
+      const std::string& name = r.names[a];
+      const std::size_t dot = name.find(".att_");
+      if (dot != std::string::npos && name.substr(0, dot) + ".weight" == r.names[k])
+        values.insert(values.end(), r.grads[a].begin(), r.grads[a].end());
+    }
+    return values;
+  };
   for (std::size_t k = 0; k < whole.grads.size(); ++k) {
-    const double moved = relative_error(halved.grads[k], whole.grads[k]);
-    const double reference = relative_error(rounded.grads[k], whole.grads[k]);
-    CAPTURE(k, moved, reference);
+    if (whole.names[k].find(".att_") != std::string::npos) continue;  // with its layer's weight
+    const double moved = relative_error(group(halved, k), group(whole, k));
+    const double reference = relative_error(group(rounded, k), group(whole, k));
+    CAPTURE(whole.names[k], moved, reference);
     CHECK(moved <= 3 * std::max(reference, rounding));
   }
   CAPTURE(whole.peak, whole.planned, halved.peak, halved.planned);
   CHECK(halved.peak < whole.peak);
   CHECK(halved.planned < whole.planned);
-  // The plan is still the step's own peak (up to the logits this test keeps through backward and
-  // batch norm's per-column temporaries).
-  const std::int64_t norm_columns = batch_norm ? 2 * 8 * 24 * 4 : 0;
+  // The plan is still the step's own peak (up to the logits this test keeps through backward,
+  // batch norm's per-column temporaries, and GAT's packed rows of the attention backward: 4 · heads
+  // floats per vertex of host memory that the tensors' peak does not see).
+  const std::int64_t width = kind == "gat" ? 48 : 24;
+  const std::int64_t norm_columns = batch_norm ? 2 * 8 * width * 4 : 0;
+  const std::int64_t attention_pack = kind == "gat" ? n * 4 * config.heads * 4 : 0;
   CHECK(halved.peak <= halved.planned + n * classes * 4 + norm_columns);
-  CHECK(halved.peak >= halved.planned - norm_columns);
+  CHECK(halved.peak >= halved.planned - norm_columns - attention_pack);
 }
 
 TEST_CASE("GAT dropping each input as its layer reads it gives the logits and gradients of dropped copies", "[train]") {
@@ -722,9 +747,6 @@ TEST_CASE("Model refuses bad configurations and missing operators", "[train]") {
   ModelConfig f16 = config_of("gcn", 2, 8, 0.5f, 0.5f, false, true);
   f16.activation_dtype = "f16";
   CHECK_THROWS_WITH(Model(f16, 4, 3, 1, gcn_ops), Catch::Contains("'f16'"));
-  GraphOperators gat_ops = build_graph_operators(test::random_graph(4, 10, 20, true), "gat");
-  CHECK_THROWS_WITH(Model(in_bf16(config_of("gat", 2, 8, 0.5f, 0.5f, false, true)), 4, 3, 1, gat_ops),
-                    Catch::Contains("bf16"));
   Model model(config_of("gcn", 2, 8, 0.5f, 0.5f, false, true), 4, 3, 1, gcn_ops);
   Step step;
   CHECK_THROWS_WITH(model.backward(kernels::Tensor::zeros(10, 3), step), Catch::Contains("training forward"));

@@ -119,11 +119,11 @@ bool plan_fits(const MemoryPlan& plan, std::int64_t limit_bytes, std::int64_t av
 }
 
 void log_activation_savings(const ModelShape& model, const FeaturePlacement& placement) {
-  std::vector<int> in_place, recomputed, bf16_outputs, bf16_aggregations;
+  std::vector<int> in_place, while_reading, recomputed, bf16_outputs, bf16_aggregations;
   for (int i = 0; i < model.layers(); ++i) {
-    const float p = i == 0 ? model.config().input_dropout : model.config().dropout;
-    if (p > 0.0f && model.drops_in_place(i)) in_place.push_back(i);
+    if (model.dropout(i) > 0.0f && model.drops_in_place(i)) in_place.push_back(i);
     const bool resident_input = !(i == 0 && placement.streamed);
+    if (model.drops_while_reading(i) && resident_input) while_reading.push_back(i);
     if (model.recomputes_aggregation(i) && resident_input) recomputed.push_back(i);
     if (model.output_in_bf16(i)) bf16_outputs.push_back(i);
     if (model.aggregation_in_bf16(i) && resident_input) bf16_aggregations.push_back(i);
@@ -139,6 +139,11 @@ void log_activation_savings(const ModelShape& model, const FeaturePlacement& pla
   if (!in_place.empty())
     log_info(fmt::format("activations: the dropout of layer {} acts in place on the ReLU output before it",
                          fmt::join(in_place, ", ")));
+  if (!while_reading.empty())
+    log_info(
+        fmt::format("activations: the dropout of layer {} acts on the input chunk by chunk as the layer reads "
+                    "it, keeping no dropped copy",
+                    fmt::join(while_reading, ", ")));
   if (!recomputed.empty())
     log_info(fmt::format("activations: layer {} computes Â·x again in backward instead of keeping it (one more "
                          "SpMM each, to fit the memory plan)",
