@@ -8,6 +8,7 @@
 
 #include "datasets/checksum.hpp"
 #include "datasets/dataset_dir.hpp"
+#include "datasets/synth.hpp"
 #include "partition/partition_dir.hpp"
 #include "tests/support/test_paths.hpp"
 #include "train/dist/mpi_communicator.hpp"
@@ -49,6 +50,16 @@ std::string partition_for_world(const datasets::Dataset& ds, const std::string& 
   }
   mpi_world().barrier();
   return parts;
+}
+
+datasets::Dataset world_sbm() {
+  datasets::SbmOptions o;
+  o.nodes = 2000;
+  o.avg_degree = 8;
+  o.features = 32;
+  o.classes = 4;
+  o.seed = 9;
+  return datasets::generate_sbm(o);
 }
 
 }  // namespace halo::test

@@ -24,4 +24,8 @@ std::string shared_scratch(const std::string& name);
 std::string partition_for_world(const datasets::Dataset& ds, const std::string& name,
                                 partition::Method method = partition::Method::metis);
 
+// The SBM graph the homogeneous MPI training tests share: 2,000 vertices of 4 classes, mean degree 8,
+// 32 features (seed 9).
+datasets::Dataset world_sbm();
+
 }  // namespace halo::test

@@ -10,13 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "datasets/synth.hpp"
 #include "graph/base/random.hpp"
 #include "kernels/tensor.hpp"
 #include "partition/partitioner.hpp"
 #include "tests/mpi/mpi_world.hpp"
-#include "tests/train/trainer_fixture.hpp"
 #include "tests/support/gpu.hpp"
+#include "tests/train/trainer_fixture.hpp"
 #include "train/dist/nccl_communicator.hpp"
 #include "train/dist/rank_gpu.hpp"
 #include "train/trainer.hpp"
@@ -119,13 +118,7 @@ TEST_CASE("GCN and GraphSAGE trained on the world's parts over NCCL give the sin
   Communicator& world = test::mpi_world();
   Device gpu;
   if (!rank_gpu(gpu)) return;
-  datasets::SbmOptions o;
-  o.nodes = 2000;
-  o.avg_degree = 8;
-  o.features = 32;
-  o.classes = 4;
-  o.seed = 9;
-  const datasets::Dataset ds = datasets::generate_sbm(o);
+  const datasets::Dataset ds = test::world_sbm();
   const std::string parts = test::partition_for_world(ds, "nccl-training", partition::Method::random);
   NcclCommunicator nccl(world, gpu);
   for (const std::string kind : {"gcn", "sage"}) {

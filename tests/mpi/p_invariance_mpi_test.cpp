@@ -45,17 +45,6 @@ train::TrainConfig train_config() {
   return c;
 }
 
-// 2,000 vertices of 4 classes, mean degree 8, 32 features.
-datasets::Dataset small_sbm() {
-  datasets::SbmOptions o;
-  o.nodes = 2000;
-  o.avg_degree = 8;
-  o.features = 32;
-  o.classes = 4;
-  o.seed = 9;
-  return datasets::generate_sbm(o);
-}
-
 void check_invariance(const datasets::Dataset& ds, const std::string& name) {
   train::dist::Communicator& world = test::mpi_world();
   const std::string parts = test::partition_for_world(ds, name);
@@ -81,11 +70,11 @@ void check_invariance(const datasets::Dataset& ds, const std::string& name) {
 }  // namespace
 
 TEST_CASE("P ranks train the homogeneous models (GCN and GraphSAGE and GAT) on a generated SBM graph as one process does", "[mpi]") {
-  check_invariance(small_sbm(), "sbm");
+  check_invariance(test::world_sbm(), "sbm");
 }
 
 TEST_CASE("P ranks train GCN and GraphSAGE with bf16 activations as one process does", "[mpi]") {
-  const datasets::Dataset ds = small_sbm();
+  const datasets::Dataset ds = test::world_sbm();
   train::dist::Communicator& world = test::mpi_world();
   const std::string parts = test::partition_for_world(ds, "sbm");
   for (const std::string kind : {"gcn", "sage"}) {
