@@ -2,6 +2,7 @@
 // behind tensor_bytes_in_use / tensor_peak_bytes.
 #include "kernels/tensor.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -86,7 +87,22 @@ Tensor Tensor::full(std::int64_t rows, std::int64_t cols, float value, Device de
 
 Tensor Tensor::from_array(const Array<float>& host, Device device) {
   Tensor t(host.rows(), host.cols(), device);
-  copy(ConstTensorView(host.data(), host.rows(), host.cols(), host.cols(), Device::cpu()), t.view());
+  const ConstTensorView source(host.data(), host.rows(), host.cols(), host.cols(), Device::cpu());
+  if (!host.buffer().is_mapped()) {
+    copy(source, t.view());
+    return t;
+  }
+  // A file map (a dataset's .npy): window by window, each window's pages dropped once copied, so
+  // that the copy does not leave the file resident beside it (the resident set would hold the
+  // features twice; a later read faults them back from the page cache).
+  const std::int64_t window =
+      std::max<std::int64_t>(1, (std::int64_t{4} << 20) / std::max<std::int64_t>(1, 4 * host.cols()));
+  for (std::int64_t begin = 0; begin < host.rows(); begin += window) {
+    const std::int64_t end = std::min(host.rows(), begin + window);
+    copy(source.slice_rows(begin, end), t.view().slice_rows(begin, end));
+    const auto row_bytes = static_cast<std::size_t>(host.cols()) * sizeof(float);
+    host.buffer().evict(static_cast<std::size_t>(begin) * row_bytes, static_cast<std::size_t>(end - begin) * row_bytes);
+  }
   return t;
 }
 

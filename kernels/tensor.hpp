@@ -68,7 +68,9 @@ class Tensor {
   static Tensor empty(std::int64_t rows, std::int64_t cols, Device device = Device::cpu());
   static Tensor zeros(std::int64_t rows, std::int64_t cols, Device device = Device::cpu());
   static Tensor full(std::int64_t rows, std::int64_t cols, float value, Device device = Device::cpu());
-  // Copies a host array (1-D arrays become one column) to `device`.
+  // Copies a host array (1-D arrays become one column) to `device`. An array mapping a file (a
+  // dataset's .npy) is copied window by window, each window's pages dropped from the resident set
+  // once copied (Buffer::evict), so the copy does not hold the file resident beside it.
   static Tensor from_array(const Array<float>& host, Device device = Device::cpu());
   static Tensor from_vector(std::int64_t rows, std::int64_t cols, const std::vector<float>& host,
                             Device device = Device::cpu());

@@ -4,10 +4,16 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <fstream>
+#include <limits>
+#include <string>
 #include <vector>
 
+#include "graph/base/array.hpp"
+#include "graph/base/buffer.hpp"
 #include "graph/base/error.hpp"
 #include "tests/kernels/kernel_test_util.hpp"
+#include "tests/support/test_paths.hpp"
 
 using namespace halo;
 using namespace halo::kernels;
@@ -78,6 +84,46 @@ TEST_CASE("Tensor::from_array turns a 1-D array into one column and keeps a matr
   const Tensor m = Tensor::from_array(matrix);
   CHECK(m.rows() == 2);
   CHECK(m.to_vector() == std::vector<float>{0.5f, 1.5f, 2.5f, 3.5f});
+}
+
+namespace {
+
+// The process's resident pages that map files (RssFile of /proc/self/status) in bytes, or -1.
+std::int64_t resident_file_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  std::int64_t kib = -1;
+  while (status >> key) {
+    if (key == "RssFile:" && status >> kib) return kib * 1024;
+    status.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("Tensor::from_array copies a file map whole and leaves its pages dropped", "[kernels]") {
+  // 70 001 x 33 floats (9.2 MB): several 4 MiB windows, none ending on a row or page boundary,
+  // mapped at an offset that is not a page's.
+  const std::int64_t rows = 70001, cols = 33, offset = 128;
+  std::vector<float> values(static_cast<std::size_t>(rows * cols));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 9973) * 0.25f - 7.0f;
+  test::ScratchDir dir;
+  {
+    std::ofstream out(dir / "x.bin", std::ios::binary);
+    out << std::string(static_cast<std::size_t>(offset), 'h');
+    out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * 4));
+  }
+  const Array<float> mapped =
+      Array<float>::from_buffer(Buffer::map_file(dir / "x.bin", offset, values.size() * 4), rows, cols, 2);
+  REQUIRE(mapped.buffer().is_mapped());
+  const std::int64_t before = resident_file_bytes();
+  const Tensor t = Tensor::from_array(mapped);
+  CHECK(t.rows() == rows);
+  CHECK(t.cols() == cols);
+  CHECK(t.to_vector() == values);
+  // Every page was read (above), yet the map holds at most a window of them: not the 9.2 MB.
+  if (before >= 0) CHECK(resident_file_bytes() - before < (std::int64_t{5} << 20));
 }
 
 TEST_CASE("copy moves a window between strided views without touching the padding", "[kernels]") {

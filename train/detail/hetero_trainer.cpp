@@ -93,11 +93,11 @@ MemoryPlan plan(const HeteroProblem& problem, const HeteroModelLayout& model, co
                 const kernels::Device& device) {
   const std::int64_t params = model.parameter_bytes();
   const bool adam = optimizer.kind == "adam" || optimizer.kind == "adamw";
-  const std::int64_t target_rows = problem.graph->num_outputs(problem.target);
+  // The trainer's model trains on the training rows alone (HeteroModel::set_training_rows): its
+  // logits and their gradient are those rows', counted among the activations.
   const std::vector<MemoryItem> model_items{
       {"features", feature_bytes(problem)},
-      {"activations", model.activation_bytes()},
-      {"logits and their gradient", 2 * 4 * target_rows * problem.num_classes},
+      {"activations", model.activation_bytes(problem.train.size)},
       {"parameters", params},
       {"gradients", params},
       {"optimizer state", adam ? 2 * params : (optimizer.momentum != 0.0f ? params : 0)}};

@@ -67,30 +67,47 @@ std::int64_t RgatConvLayout::parameter_bytes(const RgcnGraph& graph) const {
   return floats * float_bytes;
 }
 
+namespace {
+
+// Floats one relation keeps from forward to backward (h_r, the folded W_dst,r, both scores and the
+// softmax statistics), and the most its backward adds while it runs (the attention's output
+// gradient when the heads are averaged, h_r's and both scores' gradients, the attention kernel's
+// packed rows (4 per head) and the folded weight's gradient). h: heads, hf: heads x columns per head.
+std::int64_t relation_saved_floats(const RgcnGraph& graph, const RgatConvLayout& l, int r, std::int64_t h,
+                                   std::int64_t hf) {
+  const std::int64_t sources = graph.num_inputs(graph.relation_src(r));
+  const std::int64_t rows = graph.num_outputs(graph.relation_dst(r));
+  return sources * (hf + h) + rows * 3 * h + l.in_dims[static_cast<std::size_t>(graph.relation_dst(r))] * h;
+}
+
+std::int64_t relation_workspace_floats(const RgcnGraph& graph, const RgatConvLayout& l, int r, std::int64_t h,
+                                       std::int64_t hf) {
+  const std::int64_t sources = graph.num_inputs(graph.relation_src(r));
+  const std::int64_t rows = graph.num_outputs(graph.relation_dst(r));
+  const std::int64_t head_grad = l.options.concat ? 0 : rows * hf;  // only when the heads are averaged
+  return head_grad + rows * 5 * h + sources * (hf + h) + l.in_dims[static_cast<std::size_t>(graph.relation_dst(r))] * h;
+}
+
+}  // namespace
+
 std::int64_t RgatConvLayout::saved_bytes(const RgcnGraph& graph) const {
   const std::int64_t h = options.heads, hf = h * out_dim;
   std::int64_t floats = 0;
-  for (int r : computed) {
-    const std::int64_t sources = graph.num_inputs(graph.relation_src(r));
-    const std::int64_t rows = graph.num_outputs(graph.relation_dst(r));
-    const std::int64_t dst_width = in_dims[static_cast<std::size_t>(graph.relation_dst(r))];
-    floats += sources * (hf + h) + rows * 3 * h + dst_width * h;
-  }
+  for (int r : computed) floats += relation_saved_floats(graph, *this, r, h, hf);
   return floats * float_bytes;
 }
 
-std::int64_t RgatConvLayout::workspace_bytes(const RgcnGraph& graph) const {
+std::int64_t RgatConvLayout::backward_held_bytes(const RgcnGraph& graph) const {
   const std::int64_t h = options.heads, hf = h * out_dim;
-  std::int64_t busiest = 0;
-  for (int r : computed) {
-    const std::int64_t sources = graph.num_inputs(graph.relation_src(r));
-    const std::int64_t rows = graph.num_outputs(graph.relation_dst(r));
-    const std::int64_t dst_width = in_dims[static_cast<std::size_t>(graph.relation_dst(r))];
-    // The head gradient, the attention's gradients (h, both scores), the softmax workspace and the
-    // folded W_dst,r's gradient.
-    busiest = std::max(busiest, rows * (hf + 5 * h) + sources * (hf + h) + dst_width * h);
+  std::int64_t remaining = saved_bytes(graph) / float_bytes, most = remaining;
+  for (int t = 0; t < graph.num_vertex_types(); ++t) {
+    if (computes[static_cast<std::size_t>(t)] == 0) continue;
+    for (int r : graph.stack(t).relations) {
+      most = std::max(most, remaining + relation_workspace_floats(graph, *this, r, h, hf));
+      remaining -= relation_saved_floats(graph, *this, r, h, hf);
+    }
   }
-  return busiest * float_bytes;
+  return most * float_bytes;
 }
 
 std::int64_t RgatConvLayout::graph_bytes(const RgcnGraph& graph) const {

@@ -58,8 +58,12 @@ struct RgatConvLayout {
   std::int64_t parameter_bytes(const RgcnGraph& graph) const;
   // Per computed relation: h_r, the folded W_dst,r, both scores and the softmax statistics.
   std::int64_t saved_bytes(const RgcnGraph& graph) const;
-  // The most one relation's backward holds: the attention's and the projections' gradients.
-  std::int64_t workspace_bytes(const RgcnGraph& graph) const;
+  // The most backward holds at once besides the output and input gradients, the saved tensors
+  // included: backward runs the relations as forward did (by destination type, each type's in its
+  // stack's order) and frees each one's saved tensors when its gradients are done, so one
+  // relation's workspace (the attention's and the projections' gradients) meets the saved tensors
+  // of it and of the relations after it.
+  std::int64_t backward_held_bytes(const RgcnGraph& graph) const;
   // Every computed relation's block and its transpose.
   std::int64_t graph_bytes(const RgcnGraph& graph) const;
 };

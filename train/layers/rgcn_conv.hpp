@@ -85,8 +85,10 @@ struct RgcnConvLayout {
   // The parameters' values (their gradients take as much again).
   std::int64_t parameter_bytes(const RgcnGraph& graph) const;
   // RgcnConv::saved_bytes, backward_bytes and graph_bytes (before set_training_rows; in host
-  // memory's sizes) of a layer with this layout.
-  std::int64_t saved_bytes(const RgcnGraph& graph) const;
+  // memory's sizes) of a layer with this layout. saved_bytes with `selected_rows` >= 0: after
+  // set_training_rows(selected_type, rows of that count), when an aggregate-first stack of that
+  // type keeps those rows only.
+  std::int64_t saved_bytes(const RgcnGraph& graph, int selected_type = -1, std::int64_t selected_rows = -1) const;
   std::int64_t backward_bytes(const RgcnGraph& graph, std::int64_t input_grad_bytes) const;
   std::int64_t graph_bytes(const RgcnGraph& graph) const;
   // The width of the bases' shared input, read by every computed relation (num_bases > 0).

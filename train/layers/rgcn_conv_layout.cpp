@@ -107,13 +107,14 @@ std::int64_t RgcnConvLayout::parameter_bytes(const RgcnGraph& graph) const {
   return floats * float_bytes;
 }
 
-std::int64_t RgcnConvLayout::saved_bytes(const RgcnGraph& graph) const {
-  // The composed W_r with bases, the aggregate-first stacks [A_r ... | x_t] with their stacked
-  // weights, and each panel's weights.
+std::int64_t RgcnConvLayout::saved_bytes(const RgcnGraph& graph, int selected_type, std::int64_t selected_rows) const {
+  // The composed W_r with bases, the aggregate-first stacks [A_r ... | x_t] (of the selected rows
+  // only, for a type with training rows) with their stacked weights, and each panel's weights.
   std::int64_t floats = num_bases > 0 ? static_cast<std::int64_t>(computed.size()) * basis_input(graph) * out_dim : 0;
   for (int t = 0; t < graph.num_vertex_types(); ++t) {
     const auto ts = static_cast<std::size_t>(t);
-    if (computes[ts] != 0 && aggregate[ts] != 0) floats += (graph.num_outputs(t) + out_dim) * bands[ts].back();
+    const std::int64_t rows = t == selected_type && selected_rows >= 0 ? selected_rows : graph.num_outputs(t);
+    if (computes[ts] != 0 && aggregate[ts] != 0) floats += (rows + out_dim) * bands[ts].back();
     floats += in_dims[ts] * static_cast<std::int64_t>(panels.bands[ts].size()) * out_dim;
   }
   return floats * float_bytes;

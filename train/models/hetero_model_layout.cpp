@@ -79,24 +79,50 @@ std::int64_t HeteroStageLayout::parameter_bytes(const RgcnGraph& graph) const {
   return std::get<RgcnConvLayout>(layer).parameter_bytes(graph);
 }
 
-std::int64_t HeteroStageLayout::saved_bytes(const RgcnGraph& graph) const {
-  if (std::holds_alternative<TypedLinearLayout>(layer)) return 0;  // views of its inputs
+std::int64_t HeteroStageLayout::saved_bytes(const RgcnGraph& graph, int selected_type,
+                                            std::int64_t selected_rows) const {
+  if (const auto* linear = std::get_if<TypedLinearLayout>(&layer))  // views of its inputs, or the selected rows
+    return selected_type >= 0 && selected_rows >= 0 && linear->computes.at(static_cast<std::size_t>(selected_type)) != 0
+               ? selected_rows * linear->in_dims[static_cast<std::size_t>(selected_type)] * float_bytes
+               : 0;
   if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->saved_bytes(graph);
   if (const auto* rgat = std::get_if<RgatConvLayout>(&layer)) return rgat->saved_bytes(graph);
-  return std::get<RgcnConvLayout>(layer).saved_bytes(graph);
+  return std::get<RgcnConvLayout>(layer).saved_bytes(graph, selected_type, selected_rows);
 }
 
-std::int64_t HeteroStageLayout::backward_bytes(const RgcnGraph& graph, std::int64_t input_grad_bytes) const {
+std::int64_t HeteroStageLayout::backward_bytes(const RgcnGraph& graph, const std::vector<char>& input_grad,
+                                               int selected_type, std::int64_t selected_rows) const {
+  std::int64_t input_grad_bytes = 0;
+  for (int t = 0; t < graph.num_vertex_types(); ++t)
+    if (reads(t) && input_grad.at(static_cast<std::size_t>(t)) != 0)
+      input_grad_bytes += graph.num_inputs(t) * in_dims()[static_cast<std::size_t>(t)] * float_bytes;
+  const std::int64_t saved = saved_bytes(graph, selected_type, selected_rows);
   if (const auto* linear = std::get_if<TypedLinearLayout>(&layer)) {
     std::int64_t rows_by_width = 0;  // the largest input gradient's product before it is placed
     for (int t = 0; t < graph.num_vertex_types(); ++t)
-      if (linear->computes[static_cast<std::size_t>(t)] != 0)
+      if (linear->computes[static_cast<std::size_t>(t)] != 0 && input_grad.at(static_cast<std::size_t>(t)) != 0)
         rows_by_width = std::max(rows_by_width, graph.num_outputs(t) * linear->in_dims[static_cast<std::size_t>(t)]);
-    return rows_by_width * float_bytes + input_grad_bytes;
+    return saved + rows_by_width * float_bytes + input_grad_bytes;
   }
-  if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->workspace_bytes(graph) + input_grad_bytes;
-  if (const auto* rgat = std::get_if<RgatConvLayout>(&layer)) return rgat->workspace_bytes(graph) + input_grad_bytes;
-  return std::get<RgcnConvLayout>(layer).backward_bytes(graph, input_grad_bytes);
+  if (const auto* hgt = std::get_if<HgtConvLayout>(&layer))
+    return saved + hgt->workspace_bytes(graph) + input_grad_bytes;
+  if (const auto* rgat = std::get_if<RgatConvLayout>(&layer))
+    return rgat->backward_held_bytes(graph) + input_grad_bytes;
+  return saved + std::get<RgcnConvLayout>(layer).backward_bytes(graph, input_grad_bytes);
+}
+
+std::int64_t HeteroStageLayout::forward_output_rows(const RgcnGraph& graph, int t, std::int64_t selected_rows) const {
+  const std::int64_t whole = graph.num_inputs(t);
+  if (selected_rows < 0) return whole;
+  if (std::holds_alternative<RgatConvLayout>(layer)) return whole + selected_rows;
+  if (const auto* rgcn = std::get_if<RgcnConvLayout>(&layer))
+    if (rgcn->aggregate.at(static_cast<std::size_t>(t)) == 0) return whole + selected_rows;
+  return selected_rows;
+}
+
+std::int64_t HeteroStageLayout::gradient_output_rows(const RgcnGraph& graph, int t, std::int64_t selected_rows) const {
+  if (selected_rows < 0 || std::holds_alternative<RgatConvLayout>(layer)) return graph.num_inputs(t);
+  return selected_rows;
 }
 
 std::int64_t HeteroStageLayout::graph_bytes(const RgcnGraph& graph) const {
@@ -107,12 +133,13 @@ std::int64_t HeteroStageLayout::graph_bytes(const RgcnGraph& graph) const {
 }
 
 HeteroModelLayout::HeteroModelLayout(const HeteroModelConfig& config, const RgcnGraph& graph,
-                                 std::vector<std::int64_t> feature_widths, int target_type, std::int64_t num_classes,
-                                 kernels::Device device, std::vector<char> halo_types)
+                                     std::vector<std::int64_t> feature_widths, int target_type,
+                                     std::int64_t num_classes, kernels::Device device, std::vector<char> halo_types)
     : graph_(&graph),
       feature_widths_(std::move(feature_widths)),
       embedding_dim_(config.embedding_dim),
       halo_types_(std::move(halo_types)),
+      target_(target_type),
       device_(device) {
   check_config(config, num_classes);
   const int types = graph.num_vertex_types();
@@ -269,41 +296,60 @@ std::int64_t HeteroModelLayout::input_width(int t) const {
   return has_table(t) ? embedding_dim_ : feature_widths_.at(static_cast<std::size_t>(t));
 }
 
-std::int64_t HeteroModelLayout::activation_bytes() const {
+std::int64_t HeteroModelLayout::activation_bytes(std::int64_t training_rows) const {
   const RgcnGraph& g = *graph_;
-  // What forward keeps, summed over the layers before the one at hand; the most held at once.
-  std::int64_t kept_before = 0, peak = 0;
+  // Training: what forward keeps, summed over the layers before the one at hand; the most held at
+  // once. Evaluation keeps nothing: a layer's input and outputs, its workspace bounded by what
+  // training would save.
+  std::int64_t kept_before = 0, peak = 0, evaluation = 0;
   std::int64_t previous_outputs = 0;  // the previous layer's outputs, kept as this layer's input
   for (int i = 0; i < layers(); ++i) {
     const HeteroStageLayout& c = stage(i);
-    std::int64_t inputs = 0, input_grads = 0, outputs = 0;
+    const bool last = i + 1 == layers();
+    // The last layer trains on the selected rows of the target; it computes no other type.
+    const int selected_type = last && training_rows >= 0 ? target_ : -1;
+    const std::int64_t selected_rows = last ? training_rows : -1;
+    std::int64_t inputs = 0, outputs = 0, output_grads = 0, all_outputs = 0;
+    std::vector<char> input_grad(static_cast<std::size_t>(g.num_vertex_types()), 0);
     for (int t = 0; t < g.num_vertex_types(); ++t) {
       const auto ts = static_cast<std::size_t>(t);
       if (i == 0 && streams(t)) continue;  // chunks only: table_bytes counts them
-      const std::int64_t in = g.num_inputs(t) * c.in_dims()[ts] * float_bytes;
       // The first layer's inputs need a gradient only where they are a table.
-      const bool input_grad = i > 0 || has_table(t);
-      if (c.reads(t)) inputs += in;
-      if (c.reads(t) && input_grad) input_grads += in;
-      if (c.computes(t)) outputs += g.num_inputs(t) * c.out_dim() * float_bytes;
+      if (c.reads(t)) {
+        inputs += g.num_inputs(t) * c.in_dims()[ts] * float_bytes;
+        input_grad[ts] = i > 0 || has_table(t) ? 1 : 0;
+      }
+      if (!c.computes(t)) continue;
+      all_outputs += g.num_inputs(t) * c.out_dim() * float_bytes;
+      const bool selected = selected_type == t;
+      outputs += (selected ? c.forward_output_rows(g, t, selected_rows) : g.num_inputs(t)) * c.out_dim() * float_bytes;
+      output_grads +=
+          (selected ? c.gradient_output_rows(g, t, selected_rows) : g.num_inputs(t)) * c.out_dim() * float_bytes;
     }
+    evaluation = std::max(evaluation, (i > 0 ? previous_outputs : 0) + c.saved_bytes(g) + all_outputs);
     // An active dropout's output is kept as the layer's input in place of the previous layer's
     // outputs: dropped in place after a ReLU, else a copy (the features' too), the outputs freed
     // once it is written, so both live while it runs.
-    std::int64_t own = c.saved_bytes(g);
+    const std::int64_t saved = c.saved_bytes(g, selected_type, selected_rows);
+    std::int64_t dropped = 0;
     if (c.dropout > 0.0f) {
       if (i == 0 || !stage(i - 1).relu) peak = std::max(peak, kept_before + inputs);
       kept_before -= previous_outputs;
-      own += inputs;
+      dropped = inputs;
     }
-    // Forward: the layer's own tensors and its outputs; backward (the later layers' tensors gone,
-    // this layer's outputs replaced by their gradients): the outputs' gradients, the layer's
-    // workspace (R-GCN: H's gradient and the weights') and the input gradients.
-    peak = std::max(peak, kept_before + own + std::max(outputs, outputs + c.backward_bytes(g, input_grads)));
-    previous_outputs = i + 1 < layers() ? outputs : 0;  // the next layer's input (after its ReLU)
-    kept_before += own + previous_outputs;
+    // Forward: the layer's saved tensors and its outputs; backward (the later layers' tensors
+    // gone, this layer's outputs replaced by their gradients): the outputs' gradients and what the
+    // layer's backward holds (its saved tensors among it). The last layer's outputs are the
+    // logits: the loss writes their gradient beside them.
+    const std::int64_t logits =
+        last ? (selected_rows >= 0 ? selected_rows : g.num_inputs(target_)) * c.out_dim() * float_bytes : 0;
+    peak = std::max(
+        {peak, kept_before + dropped + saved + outputs, kept_before + dropped + saved + 2 * logits,
+         kept_before + dropped + output_grads + c.backward_bytes(g, input_grad, selected_type, selected_rows)});
+    previous_outputs = last ? 0 : all_outputs;  // the next layer's input (after its ReLU)
+    kept_before += dropped + saved + previous_outputs;
   }
-  return std::max(peak, kept_before);
+  return std::max({peak, kept_before, evaluation});
 }
 
 std::int64_t HeteroModelLayout::parameter_bytes() const {

@@ -34,14 +34,27 @@ struct HeteroStageLayout {
   std::int64_t out_dim() const;  // the output's columns (RGAT: all its heads')
   bool computes(int t) const;
   bool reads(int t) const;
-  // The layer's parameters, saved tensors and sparse matrices, in bytes (its layout's).
+  // The layer's parameters and sparse matrices, in bytes (its layout's).
   std::int64_t parameter_bytes(const RgcnGraph& graph) const;
-  std::int64_t saved_bytes(const RgcnGraph& graph) const;
-  // The most its forward or backward holds besides its outputs (or their gradients) and its saved
-  // tensors, with `input_grad_bytes` of input gradients: the workspace and the input gradients at
-  // once, or as R-GCN allocates them (RgcnConvLayout::backward_bytes).
-  std::int64_t backward_bytes(const RgcnGraph& graph, std::int64_t input_grad_bytes) const;
   std::int64_t graph_bytes(const RgcnGraph& graph) const;
+  // What its training forward keeps for backward, in bytes, when `selected_rows` rows of output
+  // type `selected_type` are trained on (set_training_rows; -1: every row): R-GCN's
+  // aggregate-first stack of that type keeps those rows only; a TypedLinear keeps a copy of
+  // those rows of its input.
+  std::int64_t saved_bytes(const RgcnGraph& graph, int selected_type = -1, std::int64_t selected_rows = -1) const;
+  // The most its backward holds at once besides its outputs' gradients, its saved tensors
+  // included, with the input gradients of the types `input_grad` marks (per type): the saved
+  // tensors, the workspace and the input gradients at once, as R-GCN allocates them
+  // (RgcnConvLayout::backward_bytes), or as RGAT frees its relations' saved tensors one by one.
+  std::int64_t backward_bytes(const RgcnGraph& graph, const std::vector<char>& input_grad, int selected_type = -1,
+                              std::int64_t selected_rows = -1) const;
+  // The rows of output type t a training forward holds at its most when `selected_rows` of them
+  // are trained on (-1: every row): those rows, or, for a layer that computes the type whole and
+  // then gathers them (RGAT; R-GCN for a type it transforms first), the whole output beside them.
+  // And the rows of its gradient that backward holds besides its backward_bytes: the selected
+  // rows, or every row for RGAT, which scatters them into a whole gradient first.
+  std::int64_t forward_output_rows(const RgcnGraph& graph, int t, std::int64_t selected_rows) const;
+  std::int64_t gradient_output_rows(const RgcnGraph& graph, int t, std::int64_t selected_rows) const;
 };
 
 class HeteroModelLayout {
@@ -69,12 +82,15 @@ class HeteroModelLayout {
   // Type t's input width: its features', or the embedding dimension.
   std::int64_t input_width(int t) const;
 
-  // For the memory plan, in bytes. activation_bytes: the peak of a training step on the model's
-  // device apart from the inputs (features and tables), the logits and their gradient: the most,
-  // over the layers, of what forward kept up to a layer (dropout outputs, which replace the
-  // previous layer's outputs, undropped layer outputs, each layer's saved_bytes) plus what that
-  // layer's forward or backward holds at once (its workspace_bytes, its outputs or their
-  // gradients, its input gradients). parameter_bytes: the dense parameters' values
+  // For the memory plan, in bytes. activation_bytes: the peak of a step on the model's device apart
+  // from the inputs (features and tables), when the last layer trains on `training_rows` rows of
+  // the target (HeteroModel::set_training_rows; -1: every row). Training: the most, over the
+  // layers, of what forward kept up to a layer (dropout outputs, which replace the previous
+  // layer's outputs, undropped layer outputs, each layer's saved_bytes) plus what that layer's
+  // forward or backward holds at once (its outputs or their gradients, its backward_bytes), and
+  // the logits beside their gradient once the loss is taken; the last layer's outputs are the
+  // logits. Evaluation: a layer's input, its saved tensors (as a bound of its workspace) and its
+  // outputs, every row, the logits among them. parameter_bytes: the dense parameters' values
   // (their gradients take as much again). table_bytes: the tables (values, gradients, two Adam
   // moments, per-row step counts and touched flags, and on a rank the tables' rows with their
   // halo rows), on the model's device; streamed tables count only their staging there
@@ -82,7 +98,7 @@ class HeteroModelLayout {
   // (8 bytes per vertex on one process), and the tables when they are in host memory (a model on
   // the CPU, or streamed tables). graph_bytes: the sparse matrices the layers keep
   // (their layouts' graph_bytes: their host sizes, before set_training_rows). O(layers · types).
-  std::int64_t activation_bytes() const;
+  std::int64_t activation_bytes(std::int64_t training_rows = -1) const;
   std::int64_t parameter_bytes() const;
   std::int64_t table_bytes() const;
   std::int64_t host_bytes() const;
@@ -105,6 +121,7 @@ class HeteroModelLayout {
   std::vector<char> bases_;            // per layer
   std::vector<std::int64_t> chunk_rows_;
   std::vector<char> halo_types_;
+  int target_;
   kernels::Device device_;
 };
 
