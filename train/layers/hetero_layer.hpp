@@ -25,10 +25,12 @@ class HeteroLayer {
 
   // y[t] (outputs of t x out width) for inputs x[t] (inputs of t, halo rows after the owned
   // ones), an empty tensor for a type the layer does not compute; x[t] of a type it does not read
-  // may be an empty view. streamed_x: per type an input streamed in row chunks instead of x[t],
-  // or empty; a layer that takes no streamed input refuses a non-empty one (UnsupportedError).
-  // A training forward keeps what backward needs (views of x included: the caller keeps them
-  // alive and unchanged until backward).
+  // may be an empty view. streamed_x: per type an input read in row chunks instead of x[t] (a
+  // FeaturePipeline's rows, or a resident matrix with a transform such as a dropout), or empty
+  // (all of it, or the entry of a type given as x[t]); a layer takes it only for the types
+  // reads_by_products names and refuses it for the others (UnsupportedError).
+  // A training forward keeps what backward needs (views of x and handles of streamed_x included:
+  // the caller keeps what they point at alive and unchanged until backward).
   virtual std::vector<kernels::Tensor> forward(const std::vector<kernels::ConstTensorView>& x, const Step& step,
                                                const std::vector<InputMatrix>& streamed_x = {}) = 0;
   // From grad_y[t] of the last training forward (ignored for types it does not compute): adds
@@ -50,6 +52,11 @@ class HeteroLayer {
   // Whether the layer computes y[t]; whether some computed term reads x[t].
   virtual bool computes(int type) const = 0;
   virtual bool reads(int type) const = 0;
+  // Whether the layer reads x[t] only through products with its weights (x[t] · W forward,
+  // x[t]ᵀ · g for the weights' gradients), so that it takes x[t] as streamed_x[t], read chunk by
+  // chunk: a transform on it (a dropout) is then applied as each chunk is read, and the
+  // transformed matrix is never stored. None by default.
+  virtual bool reads_by_products(int /*type*/) const { return false; }
 
   // From now on a training forward returns only the output rows `rows` of type `type` (row k:
   // output row rows[k]) and backward takes their gradient only; an evaluation forward still

@@ -24,12 +24,14 @@ std::string shape(std::int64_t rows, std::int64_t cols) { return std::to_string(
 
 }  // namespace
 
-InputMatrix::InputMatrix(const Tensor& x) : tensor_(&x) {}
+InputMatrix::InputMatrix(const Tensor& x) : resident_(true), view_(x.view()), tensor_(&x) {}
 
-InputMatrix::InputMatrix(const kernels::Bf16Rows& x) : bf16_(&x) {}
+InputMatrix::InputMatrix(ConstTensorView x) : resident_(true), view_(x) {}
+
+InputMatrix::InputMatrix(const kernels::Bf16Rows& x) : bf16_(&x), bf16_rows_(x.rows()) {}
 
 std::int64_t resident_chunk_rows(std::int64_t rows, std::int64_t cols) {
-  constexpr std::int64_t chunk_bytes = std::int64_t{1} << 20;
+  constexpr std::int64_t chunk_bytes = std::int64_t{4} << 20;
   return std::max<std::int64_t>(1, std::min(rows, chunk_bytes / (std::max<std::int64_t>(cols, 1) * 4)));
 }
 
@@ -37,25 +39,34 @@ template <class F>
 void InputMatrix::for_scratch_chunks(F&& fn) const {
   const std::int64_t n = rows(), cols = this->cols();
   const std::int64_t chunk = resident_chunk_rows(n, cols);
-  Tensor scratch = Tensor::empty(std::min(chunk, n), cols, bf16_ != nullptr ? bf16_->device() : tensor_->device());
+  Tensor scratch = Tensor::empty(std::min(chunk, n), cols, bf16_ != nullptr ? bf16_->device() : view_.device);
   for (std::int64_t begin = 0; begin < n; begin += chunk) {
     const std::int64_t end = std::min(n, begin + chunk);
     const TensorView rows_here = scratch.view().slice_rows(0, end - begin);
     if (bf16_ != nullptr)
       kernels::widen(bf16_->view().slice_rows(begin, end), rows_here);
     else
-      kernels::copy(tensor_->view().slice_rows(begin, end), rows_here);
+      kernels::copy(view_.slice_rows(begin, end), rows_here);
     if (transform_) transform_(rows_here, begin);
     fn(ConstTensorView(rows_here), begin);
   }
+}
+
+template <class F>
+void InputMatrix::for_each_chunk(F&& fn) const {
+  if (read_by_chunk())
+    for_scratch_chunks(fn);
+  else
+    pipeline_->stream(transform_,
+                      [&](TensorView chunk, std::int64_t first_row) { fn(ConstTensorView(chunk), first_row); });
 }
 
 InputMatrix::InputMatrix(FeaturePipeline& pipeline, RowTransform transform)
     : pipeline_(&pipeline), transform_(std::move(transform)) {}
 
 std::int64_t InputMatrix::rows() const {
-  if (tensor_ != nullptr) return tensor_->rows();
-  if (bf16_ != nullptr) return bf16_->rows();
+  if (resident_) return view_.rows;
+  if (bf16_ != nullptr) return bf16_rows_;
   return pipeline_ != nullptr ? pipeline_->rows() : 0;
 }
 
@@ -65,7 +76,7 @@ std::int64_t InputMatrix::chunk_rows() const {
 }
 
 std::int64_t InputMatrix::cols() const {
-  if (tensor_ != nullptr) return tensor_->cols();
+  if (resident_) return view_.cols;
   if (bf16_ != nullptr) return bf16_->cols();
   return pipeline_ != nullptr ? pipeline_->cols() : 0;
 }
@@ -75,10 +86,12 @@ const Tensor& InputMatrix::tensor(const std::string& what) const {
     throw UnsupportedError(what +
                            " needs its input whole in float32, but the input is kept in bfloat16 "
                            "(--activation-dtype bf16 keeps only the inputs of layers that transform first so)");
-  if (tensor_ != nullptr && transform_)
+  if (resident_ && transform_)
     throw UnsupportedError(what +
                            " needs its input whole, but the input is transformed (dropped) chunk by chunk as it is "
                            "read (only the inputs of layers that transform first are so)");
+  if (resident_ && (tensor_ == nullptr || view_.rows != tensor_->rows()))
+    throw UnsupportedError(what + " needs its input as a whole tensor, but it is a view of some of its rows");
   if (tensor_ == nullptr)
     throw UnsupportedError(what + " needs its input whole, but the input is " +
                            (streamed() ? "streamed in row chunks (the features do not fit the memory given)"
@@ -86,6 +99,19 @@ const Tensor& InputMatrix::tensor(const std::string& what) const {
                            "; precompute the first aggregation (--precompute-first-aggregation, with input dropout "
                            "0) or give the features more memory");
   return *tensor_;
+}
+
+InputMatrix InputMatrix::first_rows(std::int64_t n) const {
+  HALO_EXPECTS(n >= 0 && n <= rows(),
+               "InputMatrix::first_rows: " + std::to_string(n) + " rows of " + std::to_string(rows()));
+  if (n == rows()) return *this;
+  if (streamed())
+    throw UnsupportedError("InputMatrix::first_rows: a streamed matrix is read whole (" + std::to_string(n) + " of " +
+                           std::to_string(rows()) + " rows asked)");
+  InputMatrix out = *this;
+  if (resident_) out.view_ = view_.slice_rows(0, n);
+  out.bf16_rows_ = bf16_ != nullptr ? n : 0;
+  return out;
 }
 
 InputMatrix InputMatrix::then(RowTransform more) const {
@@ -108,18 +134,11 @@ void InputMatrix::multiply(ConstTensorView w, TensorView out, float beta) const 
   HALO_EXPECTS(w.rows == cols() && out.rows == rows() && out.cols == w.cols,
                "InputMatrix::multiply: x is " + shape(rows(), cols()) + ", w " + shape(w.rows, w.cols) + ", out " +
                    shape(out.rows, out.cols));
-  if (tensor_ != nullptr && !transform_) {
-    kernels::gemm(tensor_->view(), Transpose::no, w, Transpose::no, out, 1.0f, beta);
+  if (resident_ && !transform_) {
+    kernels::gemm(view_, Transpose::no, w, Transpose::no, out, 1.0f, beta);
     return;
   }
-  if (read_by_chunk()) {
-    for_scratch_chunks([&](ConstTensorView chunk, std::int64_t first_row) {
-      kernels::gemm(chunk, Transpose::no, w, Transpose::no, out.slice_rows(first_row, first_row + chunk.rows), 1.0f,
-                    beta);
-    });
-    return;
-  }
-  pipeline_->stream(transform_, [&](TensorView chunk, std::int64_t first_row) {
+  for_each_chunk([&](ConstTensorView chunk, std::int64_t first_row) {
     kernels::gemm(chunk, Transpose::no, w, Transpose::no, out.slice_rows(first_row, first_row + chunk.rows), 1.0f,
                   beta);
   });
@@ -131,27 +150,47 @@ Tensor InputMatrix::multiply(ConstTensorView w) const {
   return out;
 }
 
-void InputMatrix::add_transposed_products(std::initializer_list<TransposedProduct> products) const {
+void InputMatrix::multiply_each(const std::vector<Product>& products) const {
+  HALO_EXPECTS(!empty(), "InputMatrix::multiply_each: there is no matrix");
+  for (const Product& p : products)
+    HALO_EXPECTS(p.w.rows == cols() && p.out.rows <= rows() && p.out.cols == p.w.cols,
+                 "InputMatrix::multiply_each: x is " + shape(rows(), cols()) + ", w " + shape(p.w.rows, p.w.cols) +
+                     ", out " + shape(p.out.rows, p.out.cols));
+  if (resident_ && !transform_) {
+    for (const Product& p : products)
+      kernels::gemm(view_.slice_rows(0, p.out.rows), Transpose::no, p.w, Transpose::no, p.out);
+    return;
+  }
+  for_each_chunk([&](ConstTensorView chunk, std::int64_t first_row) {
+    for (const Product& p : products) {
+      const std::int64_t end = std::min(p.out.rows, first_row + chunk.rows);
+      if (end > first_row)
+        kernels::gemm(chunk.slice_rows(0, end - first_row), Transpose::no, p.w, Transpose::no,
+                      p.out.slice_rows(first_row, end));
+    }
+  });
+}
+
+void InputMatrix::add_transposed_products(const std::vector<TransposedProduct>& products) const {
   HALO_EXPECTS(!empty(), "InputMatrix::add_transposed_products: there is no matrix");
   for (const TransposedProduct& p : products)
-    HALO_EXPECTS(p.grad.rows == rows() && p.grad_weight.rows == cols() && p.grad_weight.cols == p.grad.cols,
+    HALO_EXPECTS(p.grad.rows <= rows() && p.grad_weight.rows == cols() && p.grad_weight.cols == p.grad.cols,
                  "InputMatrix::add_transposed_products: x is " + shape(rows(), cols()) + ", grad " +
                      shape(p.grad.rows, p.grad.cols) + ", grad_weight " +
                      shape(p.grad_weight.rows, p.grad_weight.cols));
-  if (tensor_ != nullptr && !transform_) {
+  if (resident_ && !transform_) {
     for (const TransposedProduct& p : products)
-      kernels::gemm(tensor_->view(), Transpose::yes, p.grad, Transpose::no, p.grad_weight, 1.0f, 1.0f);
+      kernels::gemm(view_.slice_rows(0, p.grad.rows), Transpose::yes, p.grad, Transpose::no, p.grad_weight, 1.0f, 1.0f);
     return;
   }
-  const auto add_chunk = [&](ConstTensorView chunk, std::int64_t first_row) {
-    for (const TransposedProduct& p : products)
-      kernels::gemm(chunk, Transpose::yes, p.grad.slice_rows(first_row, first_row + chunk.rows), Transpose::no,
-                    p.grad_weight, 1.0f, 1.0f);
-  };
-  if (read_by_chunk())
-    for_scratch_chunks(add_chunk);
-  else
-    pipeline_->stream(transform_, add_chunk);
+  for_each_chunk([&](ConstTensorView chunk, std::int64_t first_row) {
+    for (const TransposedProduct& p : products) {
+      const std::int64_t end = std::min(p.grad.rows, first_row + chunk.rows);
+      if (end > first_row)
+        kernels::gemm(chunk.slice_rows(0, end - first_row), Transpose::yes, p.grad.slice_rows(first_row, end),
+                      Transpose::no, p.grad_weight, 1.0f, 1.0f);
+    }
+  });
 }
 
 std::int64_t GraphConv::aggregation_saved_bytes(std::int64_t in_dim, std::int64_t out_dim,

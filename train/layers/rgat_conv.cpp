@@ -99,15 +99,18 @@ std::int64_t RgatConvLayout::saved_bytes(const RgcnGraph& graph) const {
 
 std::int64_t RgatConvLayout::backward_held_bytes(const RgcnGraph& graph) const {
   const std::int64_t h = options.heads, hf = h * out_dim;
-  std::int64_t remaining = saved_bytes(graph) / float_bytes, most = remaining;
+  std::int64_t remaining = saved_bytes(graph) / float_bytes, deferred = 0, most = remaining;
   for (int t = 0; t < graph.num_vertex_types(); ++t) {
     if (computes[static_cast<std::size_t>(t)] == 0) continue;
     for (int r : graph.stack(t).relations) {
-      most = std::max(most, remaining + relation_workspace_floats(graph, *this, r, h, hf));
-      remaining -= relation_saved_floats(graph, *this, r, h, hf);
+      const std::int64_t fold = in_dims[static_cast<std::size_t>(t)] * h;
+      most = std::max(most, remaining + deferred + relation_workspace_floats(graph, *this, r, h, hf));
+      // Freed but the fold; kept until the end: the destination scores' gradient and the fold's.
+      remaining -= relation_saved_floats(graph, *this, r, h, hf) - fold;
+      deferred += graph.num_outputs(t) * h + 2 * fold;
     }
   }
-  return most * float_bytes;
+  return std::max(most, remaining + deferred) * float_bytes;
 }
 
 std::int64_t RgatConvLayout::graph_bytes(const RgcnGraph& graph) const {
@@ -216,41 +219,56 @@ std::int64_t RgatConv::training_rows(int type) const {
 
 std::vector<Tensor> RgatConv::forward(const std::vector<ConstTensorView>& x, const Step& step,
                                       const std::vector<InputMatrix>& streamed_x) {
-  for (const InputMatrix& m : streamed_x)
-    if (!m.empty()) throw UnsupportedError("RgatConv " + name_ + ": takes no streamed input");
   const RgcnGraph& g = *graph_;
   const int types = g.num_vertex_types();
   HALO_EXPECTS(static_cast<int>(x.size()) == types, "RgatConv " + name_ + ": needs one input per vertex type (" +
                                                         std::to_string(types) + "), got " + std::to_string(x.size()));
+  HALO_EXPECTS(streamed_x.empty() || static_cast<int>(streamed_x.size()) == types,
+               "RgatConv " + name_ + ": needs no chunk-read inputs or one (possibly empty) per vertex type (" +
+                   std::to_string(types) + "), got " + std::to_string(streamed_x.size()));
+  // Every input as a matrix read through products: the caller's chunk-read one, or the view.
+  std::vector<InputMatrix> in(static_cast<std::size_t>(types));
   for (int t = 0; t < types; ++t) {
     const auto ts = static_cast<std::size_t>(t);
-    if (reads(t))
-      HALO_EXPECTS(x[ts].rows == g.num_inputs(t) && x[ts].cols == layout_.in_dims[ts],
-                   "RgatConv " + name_ + ": input of " + g.vertex_type_name(t) + " is " + std::to_string(x[ts].rows) +
-                       " x " + std::to_string(x[ts].cols) + ", expected " + std::to_string(g.num_inputs(t)) + " x " +
-                       std::to_string(layout_.in_dims[ts]));
+    const bool chunked = !streamed_x.empty() && !streamed_x[ts].empty();
+    if (!reads(t)) {
+      if (chunked) throw UnsupportedError("RgatConv " + name_ + ": does not read " + g.vertex_type_name(t));
+      continue;
+    }
+    in[ts] = chunked ? streamed_x[ts] : InputMatrix(x[ts]);
+    HALO_EXPECTS(in[ts].rows() == g.num_inputs(t) && in[ts].cols() == layout_.in_dims[ts],
+                 "RgatConv " + name_ + ": input of " + g.vertex_type_name(t) + " is " + std::to_string(in[ts].rows()) +
+                     " x " + std::to_string(in[ts].cols()) + ", expected " + std::to_string(g.num_inputs(t)) + " x " +
+                     std::to_string(layout_.in_dims[ts]));
   }
   pending_ = false;
   const std::int64_t heads = layout_.options.heads, hf = heads * layout_.out_dim;
   std::vector<Tensor> y(static_cast<std::size_t>(types));
   for (int t = 0; t < types; ++t)
     if (computes(t)) y[static_cast<std::size_t>(t)] = Tensor::zeros(g.num_outputs(t), layout_.out_width(), device_);
+  // Every product of an input in one pass over it (one read of each chunk, and of a dropout on it):
+  // h_r = x_src · W_src,r for the relations it is the source of, and the destination scores of
+  // those into it, x_t · W_dst,r read only through them: a_dst,r folded into W_dst,r (in_t x H),
+  // H columns where the projection has H·F.
+  std::vector<std::vector<InputMatrix::Product>> products(static_cast<std::size_t>(types));
   for (Relation& rel : relations_) {
-    const ConstTensorView xs = x[static_cast<std::size_t>(rel.src)];
-    const ConstTensorView xt = x[static_cast<std::size_t>(rel.dst)].slice_rows(0, g.num_outputs(rel.dst));
-    rel.h = Tensor::empty(xs.rows, hf, device_);
-    kernels::gemm(xs, Transpose::no, rel.lin_src.value.view(), Transpose::no, rel.h.view());
-    // x_t · W_dst,r is read only through its head scores: fold a_dst,r into W_dst,r (in_t x H) and
-    // multiply x_t by that, H columns where the projection has H·F.
+    rel.h = Tensor::empty(g.num_inputs(rel.src), hf, device_);
     rel.dst_fold = Tensor::empty(rel.lin_dst.value.rows(), heads, device_);
     kernels::head_scores(rel.lin_dst.value.view(), rel.att_dst.value.view(), rel.dst_fold.view());
-    rel.src_score = Tensor::empty(xs.rows, heads, device_);
-    rel.dst_score = Tensor::empty(xt.rows, heads, device_);
+    rel.dst_score = Tensor::empty(g.num_outputs(rel.dst), heads, device_);
+    products[static_cast<std::size_t>(rel.src)].push_back({rel.lin_src.value.view(), rel.h.view()});
+    products[static_cast<std::size_t>(rel.dst)].push_back({rel.dst_fold.view(), rel.dst_score.view()});
+  }
+  for (int t = 0; t < types; ++t)
+    if (!products[static_cast<std::size_t>(t)].empty())
+      in[static_cast<std::size_t>(t)].multiply_each(products[static_cast<std::size_t>(t)]);
+  for (Relation& rel : relations_) {
+    const std::int64_t rows = g.num_outputs(rel.dst);
+    rel.src_score = Tensor::empty(rel.h.rows(), heads, device_);
     kernels::head_scores(rel.h.view(), rel.att_src.value.view(), rel.src_score.view());
-    kernels::gemm(xt, Transpose::no, rel.dst_fold.view(), Transpose::no, rel.dst_score.view());
-    rel.row_max = Tensor::empty(xt.rows, heads, device_);
-    rel.row_sum = Tensor::empty(xt.rows, heads, device_);
-    Tensor out = Tensor::empty(xt.rows, hf, device_);
+    rel.row_max = Tensor::empty(rows, heads, device_);
+    rel.row_sum = Tensor::empty(rows, heads, device_);
+    Tensor out = Tensor::empty(rows, hf, device_);
     rel.block.visit([&](const auto& a) {
       kernels::attention_forward(a, rel.h.view(), rel.src_score.view(), rel.dst_score.view(), spec(rel, step), ids(rel),
                                  out.view(), rel.row_max.view(), rel.row_sum.view());
@@ -268,7 +286,7 @@ std::vector<Tensor> RgatConv::forward(const std::vector<ConstTensorView>& x, con
     if (step.training && computes(t) && selection_[ts].selected()) y[ts] = selection_[ts].gather(y[ts].view());
   }
   if (step.training) {
-    inputs_ = x;
+    inputs_ = std::move(in);
     pending_ = true;
   }
   return y;
@@ -295,7 +313,13 @@ std::vector<Tensor> RgatConv::backward(std::vector<Tensor> grad_y, const Step& s
       grad_x[static_cast<std::size_t>(t)] =
           Tensor::zeros(g.num_inputs(t), layout_.in_dims[static_cast<std::size_t>(t)], device_);
   const std::int64_t heads = layout_.options.heads, hf = heads * layout_.out_dim;
-  for (Relation& rel : relations_) {
+  // The destination scores' gradients, kept until every relation is done: the products with their
+  // destination's input then take one pass over it per type.
+  std::vector<Tensor> grad_dst(relations_.size());
+  std::vector<std::vector<InputMatrix::TransposedProduct>> dst_products(static_cast<std::size_t>(types));
+  std::vector<Tensor> grad_fold(relations_.size());
+  for (std::size_t k = 0; k < relations_.size(); ++k) {
+    Relation& rel = relations_[k];
     const Tensor& dy = grad_y[static_cast<std::size_t>(rel.dst)];
     const std::int64_t rows = g.num_outputs(rel.dst);
     kernels::column_sums(dy.view(), rel.bias.grad.view(), true);
@@ -306,14 +330,14 @@ std::vector<Tensor> RgatConv::backward(std::vector<Tensor> grad_y, const Step& s
     }
     Tensor grad_h = Tensor::empty(rel.h.rows(), hf, device_);
     Tensor grad_src = Tensor::empty(rel.h.rows(), heads, device_);
-    Tensor grad_dst = Tensor::empty(rows, heads, device_);
+    grad_dst[k] = Tensor::empty(rows, heads, device_);
     rel.block.visit([&](const auto& a) {
       rel.transpose.visit([&](const auto& at) {
         if constexpr (std::is_same_v<std::decay_t<decltype(a)>, std::decay_t<decltype(at)>>)
           kernels::attention_backward(a, at, rel.h.view(), rel.src_score.view(), rel.dst_score.view(), spec(rel, step),
                                       ids(rel), rel.row_max.view(), rel.row_sum.view(),
                                       layout_.options.concat ? dy.view() : head_grad.view(), grad_h.view(),
-                                      grad_src.view(), grad_dst.view());
+                                      grad_src.view(), grad_dst[k].view());
         else
           HALO_ASSERT(!"a relation block and its transpose with different index types");
       });
@@ -321,19 +345,26 @@ std::vector<Tensor> RgatConv::backward(std::vector<Tensor> grad_y, const Step& s
     kernels::head_scores_backward(rel.h.view(), rel.att_src.value.view(), grad_src.view(), grad_h.view(),
                                   rel.att_src.grad.view());
     const auto src = static_cast<std::size_t>(rel.src), dst = static_cast<std::size_t>(rel.dst);
-    const ConstTensorView xt = inputs_[dst].slice_rows(0, rows);
-    kernels::gemm(inputs_[src], Transpose::yes, grad_h.view(), Transpose::no, rel.lin_src.grad.view(), 1.0f, 1.0f);
-    // The destination side through the fold: its gradient (in_t x H), then W_dst,r's and a_dst,r's.
-    Tensor grad_fold = Tensor::empty(rel.dst_fold.rows(), heads, device_);
-    kernels::gemm(xt, Transpose::yes, grad_dst.view(), Transpose::no, grad_fold.view());
-    kernels::head_scores_backward(rel.lin_dst.value.view(), rel.att_dst.value.view(), grad_fold.view(),
-                                  rel.lin_dst.grad.view(), rel.att_dst.grad.view());
+    inputs_[src].add_transposed_products({{grad_h.view(), rel.lin_src.grad.view()}});
     if (input_grad(rel.src))
       kernels::gemm(grad_h.view(), Transpose::no, rel.lin_src.value.view(), Transpose::yes, grad_x[src].view(), 1.0f,
                     1.0f);
+    grad_fold[k] = Tensor::zeros(rel.dst_fold.rows(), heads, device_);
+    dst_products[dst].push_back({grad_dst[k].view(), grad_fold[k].view()});
+    rel.release_keeping_fold();
+  }
+  // The destination side through the folds: their gradients (in_t x H) in one pass over each
+  // destination's input, then W_dst,r's and a_dst,r's, and the input's gradient.
+  for (int t = 0; t < types; ++t)
+    if (!dst_products[static_cast<std::size_t>(t)].empty())
+      inputs_[static_cast<std::size_t>(t)].add_transposed_products(dst_products[static_cast<std::size_t>(t)]);
+  for (std::size_t k = 0; k < relations_.size(); ++k) {
+    Relation& rel = relations_[k];
+    kernels::head_scores_backward(rel.lin_dst.value.view(), rel.att_dst.value.view(), grad_fold[k].view(),
+                                  rel.lin_dst.grad.view(), rel.att_dst.grad.view());
     if (input_grad(rel.dst))
-      kernels::gemm(grad_dst.view(), Transpose::no, rel.dst_fold.view(), Transpose::yes,
-                    grad_x[dst].view().slice_rows(0, rows), 1.0f, 1.0f);
+      kernels::gemm(grad_dst[k].view(), Transpose::no, rel.dst_fold.view(), Transpose::yes,
+                    grad_x[static_cast<std::size_t>(rel.dst)].view().slice_rows(0, g.num_outputs(rel.dst)), 1.0f, 1.0f);
     rel.release();
   }
   inputs_.clear();

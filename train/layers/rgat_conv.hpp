@@ -60,9 +60,10 @@ struct RgatConvLayout {
   std::int64_t saved_bytes(const RgcnGraph& graph) const;
   // The most backward holds at once besides the output and input gradients, the saved tensors
   // included: backward runs the relations as forward did (by destination type, each type's in its
-  // stack's order) and frees each one's saved tensors when its gradients are done, so one
-  // relation's workspace (the attention's and the projections' gradients) meets the saved tensors
-  // of it and of the relations after it.
+  // stack's order) and frees each one's saved tensors when its gradients are done, but for the
+  // folded weight, which it keeps with the destination scores' gradient and the fold's until every
+  // relation is done; so one relation's workspace (the attention's and the projections' gradients)
+  // meets the saved tensors of it and of the relations after it, and what the ones before it left.
   std::int64_t backward_held_bytes(const RgcnGraph& graph) const;
   // Every computed relation's block and its transpose.
   std::int64_t graph_bytes(const RgcnGraph& graph) const;
@@ -80,7 +81,9 @@ class RgatConv : public HeteroLayer {
 
   // Per computed relation two GEMMs (h_r and x_t times the folded W_dst,r), the head scores and the fused
   // attention over its block, summed into y_t. Training keeps the views of x. A type with
-  // training rows is computed whole and returns those rows. No streamed inputs.
+  // training rows is computed whole and returns those rows. Every input is read only through
+  // those products and their transposes in backward (reads_by_products), so any may come as
+  // streamed_x[t] (a dropout applied as its chunks are read); training keeps those handles.
   std::vector<kernels::Tensor> forward(const std::vector<kernels::ConstTensorView>& x, const Step& step,
                                        const std::vector<InputMatrix>& streamed_x = {}) override;
   std::vector<kernels::Tensor> backward(std::vector<kernels::Tensor> grad_y, const Step& step,
@@ -98,6 +101,7 @@ class RgatConv : public HeteroLayer {
   bool input_grad(int type) const override { return input_grad_.at(static_cast<std::size_t>(type)) != 0; }
   bool computes(int type) const override { return layout_.computes.at(static_cast<std::size_t>(type)) != 0; }
   bool reads(int type) const override { return layout_.reads.at(static_cast<std::size_t>(type)) != 0; }
+  bool reads_by_products(int type) const override { return reads(type); }
   void set_training_rows(int type, kernels::IndexView rows) override;
   std::int64_t training_rows(int type) const override;
   // Without it the masks are keyed on the type-local row numbers.
@@ -114,7 +118,12 @@ class RgatConv : public HeteroLayer {
     // Kept by a training forward; dst_fold: W_dst,r with a_dst,r folded in (in_t x H).
     kernels::Tensor h, dst_fold, src_score, dst_score, row_max, row_sum;
     void release() {
-      for (kernels::Tensor* t : {&h, &dst_fold, &src_score, &dst_score, &row_max, &row_sum}) *t = kernels::Tensor();
+      release_keeping_fold();
+      dst_fold = kernels::Tensor();
+    }
+    // All but the folded weight, which backward reads once every relation is done.
+    void release_keeping_fold() {
+      for (kernels::Tensor* t : {&h, &src_score, &dst_score, &row_max, &row_sum}) *t = kernels::Tensor();
     }
   };
   void check_output(int type) const;
@@ -129,7 +138,7 @@ class RgatConv : public HeteroLayer {
   kernels::Tensor head_mean_;        // H·F x F, averaging the heads (concat off)
   std::vector<char> input_grad_;
   std::vector<TrainingRows> selection_;  // per type
-  std::vector<kernels::ConstTensorView> inputs_;
+  std::vector<InputMatrix> inputs_;      // per type, kept by a training forward
   bool pending_ = false;
 };
 

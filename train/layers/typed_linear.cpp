@@ -77,33 +77,40 @@ std::int64_t TypedLinear::training_rows(int type) const {
 
 std::vector<Tensor> TypedLinear::forward(const std::vector<ConstTensorView>& x, const Step& step,
                                          const std::vector<InputMatrix>& streamed_x) {
-  for (const InputMatrix& m : streamed_x)
-    if (!m.empty()) throw UnsupportedError("TypedLinear " + name_ + ": takes no streamed input");
   const int types = graph_->num_vertex_types();
   HALO_EXPECTS(static_cast<int>(x.size()) == types, "TypedLinear " + name_ + ": needs one input per vertex type (" +
                                                         std::to_string(types) + "), got " + std::to_string(x.size()));
+  HALO_EXPECTS(streamed_x.empty() || static_cast<int>(streamed_x.size()) == types,
+               "TypedLinear " + name_ + ": needs no chunk-read inputs or one (possibly empty) per vertex type (" +
+                   std::to_string(types) + "), got " + std::to_string(streamed_x.size()));
   pending_ = false;
   selected_inputs_.clear();
   selected_inputs_.resize(static_cast<std::size_t>(types));
+  std::vector<InputMatrix> in(static_cast<std::size_t>(types));
   std::vector<Tensor> y(static_cast<std::size_t>(types));
   for (int t = 0; t < types; ++t) {
-    if (!computes(t)) continue;
     const auto ts = static_cast<std::size_t>(t);
-    HALO_EXPECTS(x[ts].rows >= graph_->num_outputs(t) && x[ts].cols == layout_.in_dims[ts],
+    const bool chunked = !streamed_x.empty() && !streamed_x[ts].empty();
+    if (chunked && !reads_by_products(t))
+      throw UnsupportedError("TypedLinear " + name_ + ": reads " + graph_->vertex_type_name(t) +
+                             " whole (it is not computed, or has training rows to pick)");
+    if (!computes(t)) continue;
+    in[ts] = chunked ? streamed_x[ts] : InputMatrix(x[ts]);
+    HALO_EXPECTS(in[ts].rows() >= graph_->num_outputs(t) && in[ts].cols() == layout_.in_dims[ts],
                  "TypedLinear " + name_ + ": input of " + graph_->vertex_type_name(t) + " is " +
-                     std::to_string(x[ts].rows) + " x " + std::to_string(x[ts].cols) + ", expected at least " +
+                     std::to_string(in[ts].rows()) + " x " + std::to_string(in[ts].cols()) + ", expected at least " +
                      std::to_string(graph_->num_outputs(t)) + " x " + std::to_string(layout_.in_dims[ts]));
-    ConstTensorView in = x[ts].slice_rows(0, graph_->num_outputs(t));
+    const InputMatrix owned = in[ts].first_rows(graph_->num_outputs(t));
     if (step.training && selection_[ts].selected()) {
-      selected_inputs_[ts] = selection_[ts].gather(in);
-      in = selected_inputs_[ts].view();
+      selected_inputs_[ts] = selection_[ts].gather(x[ts].slice_rows(0, graph_->num_outputs(t)));
+      y[ts] = InputMatrix(selected_inputs_[ts]).multiply(weights_[ts].value.view());
+    } else {
+      y[ts] = owned.multiply(weights_[ts].value.view());
     }
-    y[ts] = Tensor::empty(in.rows, layout_.out_dim, device_);
-    kernels::gemm(in, Transpose::no, weights_[ts].value.view(), Transpose::no, y[ts].view());
     if (layout_.bias) kernels::add_bias(y[ts].view(), biases_[ts].value.view());
   }
   if (step.training) {
-    inputs_ = x;
+    inputs_ = std::move(in);
     pending_ = true;
   } else {
     selected_inputs_.clear();
@@ -126,12 +133,12 @@ std::vector<Tensor> TypedLinear::backward(std::vector<Tensor> grad_y, const Step
                      std::to_string(g.rows()) + " x " + std::to_string(g.cols()) + ", expected " +
                      std::to_string(training_rows(t)) + " x " + std::to_string(layout_.out_dim));
     const bool selected = selection_[ts].selected();
-    const ConstTensorView in =
-        selected ? selected_inputs_[ts].view() : inputs_[ts].slice_rows(0, graph_->num_outputs(t));
-    kernels::gemm(in, Transpose::yes, g.view(), Transpose::no, weights_[ts].grad.view(), 1.0f, 1.0f);
+    const InputMatrix in =
+        selected ? InputMatrix(selected_inputs_[ts]) : inputs_[ts].first_rows(graph_->num_outputs(t));
+    in.add_transposed_products({{g.view(), weights_[ts].grad.view()}});
     if (layout_.bias) kernels::column_sums(g.view(), biases_[ts].grad.view(), true);
     if (!input_grad(t)) continue;
-    grad_x[ts] = Tensor::zeros(inputs_[ts].rows, layout_.in_dims[ts], device_);
+    grad_x[ts] = Tensor::zeros(inputs_[ts].rows(), layout_.in_dims[ts], device_);
     Tensor dx = Tensor::empty(g.rows(), layout_.in_dims[ts], device_);
     kernels::gemm(g.view(), Transpose::no, weights_[ts].value.view(), Transpose::yes, dx.view());
     if (selected)

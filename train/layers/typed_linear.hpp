@@ -43,8 +43,10 @@ class TypedLinear : public HeteroLayer {
               kernels::Device device = kernels::Device::cpu());
 
   // One GEMM per computed type over its output rows (the first rows of x[t]; a type with training
-  // rows multiplies only those in training) and the bias. Keeps the views of x in training. No
-  // streamed inputs.
+  // rows multiplies only those in training) and the bias. Keeps the views of x in training. A
+  // type without training rows is read only through that product and its transpose in backward
+  // (reads_by_products), so it may come as streamed_x[t] (a dropout applied as its chunks are
+  // read); training keeps that handle.
   std::vector<kernels::Tensor> forward(const std::vector<kernels::ConstTensorView>& x, const Step& step,
                                        const std::vector<InputMatrix>& streamed_x = {}) override;
   // dW_t += x_tᵀ · g_t, db_t += Σ rows of g_t, and dx_t = g_t · W_tᵀ in x_t's rows (zero in its
@@ -63,6 +65,9 @@ class TypedLinear : public HeteroLayer {
   bool input_grad(int type) const override { return input_grad_.at(static_cast<std::size_t>(type)) != 0; }
   bool computes(int type) const override { return layout_.computes.at(static_cast<std::size_t>(type)) != 0; }
   bool reads(int type) const override { return computes(type); }
+  bool reads_by_products(int type) const override {
+    return computes(type) && !selection_.at(static_cast<std::size_t>(type)).selected();
+  }
   void set_training_rows(int type, kernels::IndexView rows) override;
   std::int64_t training_rows(int type) const override;
 
@@ -76,7 +81,7 @@ class TypedLinear : public HeteroLayer {
   std::vector<Parameter> weights_, biases_;  // per type (empty for types not computed)
   std::vector<char> input_grad_;
   std::vector<TrainingRows> selection_;           // per type
-  std::vector<kernels::ConstTensorView> inputs_;  // per type, kept by a training forward
+  std::vector<InputMatrix> inputs_;               // per type, kept by a training forward
   std::vector<kernels::Tensor> selected_inputs_;  // per type with training rows: its selected rows of x
   bool pending_ = false;
 };

@@ -18,6 +18,7 @@
 #include "train/layers/activation.hpp"
 #include "train/layers/hgt_conv.hpp"
 #include "train/layers/init.hpp"
+#include "train/layers/remembered_dropout.hpp"
 #include "train/layers/rgat_conv.hpp"
 #include "train/layers/typed_linear.hpp"
 
@@ -332,6 +333,14 @@ Tensor HeteroModel::forward(const Step& step) {
         streamed.resize(static_cast<std::size_t>(types));
         const float p = s.dropout.active(step) ? s.dropout.p() : 0.0f;
         streamed[ts] = InputMatrix(*m.table_pipelines[ts], dropout_rows(p, s.dropout.key(step), m.global_ids[ts]));
+        in.emplace_back();
+      } else if (s.dropout.active(step) && !(i > 0 && m.stages[i - 1].relu) && s.conv->reads_by_products(t)) {
+        // A layer reading this input only through products drops it chunk by chunk as it reads
+        // it, in every pass of forward and backward, the mask drawn once and kept as bits: no
+        // dropped copy. Its input stays until backward.
+        streamed.resize(static_cast<std::size_t>(types));
+        streamed[ts] = InputMatrix(*x[ts]).then(remembered_dropout_rows(
+            s.dropout.p(), s.dropout.key(step), m.global_ids[ts], x[ts]->rows(), x[ts]->cols()));
         in.emplace_back();
       } else if (s.dropout.active(step)) {
         // The layer keeps the dropout's output; backward regenerates the mask, or after a ReLU

@@ -8,6 +8,8 @@
 
 #include "graph/base/error.hpp"
 #include "train/layers/embedding_table.hpp"
+#include "train/layers/layer_input.hpp"
+#include "train/layers/remembered_dropout.hpp"
 #include "train/models/hetero_model.hpp"
 
 namespace halo::train {
@@ -70,6 +72,15 @@ bool HeteroStageLayout::reads(int t) const {
   if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->reads.at(ts) != 0;
   if (const auto* rgat = std::get_if<RgatConvLayout>(&layer)) return rgat->reads.at(ts) != 0;
   return std::get<RgcnConvLayout>(layer).reads.at(ts) != 0;
+}
+
+bool HeteroStageLayout::reads_by_products(int t, int selected_type) const {
+  const auto ts = static_cast<std::size_t>(t);
+  if (const auto* linear = std::get_if<TypedLinearLayout>(&layer))
+    return linear->computes.at(ts) != 0 && t != selected_type;
+  if (const auto* rgat = std::get_if<RgatConvLayout>(&layer)) return rgat->reads.at(ts) != 0;
+  if (const auto* rgcn = std::get_if<RgcnConvLayout>(&layer)) return rgcn->streamed.at(ts) != 0;
+  return false;
 }
 
 std::int64_t HeteroStageLayout::parameter_bytes(const RgcnGraph& graph) const {
@@ -301,42 +312,55 @@ std::int64_t HeteroModelLayout::activation_bytes(std::int64_t training_rows) con
   // Training: what forward keeps, summed over the layers before the one at hand; the most held at
   // once. Evaluation keeps nothing: a layer's input and outputs, its workspace bounded by what
   // training would save.
+  const auto types = static_cast<std::size_t>(g.num_vertex_types());
   std::int64_t kept_before = 0, peak = 0, evaluation = 0;
-  std::int64_t previous_outputs = 0;  // the previous layer's outputs, kept as this layer's input
+  std::vector<std::int64_t> previous(types, 0);  // per type: the previous layer's outputs, this layer's input
   for (int i = 0; i < layers(); ++i) {
     const HeteroStageLayout& c = stage(i);
     const bool last = i + 1 == layers();
     // The last layer trains on the selected rows of the target; it computes no other type.
     const int selected_type = last && training_rows >= 0 ? target_ : -1;
     const std::int64_t selected_rows = last ? training_rows : -1;
-    std::int64_t inputs = 0, outputs = 0, output_grads = 0, all_outputs = 0;
-    std::vector<char> input_grad(static_cast<std::size_t>(g.num_vertex_types()), 0);
+    // An active dropout acts in place on a ReLU's output, as the layer reads an input it reads
+    // only through products (a chunk at a time), or else on a copy.
+    const bool in_place = i > 0 && stage(i - 1).relu;
+    std::int64_t copied = 0, replaced = 0, chunk = 0, masks = 0, outputs = 0, output_grads = 0, all_outputs = 0;
+    std::vector<char> input_grad(types, 0);
+    std::vector<std::int64_t> next(types, 0);
     for (int t = 0; t < g.num_vertex_types(); ++t) {
       const auto ts = static_cast<std::size_t>(t);
       if (i == 0 && streams(t)) continue;  // chunks only: table_bytes counts them
       // The first layer's inputs need a gradient only where they are a table.
       if (c.reads(t)) {
-        inputs += g.num_inputs(t) * c.in_dims()[ts] * float_bytes;
         input_grad[ts] = i > 0 || has_table(t) ? 1 : 0;
+        const std::int64_t in = g.num_inputs(t) * c.in_dims()[ts] * float_bytes;
+        if (c.dropout > 0.0f && !in_place && c.reads_by_products(t, selected_type)) {
+          chunk =
+              std::max(chunk, resident_chunk_rows(g.num_inputs(t), c.in_dims()[ts]) * c.in_dims()[ts] * float_bytes);
+          masks += remembered_dropout_bytes(g.num_inputs(t), c.in_dims()[ts]);
+        } else if (c.dropout > 0.0f) {
+          copied += in;
+          replaced += previous[ts];
+        }
       }
       if (!c.computes(t)) continue;
-      all_outputs += g.num_inputs(t) * c.out_dim() * float_bytes;
+      next[ts] = g.num_inputs(t) * c.out_dim() * float_bytes;
+      all_outputs += next[ts];
       const bool selected = selected_type == t;
       outputs += (selected ? c.forward_output_rows(g, t, selected_rows) : g.num_inputs(t)) * c.out_dim() * float_bytes;
       output_grads +=
           (selected ? c.gradient_output_rows(g, t, selected_rows) : g.num_inputs(t)) * c.out_dim() * float_bytes;
     }
-    evaluation = std::max(evaluation, (i > 0 ? previous_outputs : 0) + c.saved_bytes(g) + all_outputs);
-    // An active dropout's output is kept as the layer's input in place of the previous layer's
-    // outputs: dropped in place after a ReLU, else a copy (the features' too), the outputs freed
-    // once it is written, so both live while it runs.
+    std::int64_t previous_outputs = 0;
+    for (std::int64_t b : previous) previous_outputs += b;
+    evaluation = std::max(evaluation, previous_outputs + c.saved_bytes(g) + all_outputs);
+    // A dropout's output kept as the layer's input replaces the previous layer's outputs: dropped
+    // in place after a ReLU, else a copy (the features' too), the outputs freed once it is
+    // written, so both live while it runs.
     const std::int64_t saved = c.saved_bytes(g, selected_type, selected_rows);
-    std::int64_t dropped = 0;
-    if (c.dropout > 0.0f) {
-      if (i == 0 || !stage(i - 1).relu) peak = std::max(peak, kept_before + inputs);
-      kept_before -= previous_outputs;
-      dropped = inputs;
-    }
+    if (!in_place) peak = std::max(peak, kept_before + copied);
+    kept_before -= replaced;
+    const std::int64_t dropped = copied + masks + chunk;
     // Forward: the layer's saved tensors and its outputs; backward (the later layers' tensors
     // gone, this layer's outputs replaced by their gradients): the outputs' gradients and what the
     // layer's backward holds (its saved tensors among it). The last layer's outputs are the
@@ -346,8 +370,9 @@ std::int64_t HeteroModelLayout::activation_bytes(std::int64_t training_rows) con
     peak = std::max(
         {peak, kept_before + dropped + saved + outputs, kept_before + dropped + saved + 2 * logits,
          kept_before + dropped + output_grads + c.backward_bytes(g, input_grad, selected_type, selected_rows)});
-    previous_outputs = last ? 0 : all_outputs;  // the next layer's input (after its ReLU)
-    kept_before += dropped + saved + previous_outputs;
+    previous = last ? std::vector<std::int64_t>(types, 0) : next;  // the next layer's input (after its ReLU)
+    kept_before += copied + masks + saved;
+    for (std::int64_t b : previous) kept_before += b;
   }
   return std::max({peak, kept_before, evaluation});
 }

@@ -34,6 +34,9 @@ struct HeteroStageLayout {
   std::int64_t out_dim() const;  // the output's columns (RGAT: all its heads')
   bool computes(int t) const;
   bool reads(int t) const;
+  // Whether the layer reads type t only through products (HeteroLayer::reads_by_products), given
+  // that the rows of `selected_type` trained on are picked (a TypedLinear then reads it whole).
+  bool reads_by_products(int t, int selected_type = -1) const;
   // The layer's parameters and sparse matrices, in bytes (its layout's).
   std::int64_t parameter_bytes(const RgcnGraph& graph) const;
   std::int64_t graph_bytes(const RgcnGraph& graph) const;
@@ -87,7 +90,9 @@ class HeteroModelLayout {
   // the target (HeteroModel::set_training_rows; -1: every row). Training: the most, over the
   // layers, of what forward kept up to a layer (dropout outputs, which replace the previous
   // layer's outputs, undropped layer outputs, each layer's saved_bytes) plus what that layer's
-  // forward or backward holds at once (its outputs or their gradients, its backward_bytes), and
+  // forward or backward holds at once (its outputs or their gradients, its backward_bytes, the
+  // chunk a dropout acting as the layer reads its input goes through, and its mask's bits: no
+  // dropped copy), and
   // the logits beside their gradient once the loss is taken; the last layer's outputs are the
   // logits. Evaluation: a layer's input, its saved tensors (as a bound of its workspace) and its
   // outputs, every row, the logits among them. parameter_bytes: the dense parameters' values

@@ -51,6 +51,40 @@ Tensor random_tensor(std::uint64_t seed, std::int64_t rows, std::int64_t cols, D
   return t;
 }
 
+// m's products against float64 ones of `values` (the matrix m stands for): x · w, and
+// 1 + xᵀ · g added into a weight gradient of ones.
+void check_products(const InputMatrix& m, const Dense& values, const Tensor& w, const Dense& wd, const Tensor& g,
+                    const Dense& gd) {
+  CHECK(relative_error(m.multiply(w.view()).to_vector(), test::matmul(values, wd).v) < 1e-5);
+  Tensor dw = Tensor::full(values.cols, g.cols(), 1.0f);
+  m.add_transposed_products({{g.view(), dw.view()}});
+  std::vector<double> want(static_cast<std::size_t>(values.cols * g.cols()), 1.0);
+  for (std::int64_t r = 0; r < values.rows; ++r)
+    for (std::int64_t col = 0; col < values.cols; ++col)
+      for (std::int64_t j = 0; j < g.cols(); ++j)
+        want[static_cast<std::size_t>(col * g.cols() + j)] += values.at(r, col) * gd.at(r, j);
+  CHECK(relative_error(dw.to_vector(), want) < 1e-5);
+}
+
+// A random x (n x f) with its bfloat16 rounding, a weight w (f x w_cols) and a gradient g
+// (g_rows x g_cols), each with its float64 values.
+struct Operands {
+  Dense xd, wd, gd;
+  Tensor x, w, g;
+  kernels::Bf16Rows h;
+  Tensor wide;  // the bfloat16 matrix's values
+
+  Operands(std::uint64_t seed, std::int64_t n, std::int64_t f, std::int64_t w_cols, std::int64_t g_rows,
+           std::int64_t g_cols)
+      : x(random_tensor(seed, n, f, &xd)),
+        w(random_tensor(seed + 1, f, w_cols, &wd)),
+        g(random_tensor(seed + 2, g_rows, g_cols, &gd)),
+        h(kernels::Bf16Rows::narrow(x.view())),
+        wide(Tensor::empty(n, f)) {
+    kernels::widen(h.view(), wide.view());
+  }
+};
+
 // The values of a host tensor as a 2-D array (a FeatureSource's storage).
 Array<float> as_array(const Tensor& t) {
   Array<float> a = Array<float>::matrix(t.rows(), t.cols());
@@ -158,11 +192,11 @@ TEST_CASE("InputMatrix multiplies a streamed matrix as a resident one, several p
 }
 
 TEST_CASE("InputMatrix multiplies a bfloat16 matrix as its widened float32 copy, chunk by chunk", "[train]") {
-  // 1,024 columns: widening chunks of 256 rows, so 600 rows take three (the last of 88).
-  const std::int64_t n = 600, f = 1024;
+  // 4,096 columns: widening chunks of 256 rows, so 600 rows take three (the last of 88).
+  const std::int64_t n = 600, f = 4096;
   REQUIRE(resident_chunk_rows(n, f) == 256);
   CHECK(resident_chunk_rows(10, f) == 10);
-  CHECK(resident_chunk_rows(n, std::int64_t{1} << 20) == 1);
+  CHECK(resident_chunk_rows(n, std::int64_t{1} << 22) == 1);
   const std::uint64_t seed = test::case_seed(3);
   CAPTURE(seed);
   const Tensor x = random_tensor(seed, n, f);
@@ -224,16 +258,13 @@ TEST_CASE("GcnConv and SageConv keeping Â·x in bfloat16 give the same output a
 }
 
 TEST_CASE("InputMatrix::then chains per-chunk transforms with the global row numbers", "[train]") {
-  // 1,024 columns: a resident matrix is read in chunks of 256 rows, so 600 rows take three and
+  // 4,096 columns: a resident matrix is read in chunks of 256 rows, so 600 rows take three and
   // the transforms see first rows 0, 256 and 512 (the pipeline's chunks are 7 rows).
-  const std::int64_t n = 600, f = 1024;
-  Dense xd, wd, gd;
-  const Tensor x = random_tensor(test::case_seed(2), n, f, &xd);
-  const Tensor w = random_tensor(test::case_seed(3), f, 2, &wd);
-  const Tensor g = random_tensor(test::case_seed(4), n, 3, &gd);
-  const kernels::Bf16Rows h = kernels::Bf16Rows::narrow(x.view());
-  Tensor wide = Tensor::empty(n, f);  // the bfloat16 matrix's values
-  kernels::widen(h.view(), wide.view());
+  const std::int64_t n = 600, f = 4096;
+  const Operands o(test::case_seed(2), n, f, 2, n, 3);
+  const Dense &xd = o.xd, &wd = o.wd, &gd = o.gd;
+  const Tensor &x = o.x, &w = o.w, &g = o.g, &wide = o.wide;
+  const kernels::Bf16Rows& h = o.h;
   const FeatureSource source = FeatureSource::from_array(as_array(x));
   FeaturePipeline pipeline = chunked(source, 7);
   // Row r is first scaled by r + 1, then shifted by 1 in every column.
@@ -262,21 +293,61 @@ TEST_CASE("InputMatrix::then chains per-chunk transforms with the global row num
                         Case{"bfloat16", InputMatrix(h).then(scale).then(shift), &ht}}) {
     CAPTURE(c.name);
     CHECK(c.m.chunk_rows() == (c.m.streamed() ? 7 : 256));
-    CHECK(relative_error(c.m.multiply(w.view()).to_vector(), test::matmul(*c.values, wd).v) < 1e-5);
-    Tensor dw = Tensor::full(f, 3, 1.0f);
-    c.m.add_transposed_products({{g.view(), dw.view()}});
-    std::vector<double> want(static_cast<std::size_t>(f * 3), 1.0);  // 1 + xᵀ · g
-    for (std::int64_t r = 0; r < n; ++r)
-      for (std::int64_t col = 0; col < f; ++col)
-        for (std::int64_t j = 0; j < 3; ++j)
-          want[static_cast<std::size_t>(col * 3 + j)] += c.values->at(r, col) * gd.at(r, j);
-    CHECK(relative_error(dw.to_vector(), want) < 1e-5);
+    check_products(c.m, *c.values, w, wd, g, gd);
     // Nobody gets the transformed matrix whole: it exists only chunk by chunk.
     CHECK_THROWS_WITH(c.m.tensor("GcnConv conv0"), Catch::Contains("GcnConv conv0 needs its input whole"));
   }
   CHECK(InputMatrix(x).tensor("a test").data() == x.data());  // untransformed, it is the tensor itself
   CHECK_THROWS_AS(InputMatrix().then(shift), InvalidArgument);
   CHECK_THROWS_AS(InputMatrix().multiply(w.view()), InvalidArgument);
+}
+
+TEST_CASE("InputMatrix over a view or over its first rows multiplies those rows, transforms keeping their numbers",
+          "[train]") {
+  // 4,096 columns: chunks of 256 rows; the first 500 rows end inside the second chunk.
+  const std::int64_t n = 600, f = 4096, first = 500;
+  const Operands o(test::case_seed(5), n, f, 3, first, 2);
+  const Dense &xd = o.xd, &wd = o.wd, &gd = o.gd;
+  const Tensor &x = o.x, &w = o.w, &g = o.g;
+  const kernels::Bf16Rows& h = o.h;
+  const Dense hd = test::to_dense(o.wide);
+  // Row r is scaled by r + 1: a wrong row number in a chunk shows.
+  const RowTransform scale = [](kernels::TensorView rows, std::int64_t first_row) {
+    for (std::int64_t r = 0; r < rows.rows; ++r)
+      for (std::int64_t c = 0; c < rows.cols; ++c) rows.row(r)[c] *= static_cast<float>(first_row + r + 1);
+  };
+  const auto rows_of = [&](const Dense& values, bool scaled) {
+    Dense t(first, f);
+    for (std::int64_t r = 0; r < first; ++r)
+      for (std::int64_t c = 0; c < f; ++c) t.at(r, c) = values.at(r, c) * (scaled ? static_cast<double>(r + 1) : 1.0);
+    return t;
+  };
+  const Dense plain = rows_of(xd, false), scaled = rows_of(xd, true), scaled_halves = rows_of(hd, true);
+  struct Case {
+    const char* name;
+    InputMatrix m;
+    const Dense* values;
+  };
+  for (const Case& c : {Case{"a view of the rows", InputMatrix(x.view().slice_rows(0, first)), &plain},
+                        Case{"the first rows of a view", InputMatrix(x.view()).first_rows(first), &plain},
+                        Case{"the first rows of a tensor", InputMatrix(x).first_rows(first), &plain},
+                        Case{"the first rows, transformed", InputMatrix(x).then(scale).first_rows(first), &scaled},
+                        Case{"transformed after", InputMatrix(x.view()).first_rows(first).then(scale), &scaled},
+                        Case{"bfloat16, transformed", InputMatrix(h).then(scale).first_rows(first), &scaled_halves}}) {
+    CAPTURE(c.name);
+    REQUIRE((c.m.rows() == first && c.m.cols() == f));
+    check_products(c.m, *c.values, w, wd, g, gd);
+    // Only an untransformed tensor, whole, is handed out as one.
+    CHECK_THROWS_AS(c.m.tensor("a test"), UnsupportedError);
+  }
+  CHECK(InputMatrix(x).first_rows(n).tensor("a test").data() == x.data());
+  CHECK_THROWS_AS(InputMatrix(x).first_rows(n + 1), InvalidArgument);
+  CHECK_THROWS_AS(InputMatrix(x).first_rows(-1), InvalidArgument);
+  const FeatureSource source = FeatureSource::from_array(as_array(x));
+  FeaturePipeline pipeline = chunked(source, 7);
+  const InputMatrix streamed(pipeline, {});
+  CHECK(streamed.first_rows(n).streamed());
+  CHECK_THROWS_AS(streamed.first_rows(first), UnsupportedError);
 }
 
 TEST_CASE("GcnConv and SageConv on a streamed input give the resident layer's output and weight gradients",

@@ -871,6 +871,63 @@ HeteroModelConfig rgat_averaged(HeteroModelConfig c) {
 
 }  // namespace
 
+TEST_CASE("HeteroModel drops an input its first layer reads by products as it reads it, as on a dropped copy",
+          "[train]") {
+  // Every type has features (fixed inputs, no table), the papers 4,096 wide: a dropout applied as
+  // the layer reads them goes through chunks of 256 rows. The model with input dropout p must
+  // compute what the model without it computes on features dropped beforehand (the same mask:
+  // the layer's key and the vertices' global ids), the products summed chunk by chunk.
+  const std::string kind = GENERATE(as<std::string>{}, "rgat", "hgt");
+  CAPTURE(kind);
+  const std::uint64_t seed = test::case_seed(std::hash<std::string>{}(kind) + 33);
+  const graph::HeteroGraph g = random_hetero_graph(seed);
+  const RgcnGraph rg(g);
+  RandomStream rng(seed, 1);
+  const std::vector<std::int64_t> widths{4096, 40, 8, 4};
+  std::vector<Tensor> features, dropped;
+  Step step;
+  step.seed = seed;
+  step.epoch = 2;
+  const Dropout input_dropout(0.4f, 0);
+  std::int64_t offset = 0;
+  for (int t = 0; t < rg.num_vertex_types(); ++t) {
+    Dense x = test::random_dense(rng, g.vertex_count(t), widths[static_cast<std::size_t>(t)]);
+    features.push_back(test::to_tensor(x));
+    std::vector<std::int64_t> ids(static_cast<std::size_t>(g.vertex_count(t)));
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = offset + static_cast<std::int64_t>(i);
+    offset += g.vertex_count(t);
+    Step type_step = step;
+    type_step.global_ids = {ids.data(), static_cast<std::int64_t>(ids.size())};
+    dropped.push_back(input_dropout.forward(features.back(), type_step));
+  }
+  HeteroModelConfig c = with_kind(config_of(2, 8, 0.0f, 0.4f, 0, true, 4), kind.c_str(), 2);
+  HeteroModelConfig without = c;
+  without.input_dropout = 0.0f;
+  HeteroModel reading(c, rg, {&features[0], &features[1], &features[2], &features[3]}, 0, 6, seed);
+  HeteroModel copied(without, rg, {&dropped[0], &dropped[1], &dropped[2], &dropped[3]}, 0, 6, seed);
+  std::vector<std::int64_t> labels(300), rows;
+  for (std::int64_t i = 0; i < 300; i += 2) {
+    labels[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(rng.below(6));
+    rows.push_back(i);
+  }
+  std::vector<Dense> logits, grads;
+  for (HeteroModel* model : {&reading, &copied}) {
+    const Tensor y = model->forward(step);
+    logits.push_back(test::to_dense(y));
+    Tensor grad = Tensor::empty(300, 6);
+    kernels::log_softmax_nll(y.view(), labels.data(), {rows.data(), static_cast<std::int64_t>(rows.size())},
+                             1.0f / static_cast<float>(rows.size()), grad.view());
+    model->backward(std::move(grad), step);
+    for (Parameter* p : model->parameters()) grads.push_back(test::to_dense(p->grad));
+  }
+  CHECK(test::max_relative_error(logits[0], logits[1]) < 1e-5);
+  const std::size_t n = grads.size() / 2;
+  for (std::size_t k = 0; k < n; ++k) {
+    CAPTURE(k);
+    CHECK(test::max_relative_error(grads[k], grads[n + k]) < 1e-4);
+  }
+}
+
 TEST_CASE("HeteroModelLayout::activation_bytes is what a step allocates at its most", "[train]") {
   const HeteroModelConfig c = GENERATE(
       config_of(2, 32, 0.5f, 0.5f, 0, true, 16), config_of(3, 16, 0.5f, 0.0f, 2, true, 24),

@@ -453,7 +453,7 @@ TEST_CASE("Model::activation_bytes is the peak a training step allocates", "[tra
 TEST_CASE("Model::activation_bytes walks the step and takes dropout in place after ReLU", "[train]") {
   GraphOperators ops = build_graph_operators(test::random_graph(3, 10, 20, true), "gcn");
   // GCN 100 -> 16 -> 7 with dropout, both convs transforming first (no Â·x kept). The input
-  // dropout acts as conv0 reads the features, chunk by chunk through a scratch of 1 MiB (2,621
+  // dropout acts as conv0 reads the features, chunk by chunk through a scratch of 4 MiB (10,485
   // rows of 100), so nothing dropped is kept. Forward keeps conv0's ReLU output (16), which
   // conv1's dropout overwrites in place. With 100,000 vertices the peak is in conv1's backward:
   // that output, the logits' gradient (7) until Âᵀ·g (7) is written, then Âᵀ·g and its product
@@ -642,12 +642,12 @@ TEST_CASE("Model with bf16 activations moves its gradients no more than rounding
 }
 
 TEST_CASE("GAT dropping each input as its layer reads it gives the logits and gradients of dropped copies", "[train]") {
-  // 1,024 features: conv0 reads them in three chunks of 256 rows (the last of 88), each dropped as
+  // 4,096 features: conv0 reads them in three chunks of 256 rows (the last of 88), each dropped as
   // it is read, in forward and again for the weight's gradient; the hidden layers' 8 columns in
   // one chunk. The reference drops every input into a tensor of its own first.
   const bool residual = GENERATE(false, true);
   CAPTURE(residual);
-  const std::int64_t n = 600, in_dim = 1024, classes = 4;
+  const std::int64_t n = 600, in_dim = 4096, classes = 4;
   ModelConfig config = config_of("gat", 3, 4, 0.5f, 0.6f, false, true);
   config.heads = 2;
   config.attention_dropout = 0.3f;

@@ -1,0 +1,88 @@
+// Tests of train/layers/remembered_dropout.*: every pass, however its chunks fall, gives the values
+// of kernels::dropout_forward on the whole matrix, the first pass over a row drawing its mask and
+// the later ones selecting by the bits kept from it.
+#include "train/layers/remembered_dropout.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "graph/base/error.hpp"
+#include "graph/base/random.hpp"
+#include "kernels/dropout.hpp"
+#include "tests/support/tensor_compare.hpp"
+#include "tests/support/thread_count.hpp"
+#include "tests/train/gradient_check.hpp"
+
+using namespace halo;
+using namespace halo::train;
+using kernels::Tensor;
+
+namespace {
+
+// rows x cols values in [-1, 1), none of them zero (a kept zero comes out +0, whatever its sign).
+Tensor nonzero_values(std::uint64_t seed, std::int64_t rows, std::int64_t cols) {
+  RandomStream rng(seed, 9);
+  std::vector<float> v(static_cast<std::size_t>(rows * cols));
+  for (float& x : v) {
+    x = static_cast<float>(rng.uniform()) * 2.0f - 1.0f;
+    if (x == 0.0f) x = 0.5f;
+  }
+  return Tensor::from_vector(rows, cols, v);
+}
+
+// The transform applied to a copy of x in chunks of `chunk` rows starting at row `first` (then
+// wrapping round to row 0), rows [first, rows) then [0, first): its output, row for row.
+std::vector<float> pass(const RowTransform& transform, const Tensor& x, std::int64_t chunk, std::int64_t first) {
+  Tensor y = x.clone();
+  const auto run = [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; r += chunk) {
+      const std::int64_t e = std::min(end, r + chunk);
+      transform(y.view().slice_rows(r, e), r);
+    }
+  };
+  run(first, x.rows());
+  run(0, first);
+  return y.to_vector();
+}
+
+}  // namespace
+
+TEST_CASE("remembered_dropout_rows gives dropout_forward's values on every pass, however the chunks fall", "[train]") {
+  // 77 columns: rows of 10 bytes of bits, the last byte 5 values.
+  const std::int64_t rows = 301, cols = 77;
+  const std::uint64_t seed = test::case_seed(41);
+  CAPTURE(seed);
+  const Tensor x = nonzero_values(seed, rows, cols);
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(rows));
+  for (std::int64_t i = 0; i < rows; ++i) ids[static_cast<std::size_t>(i)] = 1000 + 7 * i;  // global ids
+  const kernels::DropoutKey key{seed, 3, 2};
+  const float p = 0.4f;
+  Tensor want = Tensor::empty(rows, cols);
+  kernels::dropout_forward(x.view(), want.view(), p, key, {ids.data(), rows});
+  const std::vector<float> expected = want.to_vector();
+
+  const int threads = GENERATE(1, 2);
+  CAPTURE(threads);
+  test::with_threads(threads, [&] {
+    const RowTransform t = remembered_dropout_rows(p, key, {ids.data(), rows}, rows, cols);
+    // The first pass draws rows [120, 301) in chunks of 64, the second draws [0, 120) in chunks
+    // of 50 and selects the rest in chunks of 50 (runs of drawn and undrawn rows in one chunk),
+    // the third selects everything in one chunk; each pass gives the same bits.
+    Tensor first = x.clone();
+    for (std::int64_t r = 120; r < rows; r += 64) t(first.view().slice_rows(r, std::min(rows, r + 64)), r);
+    const std::vector<float> drawn = first.to_vector();
+    CHECK(std::vector<float>(drawn.begin() + 120 * cols, drawn.end()) ==
+          std::vector<float>(expected.begin() + 120 * cols, expected.end()));
+    CHECK(pass(t, x, 50, 0) == expected);
+    CHECK(pass(t, x, rows, 0) == expected);
+    CHECK(pass(t, x, 7, 200) == expected);
+  });
+
+  // Rows outside its matrix are refused; p = 0 is no transform.
+  const RowTransform t = remembered_dropout_rows(p, key, {ids.data(), rows}, rows, cols);
+  Tensor y = x.clone();
+  CHECK_THROWS_AS(t(y.view().slice_rows(0, 10), rows - 5), InvalidArgument);
+  CHECK_FALSE(static_cast<bool>(remembered_dropout_rows(0.0f, key, {ids.data(), rows}, rows, cols)));
+  CHECK(remembered_dropout_bytes(rows, cols) == rows * (10 + 1));
+}
