@@ -45,6 +45,8 @@ void InputMatrix::for_scratch_chunks(F&& fn) const {
     const TensorView rows_here = scratch.view().slice_rows(0, end - begin);
     if (bf16_ != nullptr)
       kernels::widen(bf16_->view().slice_rows(begin, end), rows_here);
+    else if (reader_)
+      reader_(view_.slice_rows(begin, end), rows_here, begin);
     else
       kernels::copy(view_.slice_rows(begin, end), rows_here);
     if (transform_) transform_(rows_here, begin);
@@ -86,7 +88,7 @@ const Tensor& InputMatrix::tensor(const std::string& what) const {
     throw UnsupportedError(what +
                            " needs its input whole in float32, but the input is kept in bfloat16 "
                            "(--activation-dtype bf16 keeps only the inputs of layers that transform first so)");
-  if (resident_ && transform_)
+  if (resident_ && (transform_ || reader_))
     throw UnsupportedError(what +
                            " needs its input whole, but the input is transformed (dropped) chunk by chunk as it is "
                            "read (only the inputs of layers that transform first are so)");
@@ -114,6 +116,14 @@ InputMatrix InputMatrix::first_rows(std::int64_t n) const {
   return out;
 }
 
+InputMatrix InputMatrix::read_with(ChunkReader reader) const {
+  HALO_EXPECTS(resident_ && !transform_ && !reader_ && reader,
+               "InputMatrix::read_with: needs a resident float32 matrix not yet transformed, and a reader");
+  InputMatrix out = *this;
+  out.reader_ = std::move(reader);
+  return out;
+}
+
 InputMatrix InputMatrix::then(RowTransform more) const {
   HALO_EXPECTS(!empty(), "InputMatrix::then: there is no matrix");
   InputMatrix out = *this;
@@ -134,7 +144,7 @@ void InputMatrix::multiply(ConstTensorView w, TensorView out, float beta) const 
   HALO_EXPECTS(w.rows == cols() && out.rows == rows() && out.cols == w.cols,
                "InputMatrix::multiply: x is " + shape(rows(), cols()) + ", w " + shape(w.rows, w.cols) + ", out " +
                    shape(out.rows, out.cols));
-  if (resident_ && !transform_) {
+  if (read_whole()) {
     kernels::gemm(view_, Transpose::no, w, Transpose::no, out, 1.0f, beta);
     return;
   }
@@ -156,7 +166,7 @@ void InputMatrix::multiply_each(const std::vector<Product>& products) const {
     HALO_EXPECTS(p.w.rows == cols() && p.out.rows <= rows() && p.out.cols == p.w.cols,
                  "InputMatrix::multiply_each: x is " + shape(rows(), cols()) + ", w " + shape(p.w.rows, p.w.cols) +
                      ", out " + shape(p.out.rows, p.out.cols));
-  if (resident_ && !transform_) {
+  if (read_whole()) {
     for (const Product& p : products)
       kernels::gemm(view_.slice_rows(0, p.out.rows), Transpose::no, p.w, Transpose::no, p.out);
     return;
@@ -178,7 +188,7 @@ void InputMatrix::add_transposed_products(const std::vector<TransposedProduct>& 
                  "InputMatrix::add_transposed_products: x is " + shape(rows(), cols()) + ", grad " +
                      shape(p.grad.rows, p.grad.cols) + ", grad_weight " +
                      shape(p.grad_weight.rows, p.grad_weight.cols));
-  if (resident_ && !transform_) {
+  if (read_whole()) {
     for (const TransposedProduct& p : products)
       kernels::gemm(view_.slice_rows(0, p.grad.rows), Transpose::yes, p.grad, Transpose::no, p.grad_weight, 1.0f, 1.0f);
     return;

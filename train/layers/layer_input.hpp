@@ -21,6 +21,11 @@
 
 namespace halo::train {
 
+// Writes rows [first_row, first_row + chunk.rows) of a resident float32 matrix (`source`: those
+// rows) into a float32 chunk, transformed on the way: a copy and a transform in one pass.
+using ChunkReader =
+    std::function<void(kernels::ConstTensorView source, kernels::TensorView chunk, std::int64_t first_row)>;
+
 // One matrix x that a layer multiplies, wherever it lives: a resident tensor, a resident
 // bfloat16 copy (an activation kept at half the bytes, widened chunk by chunk for each product),
 // or the rows of a FeaturePipeline's source; each with an optional per-chunk transform (a
@@ -70,6 +75,11 @@ class InputMatrix {
   // The same matrix with `more` applied to each chunk after this one's transform (first_row: the
   // chunk's first row in x). A resident matrix with a transform is read chunk by chunk.
   InputMatrix then(RowTransform more) const;
+  // The same resident float32 matrix read chunk by chunk through `reader`, which writes each
+  // chunk's values into the scratch in place of the copy (a dropout, which copies anyway). Refused
+  // (InvalidArgument) for a matrix that is not a resident float32 one or already reads through a
+  // reader or a transform.
+  InputMatrix read_with(ChunkReader reader) const;
 
   // out = x · w + beta · out (out: rows x w.cols; w: cols x w.cols). A float32 tensor without a
   // transform: one GEMM, exactly kernels::gemm(x, w, out, 1, beta). Streamed: one pass over x,
@@ -94,7 +104,9 @@ class InputMatrix {
 
  private:
   // A resident matrix read through a float32 scratch: in bfloat16, or with a transform.
-  bool read_by_chunk() const { return bf16_ != nullptr || (resident_ && transform_); }
+  bool read_by_chunk() const { return bf16_ != nullptr || (resident_ && (transform_ || reader_)); }
+  // A resident float32 matrix read whole by each product: one GEMM.
+  bool read_whole() const { return resident_ && !transform_ && !reader_; }
   // Calls fn(chunk, first_row) for the float32 chunks of such a matrix, in row order: each
   // widened or copied into one scratch, then transformed.
   template <class F>
@@ -110,6 +122,7 @@ class InputMatrix {
   const kernels::Bf16Rows* bf16_ = nullptr;
   std::int64_t bf16_rows_ = 0;  // of a bfloat16 matrix: the rows read (first_rows)
   FeaturePipeline* pipeline_ = nullptr;
+  ChunkReader reader_;
   RowTransform transform_;
 };
 

@@ -1,9 +1,11 @@
-// remembered_dropout_rows: the mask drawn once per row (Philox), later passes selecting by its bits.
+// remembered_dropout: the mask drawn once per row (Philox) as the rows are copied, later passes copying
+// and selecting by its bits.
 #include "train/layers/remembered_dropout.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -56,68 +58,87 @@ void record(MaskBits& m, kernels::ConstTensorView rows, std::int64_t first_row, 
       64);
 }
 
-// x · scale & mask for n <= 8 values, the mask of one byte of bits: the product and the AND of
-// dropout's own pass (kernels/cpu/dropout.cpp), so the same bits. Whole bytes run as 8 lanes.
-inline void select_byte(float* v, std::uint8_t bits, float scale, std::int64_t n) {
+// out = x · scale & mask for n <= 8 values, the mask of one byte of bits: the product and the
+// AND of dropout's own pass (kernels/cpu/dropout.cpp), so the same bits. Whole bytes run as 8 lanes.
+inline void select_byte(const float* x, float* out, std::uint8_t bits, float scale, std::int64_t n) {
   const std::uint32_t* mask = byte_masks.m[bits];
   float kept[8];
   std::uint32_t value[8];
   if (n == 8) {
-    for (int k = 0; k < 8; ++k) kept[k] = v[k] * scale;
+    for (int k = 0; k < 8; ++k) kept[k] = x[k] * scale;
     std::memcpy(value, kept, sizeof value);
     for (int k = 0; k < 8; ++k) value[k] &= mask[k];
-    std::memcpy(v, value, sizeof value);
+    std::memcpy(out, value, sizeof value);
     return;
   }
   for (std::int64_t k = 0; k < n; ++k) {
-    kept[k] = v[k] * scale;
+    kept[k] = x[k] * scale;
     std::memcpy(&value[k], &kept[k], sizeof(float));
     value[k] &= mask[k];
-    std::memcpy(&v[k], &value[k], sizeof(float));
+    std::memcpy(&out[k], &value[k], sizeof(float));
   }
 }
 
-// Rows [begin, end) of the chunk (x's values) become x · scale where their bit is set, else +0.
-void select(const MaskBits& m, kernels::TensorView rows, std::int64_t first_row, float scale, std::int64_t begin,
-            std::int64_t end) {
+// Rows [begin, end) of the chunk become the source's x · scale where their bit is set, else +0.
+void select(const MaskBits& m, kernels::ConstTensorView source, kernels::TensorView chunk, std::int64_t first_row,
+            float scale, std::int64_t begin, std::int64_t end) {
   parallel_for_ranges(
       begin, end,
       [&](std::int64_t b, std::int64_t e) {
         for (std::int64_t r = b; r < e; ++r) {
-          float* v = rows.row(r);
+          const float* x = source.row(r);
+          float* out = chunk.row(r);
           const std::uint8_t* bits = m.bits.data() + (first_row + r) * m.row_bytes;
           const std::int64_t full = m.cols / 8;
-          for (std::int64_t byte = 0; byte < full; ++byte) select_byte(v + 8 * byte, bits[byte], scale, 8);
-          if (full < m.row_bytes) select_byte(v + 8 * full, bits[full], scale, m.cols - 8 * full);
+          for (std::int64_t byte = 0; byte < full; ++byte)
+            select_byte(x + 8 * byte, out + 8 * byte, bits[byte], scale, 8);
+          if (full < m.row_bytes) select_byte(x + 8 * full, out + 8 * full, bits[full], scale, m.cols - 8 * full);
         }
       },
       64);
+}
+
+// kernels::dropout_forward of rows [begin, end) from the source into the chunk, row r keyed on
+// global_ids[first_row + r] (or on its number).
+void draw(kernels::ConstTensorView source, kernels::TensorView chunk, float p, kernels::DropoutKey key,
+          kernels::IndexView global_ids, std::int64_t first_row, std::int64_t begin, std::int64_t end) {
+  const kernels::ConstTensorView from = source.slice_rows(begin, end);
+  const kernels::TensorView to = chunk.slice_rows(begin, end);
+  if (global_ids.data != nullptr) {
+    kernels::dropout_forward(from, to, p, key, {global_ids.data + first_row + begin, end - begin});
+    return;
+  }
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(end - begin));
+  std::iota(ids.begin(), ids.end(), first_row + begin);
+  kernels::dropout_forward(from, to, p, key, {ids.data(), end - begin});
 }
 
 }  // namespace
 
 std::int64_t remembered_dropout_bytes(std::int64_t rows, std::int64_t cols) { return rows * (bytes_per_row(cols) + 1); }
 
-RowTransform remembered_dropout_rows(float p, kernels::DropoutKey key, kernels::IndexView global_ids, std::int64_t rows,
-                                     std::int64_t cols) {
-  RowTransform draw = dropout_rows(p, key, global_ids);
-  if (!draw) return {};
-  HALO_EXPECTS(rows >= 0 && cols >= 0,
-               "remembered_dropout_rows: a matrix of " + std::to_string(rows) + " x " + std::to_string(cols));
+ChunkReader remembered_dropout(float p, kernels::DropoutKey key, kernels::IndexView global_ids, std::int64_t rows,
+                               std::int64_t cols) {
+  HALO_EXPECTS(p > 0.0f && p < 1.0f, "remembered_dropout: p must be in (0, 1), got " + std::to_string(p));
+  HALO_EXPECTS(rows >= 0 && cols >= 0 && (global_ids.data == nullptr || global_ids.size == rows),
+               "remembered_dropout: a matrix of " + std::to_string(rows) + " x " + std::to_string(cols) + " with " +
+                   std::to_string(global_ids.size) + " global ids");
   auto m = std::make_shared<MaskBits>();
   m->rows = rows;
   m->cols = cols;
   m->row_bytes = bytes_per_row(cols);
   const float scale = kernels::dropout_scale(p);
-  return [m, draw = std::move(draw), scale](kernels::TensorView chunk, std::int64_t first_row) {
-    if (chunk.device.is_cuda()) {
-      draw(chunk, first_row);
-      return;
-    }
-    HALO_EXPECTS(chunk.cols == m->cols && first_row >= 0 && first_row + chunk.rows <= m->rows,
-                 "remembered_dropout_rows: rows [" + std::to_string(first_row) + ", " +
+  return [m, p, key, global_ids, scale](kernels::ConstTensorView source, kernels::TensorView chunk,
+                                        std::int64_t first_row) {
+    HALO_EXPECTS(source.rows == chunk.rows && source.cols == m->cols && chunk.cols == m->cols && first_row >= 0 &&
+                     first_row + chunk.rows <= m->rows,
+                 "remembered_dropout: rows [" + std::to_string(first_row) + ", " +
                      std::to_string(first_row + chunk.rows) + ") of " + std::to_string(chunk.cols) +
                      " columns are not within its " + std::to_string(m->rows) + " x " + std::to_string(m->cols));
+    if (chunk.device.is_cuda()) {
+      draw(source, chunk, p, key, global_ids, first_row, 0, chunk.rows);
+      return;
+    }
     if (m->bits.empty() && m->rows > 0) {
       m->bits.assign(static_cast<std::size_t>(m->rows * m->row_bytes), 0);
       m->drawn.assign(static_cast<std::size_t>(m->rows), 0);
@@ -128,9 +149,9 @@ RowTransform remembered_dropout_rows(float p, kernels::DropoutKey key, kernels::
       std::int64_t end = begin + 1;
       while (end < chunk.rows && (m->drawn[static_cast<std::size_t>(first_row + end)] != 0) == drawn) ++end;
       if (drawn) {
-        select(*m, chunk, first_row, scale, begin, end);
+        select(*m, source, chunk, first_row, scale, begin, end);
       } else {
-        draw(chunk.slice_rows(begin, end), first_row + begin);
+        draw(source, chunk, p, key, global_ids, first_row, begin, end);
         record(*m, chunk, first_row, begin, end);
         std::fill(m->drawn.begin() + first_row + begin, m->drawn.begin() + first_row + end, char{1});
       }

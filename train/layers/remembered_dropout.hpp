@@ -3,26 +3,29 @@
 // it in several passes (every product of forward, the weights' gradients in backward, RGAT's once
 // per relation); drawing the mask again in each (Philox, one block per 8 values) cost more than
 // the products on a CPU. The first pass over a row draws it (kernels::dropout_forward) and keeps
-// one bit per value; later passes select by those bits.
+// one bit per value; later passes select by those bits. Each pass copies the rows into the
+// layer's chunk as it drops them, so no separate copy is made either.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/dropout.hpp"
 #include "kernels/tensor.hpp"
-#include "train/features/feature_pipeline.hpp"
+#include "train/layers/layer_input.hpp"
 
 namespace halo::train {
 
-// A RowTransform for a rows x cols matrix giving, on every pass, dropout_rows(p, key, global_ids)'s
-// values: x · (1 / (1 - p)) where the mask keeps the value, else +0 (a kept zero, whose sign the
-// mask cannot show, comes out +0 as well). The first pass over each row draws its mask and keeps
-// a bit per value; the bits are freed with the transform (the last InputMatrix holding it). Rows
-// in device memory draw the mask every pass (on a GPU, Philox costs little against the products),
-// keeping nothing. p = 0 gives an empty transform. global_ids: as dropout_rows (alive while the
-// transform is used). Not for concurrent calls.
-RowTransform remembered_dropout_rows(float p, kernels::DropoutKey key, kernels::IndexView global_ids, std::int64_t rows,
-                                     std::int64_t cols);
+// A ChunkReader for a rows x cols matrix giving, on every pass, kernels::dropout_forward's values
+// with `key` and row r keyed on global_ids[r] (on r itself when global_ids.data is null): x · (1 /
+// (1 - p)) where the mask keeps the value, else +0 (a kept zero, whose sign the mask cannot show,
+// comes out +0 as well). The first pass over each row draws its mask as it copies the row (one
+// pass, kernels::dropout_forward from the source into the chunk) and keeps a bit per value; later
+// passes copy and select by those bits in one pass. The bits are freed with the reader (the last
+// InputMatrix holding it). Rows in device memory draw the mask every pass (on a GPU, Philox costs
+// little against the products), keeping nothing. p must be in (0, 1). global_ids: alive while the
+// reader is used. Not for concurrent calls.
+ChunkReader remembered_dropout(float p, kernels::DropoutKey key, kernels::IndexView global_ids, std::int64_t rows,
+                               std::int64_t cols);
 
 // The bytes its bits take for a rows x cols matrix once every row was read: one bit per value,
 // each row a whole number of bytes, and a byte per row saying whether it is drawn.

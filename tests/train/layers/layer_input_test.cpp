@@ -302,8 +302,10 @@ TEST_CASE("InputMatrix::then chains per-chunk transforms with the global row num
   CHECK_THROWS_AS(InputMatrix().multiply(w.view()), InvalidArgument);
 }
 
-TEST_CASE("InputMatrix over a view or over its first rows multiplies those rows, transforms keeping their numbers",
-          "[train]") {
+TEST_CASE(
+    "InputMatrix over a view or over its first rows multiplies those rows, transforms and readers keeping their "
+    "numbers",
+    "[train]") {
   // 4,096 columns: chunks of 256 rows; the first 500 rows end inside the second chunk.
   const std::int64_t n = 600, f = 4096, first = 500;
   const Operands o(test::case_seed(5), n, f, 3, first, 2);
@@ -315,6 +317,12 @@ TEST_CASE("InputMatrix over a view or over its first rows multiplies those rows,
   const RowTransform scale = [](kernels::TensorView rows, std::int64_t first_row) {
     for (std::int64_t r = 0; r < rows.rows; ++r)
       for (std::int64_t c = 0; c < rows.cols; ++c) rows.row(r)[c] *= static_cast<float>(first_row + r + 1);
+  };
+  // The same scaling as a reader: each row copied and scaled in one pass.
+  const ChunkReader scaling = [](kernels::ConstTensorView source, kernels::TensorView rows, std::int64_t first_row) {
+    for (std::int64_t r = 0; r < rows.rows; ++r)
+      for (std::int64_t c = 0; c < rows.cols; ++c)
+        rows.row(r)[c] = source.row(r)[c] * static_cast<float>(first_row + r + 1);
   };
   const auto rows_of = [&](const Dense& values, bool scaled) {
     Dense t(first, f);
@@ -333,7 +341,8 @@ TEST_CASE("InputMatrix over a view or over its first rows multiplies those rows,
                         Case{"the first rows of a tensor", InputMatrix(x).first_rows(first), &plain},
                         Case{"the first rows, transformed", InputMatrix(x).then(scale).first_rows(first), &scaled},
                         Case{"transformed after", InputMatrix(x.view()).first_rows(first).then(scale), &scaled},
-                        Case{"bfloat16, transformed", InputMatrix(h).then(scale).first_rows(first), &scaled_halves}}) {
+                        Case{"bfloat16, transformed", InputMatrix(h).then(scale).first_rows(first), &scaled_halves},
+                        Case{"read through a reader", InputMatrix(x).read_with(scaling).first_rows(first), &scaled}}) {
     CAPTURE(c.name);
     REQUIRE((c.m.rows() == first && c.m.cols() == f));
     check_products(c.m, *c.values, w, wd, g, gd);
@@ -341,6 +350,11 @@ TEST_CASE("InputMatrix over a view or over its first rows multiplies those rows,
     CHECK_THROWS_AS(c.m.tensor("a test"), UnsupportedError);
   }
   CHECK(InputMatrix(x).first_rows(n).tensor("a test").data() == x.data());
+  // A reader takes the place of the copy of a resident float32 matrix, once.
+  CHECK_THROWS_AS(InputMatrix(h).read_with(scaling), InvalidArgument);
+  CHECK_THROWS_AS(InputMatrix(x).then(scale).read_with(scaling), InvalidArgument);
+  CHECK_THROWS_AS(InputMatrix(x).read_with(scaling).read_with(scaling), InvalidArgument);
+  CHECK_THROWS_AS(InputMatrix(x).read_with({}), InvalidArgument);
   CHECK_THROWS_AS(InputMatrix(x).first_rows(n + 1), InvalidArgument);
   CHECK_THROWS_AS(InputMatrix(x).first_rows(-1), InvalidArgument);
   const FeatureSource source = FeatureSource::from_array(as_array(x));

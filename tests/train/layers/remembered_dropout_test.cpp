@@ -1,16 +1,17 @@
-// Tests of train/layers/remembered_dropout.*: every pass, however its chunks fall, gives the values
+// Tests of train/layers/remembered_dropout.*: every pass, however its chunks fall, writes the values
 // of kernels::dropout_forward on the whole matrix, the first pass over a row drawing its mask and
 // the later ones selecting by the bits kept from it.
 #include "train/layers/remembered_dropout.hpp"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "graph/base/error.hpp"
 #include "graph/base/random.hpp"
 #include "kernels/dropout.hpp"
-#include "tests/support/tensor_compare.hpp"
 #include "tests/support/thread_count.hpp"
 #include "tests/train/gradient_check.hpp"
 
@@ -31,14 +32,14 @@ Tensor nonzero_values(std::uint64_t seed, std::int64_t rows, std::int64_t cols) 
   return Tensor::from_vector(rows, cols, v);
 }
 
-// The transform applied to a copy of x in chunks of `chunk` rows starting at row `first` (then
-// wrapping round to row 0), rows [first, rows) then [0, first): its output, row for row.
-std::vector<float> pass(const RowTransform& transform, const Tensor& x, std::int64_t chunk, std::int64_t first) {
-  Tensor y = x.clone();
+// A pass of the reader over x into a chunk poisoned with NaN, in chunks of `chunk` rows starting
+// at row `first` (then wrapping round to row 0): what it wrote, row for row.
+std::vector<float> pass(const ChunkReader& reader, const Tensor& x, std::int64_t chunk, std::int64_t first) {
+  Tensor y = Tensor::full(x.rows(), x.cols(), std::numeric_limits<float>::quiet_NaN());
   const auto run = [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; r += chunk) {
       const std::int64_t e = std::min(end, r + chunk);
-      transform(y.view().slice_rows(r, e), r);
+      reader(x.view().slice_rows(r, e), y.view().slice_rows(r, e), r);
     }
   };
   run(first, x.rows());
@@ -48,7 +49,7 @@ std::vector<float> pass(const RowTransform& transform, const Tensor& x, std::int
 
 }  // namespace
 
-TEST_CASE("remembered_dropout_rows gives dropout_forward's values on every pass, however the chunks fall", "[train]") {
+TEST_CASE("remembered_dropout writes dropout_forward's values on every pass, however the chunks fall", "[train]") {
   // 77 columns: rows of 10 bytes of bits, the last byte 5 values.
   const std::int64_t rows = 301, cols = 77;
   const std::uint64_t seed = test::case_seed(41);
@@ -65,24 +66,33 @@ TEST_CASE("remembered_dropout_rows gives dropout_forward's values on every pass,
   const int threads = GENERATE(1, 2);
   CAPTURE(threads);
   test::with_threads(threads, [&] {
-    const RowTransform t = remembered_dropout_rows(p, key, {ids.data(), rows}, rows, cols);
-    // The first pass draws rows [120, 301) in chunks of 64, the second draws [0, 120) in chunks
-    // of 50 and selects the rest in chunks of 50 (runs of drawn and undrawn rows in one chunk),
-    // the third selects everything in one chunk; each pass gives the same bits.
-    Tensor first = x.clone();
-    for (std::int64_t r = 120; r < rows; r += 64) t(first.view().slice_rows(r, std::min(rows, r + 64)), r);
-    const std::vector<float> drawn = first.to_vector();
-    CHECK(std::vector<float>(drawn.begin() + 120 * cols, drawn.end()) ==
+    const ChunkReader reader = remembered_dropout(p, key, {ids.data(), rows}, rows, cols);
+    // The first pass draws rows [120, 301) in chunks of 64; the second draws [0, 120) in chunks
+    // of 50 and selects the rest in chunks of 50 (runs of drawn and undrawn rows in one chunk);
+    // the third selects everything in one chunk, the fourth in chunks of 7 from row 200.
+    Tensor drawn = Tensor::full(rows, cols, std::numeric_limits<float>::quiet_NaN());
+    for (std::int64_t r = 120; r < rows; r += 64) {
+      const std::int64_t e = std::min(rows, r + 64);
+      reader(x.view().slice_rows(r, e), drawn.view().slice_rows(r, e), r);
+    }
+    const std::vector<float> first = drawn.to_vector();
+    CHECK(std::vector<float>(first.begin() + 120 * cols, first.end()) ==
           std::vector<float>(expected.begin() + 120 * cols, expected.end()));
-    CHECK(pass(t, x, 50, 0) == expected);
-    CHECK(pass(t, x, rows, 0) == expected);
-    CHECK(pass(t, x, 7, 200) == expected);
+    CHECK(pass(reader, x, 50, 0) == expected);
+    CHECK(pass(reader, x, rows, 0) == expected);
+    CHECK(pass(reader, x, 7, 200) == expected);
   });
 
-  // Rows outside its matrix are refused; p = 0 is no transform.
-  const RowTransform t = remembered_dropout_rows(p, key, {ids.data(), rows}, rows, cols);
+  // Without ids, row r is keyed on r.
+  Tensor by_row = Tensor::empty(rows, cols);
+  kernels::dropout_forward(x.view(), by_row.view(), p, key, {});
+  CHECK(pass(remembered_dropout(p, key, {}, rows, cols), x, 64, 0) == by_row.to_vector());
+
+  // Rows outside its matrix, p outside (0, 1) and ids that do not cover the rows are refused.
+  const ChunkReader reader = remembered_dropout(p, key, {ids.data(), rows}, rows, cols);
   Tensor y = x.clone();
-  CHECK_THROWS_AS(t(y.view().slice_rows(0, 10), rows - 5), InvalidArgument);
-  CHECK_FALSE(static_cast<bool>(remembered_dropout_rows(0.0f, key, {ids.data(), rows}, rows, cols)));
+  CHECK_THROWS_AS(reader(x.view().slice_rows(0, 10), y.view().slice_rows(0, 10), rows - 5), InvalidArgument);
+  CHECK_THROWS_AS(remembered_dropout(0.0f, key, {ids.data(), rows}, rows, cols), InvalidArgument);
+  CHECK_THROWS_AS(remembered_dropout(p, key, {ids.data(), rows - 1}, rows, cols), InvalidArgument);
   CHECK(remembered_dropout_bytes(rows, cols) == rows * (10 + 1));
 }
