@@ -58,6 +58,9 @@ class InputMatrix {
   InputMatrix(FeaturePipeline& pipeline, RowTransform transform);
 
   bool empty() const { return !resident_ && bf16_ == nullptr && pipeline_ == nullptr; }
+  // A resident float32 matrix that each product reads whole (one GEMM); otherwise every product
+  // takes a pass over x's chunks, so a layer gathers its products into few passes.
+  bool read_whole() const { return resident_ && !transform_ && !reader_; }
   bool streamed() const { return pipeline_ != nullptr; }
   std::int64_t rows() const;
   std::int64_t cols() const;
@@ -105,8 +108,7 @@ class InputMatrix {
  private:
   // A resident matrix read through a float32 scratch: in bfloat16, or with a transform.
   bool read_by_chunk() const { return bf16_ != nullptr || (resident_ && (transform_ || reader_)); }
-  // A resident float32 matrix read whole by each product: one GEMM.
-  bool read_whole() const { return resident_ && !transform_ && !reader_; }
+
   // Calls fn(chunk, first_row) for the float32 chunks of such a matrix, in row order: each
   // widened or copied into one scratch, then transformed.
   template <class F>

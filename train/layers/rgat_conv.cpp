@@ -97,7 +97,7 @@ std::int64_t RgatConvLayout::saved_bytes(const RgcnGraph& graph) const {
   return floats * float_bytes;
 }
 
-std::int64_t RgatConvLayout::backward_held_bytes(const RgcnGraph& graph) const {
+std::int64_t RgatConvLayout::backward_held_bytes(const RgcnGraph& graph, const std::vector<char>& chunked) const {
   const std::int64_t h = options.heads, hf = h * out_dim;
   std::int64_t remaining = saved_bytes(graph) / float_bytes, deferred = 0, most = remaining;
   for (int t = 0; t < graph.num_vertex_types(); ++t) {
@@ -105,9 +105,12 @@ std::int64_t RgatConvLayout::backward_held_bytes(const RgcnGraph& graph) const {
     for (int r : graph.stack(t).relations) {
       const std::int64_t fold = in_dims[static_cast<std::size_t>(t)] * h;
       most = std::max(most, remaining + deferred + relation_workspace_floats(graph, *this, r, h, hf));
-      // Freed but the fold; kept until the end: the destination scores' gradient and the fold's.
+      // Freed but the fold; kept until the end: the destination scores' gradient and the fold's,
+      // and dh_r when its source is read chunk by chunk.
       remaining -= relation_saved_floats(graph, *this, r, h, hf) - fold;
       deferred += graph.num_outputs(t) * h + 2 * fold;
+      const auto src = static_cast<std::size_t>(graph.relation_src(r));
+      if (!chunked.empty() && chunked.at(src) != 0) deferred += graph.num_inputs(graph.relation_src(r)) * hf;
     }
   }
   return std::max(most, remaining + deferred) * float_bytes;
@@ -313,11 +316,11 @@ std::vector<Tensor> RgatConv::backward(std::vector<Tensor> grad_y, const Step& s
       grad_x[static_cast<std::size_t>(t)] =
           Tensor::zeros(g.num_inputs(t), layout_.in_dims[static_cast<std::size_t>(t)], device_);
   const std::int64_t heads = layout_.options.heads, hf = heads * layout_.out_dim;
-  // The destination scores' gradients, kept until every relation is done: the products with their
-  // destination's input then take one pass over it per type.
-  std::vector<Tensor> grad_dst(relations_.size());
-  std::vector<std::vector<InputMatrix::TransposedProduct>> dst_products(static_cast<std::size_t>(types));
-  std::vector<Tensor> grad_fold(relations_.size());
+  // The products with the inputs wait until every relation is done, then take one pass over each
+  // input: the destination side's always (the scores' gradients are H columns), the source side's
+  // (dh_r, H·F columns) for an input read chunk by chunk (one pass instead of one per relation).
+  std::vector<Tensor> grad_dst(relations_.size()), grad_fold(relations_.size()), grad_hs(relations_.size());
+  std::vector<std::vector<InputMatrix::TransposedProduct>> products(static_cast<std::size_t>(types));
   for (std::size_t k = 0; k < relations_.size(); ++k) {
     Relation& rel = relations_[k];
     const Tensor& dy = grad_y[static_cast<std::size_t>(rel.dst)];
@@ -328,7 +331,8 @@ std::vector<Tensor> RgatConv::backward(std::vector<Tensor> grad_y, const Step& s
       head_grad = Tensor::empty(rows, hf, device_);
       kernels::gemm(dy.view(), Transpose::no, head_mean_.view(), Transpose::yes, head_grad.view());
     }
-    Tensor grad_h = Tensor::empty(rel.h.rows(), hf, device_);
+    grad_hs[k] = Tensor::empty(rel.h.rows(), hf, device_);
+    Tensor& grad_h = grad_hs[k];
     Tensor grad_src = Tensor::empty(rel.h.rows(), heads, device_);
     grad_dst[k] = Tensor::empty(rows, heads, device_);
     rel.block.visit([&](const auto& a) {
@@ -345,19 +349,24 @@ std::vector<Tensor> RgatConv::backward(std::vector<Tensor> grad_y, const Step& s
     kernels::head_scores_backward(rel.h.view(), rel.att_src.value.view(), grad_src.view(), grad_h.view(),
                                   rel.att_src.grad.view());
     const auto src = static_cast<std::size_t>(rel.src), dst = static_cast<std::size_t>(rel.dst);
-    inputs_[src].add_transposed_products({{grad_h.view(), rel.lin_src.grad.view()}});
     if (input_grad(rel.src))
       kernels::gemm(grad_h.view(), Transpose::no, rel.lin_src.value.view(), Transpose::yes, grad_x[src].view(), 1.0f,
                     1.0f);
+    if (inputs_[src].read_whole()) {
+      inputs_[src].add_transposed_products({{grad_h.view(), rel.lin_src.grad.view()}});
+      grad_hs[k] = Tensor();
+    } else {
+      products[src].push_back({grad_h.view(), rel.lin_src.grad.view()});
+    }
     grad_fold[k] = Tensor::zeros(rel.dst_fold.rows(), heads, device_);
-    dst_products[dst].push_back({grad_dst[k].view(), grad_fold[k].view()});
+    products[dst].push_back({grad_dst[k].view(), grad_fold[k].view()});
     rel.release_keeping_fold();
   }
-  // The destination side through the folds: their gradients (in_t x H) in one pass over each
-  // destination's input, then W_dst,r's and a_dst,r's, and the input's gradient.
+  // One pass over each input for what waited: W_src,r's gradients of a chunk-read input, and the
+  // folds' (in_t x H); then W_dst,r's and a_dst,r's, and the input's gradient.
   for (int t = 0; t < types; ++t)
-    if (!dst_products[static_cast<std::size_t>(t)].empty())
-      inputs_[static_cast<std::size_t>(t)].add_transposed_products(dst_products[static_cast<std::size_t>(t)]);
+    if (!products[static_cast<std::size_t>(t)].empty())
+      inputs_[static_cast<std::size_t>(t)].add_transposed_products(products[static_cast<std::size_t>(t)]);
   for (std::size_t k = 0; k < relations_.size(); ++k) {
     Relation& rel = relations_[k];
     kernels::head_scores_backward(rel.lin_dst.value.view(), rel.att_dst.value.view(), grad_fold[k].view(),

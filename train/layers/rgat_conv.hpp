@@ -64,7 +64,9 @@ struct RgatConvLayout {
   // folded weight, which it keeps with the destination scores' gradient and the fold's until every
   // relation is done; so one relation's workspace (the attention's and the projections' gradients)
   // meets the saved tensors of it and of the relations after it, and what the ones before it left.
-  std::int64_t backward_held_bytes(const RgcnGraph& graph) const;
+  // chunked (per type, or empty): the inputs read chunk by chunk, whose source-side products
+  // (x_srcᵀ · dh_r) wait for one pass at the end: their relations' dh_r stay until then.
+  std::int64_t backward_held_bytes(const RgcnGraph& graph, const std::vector<char>& chunked = {}) const;
   // Every computed relation's block and its transpose.
   std::int64_t graph_bytes(const RgcnGraph& graph) const;
 };

@@ -102,7 +102,8 @@ std::int64_t HeteroStageLayout::saved_bytes(const RgcnGraph& graph, int selected
 }
 
 std::int64_t HeteroStageLayout::backward_bytes(const RgcnGraph& graph, const std::vector<char>& input_grad,
-                                               int selected_type, std::int64_t selected_rows) const {
+                                               const std::vector<char>& chunked, int selected_type,
+                                               std::int64_t selected_rows) const {
   std::int64_t input_grad_bytes = 0;
   for (int t = 0; t < graph.num_vertex_types(); ++t)
     if (reads(t) && input_grad.at(static_cast<std::size_t>(t)) != 0)
@@ -118,7 +119,7 @@ std::int64_t HeteroStageLayout::backward_bytes(const RgcnGraph& graph, const std
   if (const auto* hgt = std::get_if<HgtConvLayout>(&layer))
     return saved + hgt->workspace_bytes(graph) + input_grad_bytes;
   if (const auto* rgat = std::get_if<RgatConvLayout>(&layer))
-    return rgat->backward_held_bytes(graph) + input_grad_bytes;
+    return rgat->backward_held_bytes(graph, chunked) + input_grad_bytes;
   return saved + std::get<RgcnConvLayout>(layer).backward_bytes(graph, input_grad_bytes);
 }
 
@@ -325,7 +326,7 @@ std::int64_t HeteroModelLayout::activation_bytes(std::int64_t training_rows) con
     // only through products (a chunk at a time), or else on a copy.
     const bool in_place = i > 0 && stage(i - 1).relu;
     std::int64_t copied = 0, replaced = 0, chunk = 0, masks = 0, outputs = 0, output_grads = 0, all_outputs = 0;
-    std::vector<char> input_grad(types, 0);
+    std::vector<char> input_grad(types, 0), chunked(types, 0);
     std::vector<std::int64_t> next(types, 0);
     for (int t = 0; t < g.num_vertex_types(); ++t) {
       const auto ts = static_cast<std::size_t>(t);
@@ -338,6 +339,7 @@ std::int64_t HeteroModelLayout::activation_bytes(std::int64_t training_rows) con
           chunk =
               std::max(chunk, resident_chunk_rows(g.num_inputs(t), c.in_dims()[ts]) * c.in_dims()[ts] * float_bytes);
           masks += remembered_dropout_bytes(g.num_inputs(t), c.in_dims()[ts]);
+          chunked[ts] = 1;
         } else if (c.dropout > 0.0f) {
           copied += in;
           replaced += previous[ts];
@@ -367,9 +369,9 @@ std::int64_t HeteroModelLayout::activation_bytes(std::int64_t training_rows) con
     // logits: the loss writes their gradient beside them.
     const std::int64_t logits =
         last ? (selected_rows >= 0 ? selected_rows : g.num_inputs(target_)) * c.out_dim() * float_bytes : 0;
-    peak = std::max(
-        {peak, kept_before + dropped + saved + outputs, kept_before + dropped + saved + 2 * logits,
-         kept_before + dropped + output_grads + c.backward_bytes(g, input_grad, selected_type, selected_rows)});
+    peak = std::max({peak, kept_before + dropped + saved + outputs, kept_before + dropped + saved + 2 * logits,
+                     kept_before + dropped + output_grads +
+                         c.backward_bytes(g, input_grad, chunked, selected_type, selected_rows)});
     previous = last ? std::vector<std::int64_t>(types, 0) : next;  // the next layer's input (after its ReLU)
     kept_before += copied + masks + saved;
     for (std::int64_t b : previous) kept_before += b;

@@ -46,10 +46,12 @@ struct HeteroStageLayout {
   // those rows of its input.
   std::int64_t saved_bytes(const RgcnGraph& graph, int selected_type = -1, std::int64_t selected_rows = -1) const;
   // The most its backward holds at once besides its outputs' gradients, its saved tensors
-  // included, with the input gradients of the types `input_grad` marks (per type): the saved
-  // tensors, the workspace and the input gradients at once, as R-GCN allocates them
-  // (RgcnConvLayout::backward_bytes), or as RGAT frees its relations' saved tensors one by one.
-  std::int64_t backward_bytes(const RgcnGraph& graph, const std::vector<char>& input_grad, int selected_type = -1,
+  // included, with the input gradients of the types `input_grad` marks (per type) and the inputs
+  // `chunked` marks (per type, or empty) read chunk by chunk: the saved tensors, the workspace and
+  // the input gradients at once, as R-GCN allocates them (RgcnConvLayout::backward_bytes), or as
+  // RGAT frees its relations' saved tensors one by one (RgatConvLayout::backward_held_bytes).
+  std::int64_t backward_bytes(const RgcnGraph& graph, const std::vector<char>& input_grad,
+                              const std::vector<char>& chunked = {}, int selected_type = -1,
                               std::int64_t selected_rows = -1) const;
   // The rows of output type t a training forward holds at its most when `selected_rows` of them
   // are trained on (-1: every row): those rows, or, for a layer that computes the type whole and
