@@ -36,47 +36,64 @@ struct ByteMasks {
 };
 const ByteMasks byte_masks;
 
-// Rows [begin, end) of the chunk hold the dropout's values: keep a bit where one is not 0.
+// One row's bits from its dropped values: a value is kept exactly when a bit other than the
+// sign's is set. The row functions below are compiled for AVX-512, AVX2 and the x86-64 baseline
+// and picked once at load time (GCC's target_clones, as kernels/cpu/dropout.cpp); integer tests
+// and one float product, so every clone gives the same bits.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void record_row(const float* v, std::uint8_t* out,
+                                                                             std::int64_t cols) {
+  const std::int64_t full = cols / 8;
+  for (std::int64_t byte = 0; byte < full; ++byte) {
+    std::uint32_t word[8], flag[8];
+    std::memcpy(word, v + 8 * byte, sizeof word);
+    for (int k = 0; k < 8; ++k) flag[k] = (word[k] & 0x7FFFFFFFu) != 0u ? 1u << k : 0u;  // a compare and an AND
+    out[byte] =
+        static_cast<std::uint8_t>(flag[0] | flag[1] | flag[2] | flag[3] | flag[4] | flag[5] | flag[6] | flag[7]);
+  }
+  if (8 * full < cols) {
+    unsigned bits = 0;
+    for (std::int64_t k = 0; 8 * full + k < cols; ++k) {
+      std::uint32_t word;
+      std::memcpy(&word, v + 8 * full + k, sizeof word);
+      bits |= static_cast<unsigned>((word & 0x7FFFFFFFu) != 0u) << k;
+    }
+    out[full] = static_cast<std::uint8_t>(bits);
+  }
+}
+
+// One row: out = x · scale where its bit is set, else +0: the product and the AND of dropout's
+// own pass (kernels/cpu/dropout.cpp), so the same bits; each byte's 8 masks from byte_masks.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void select_row(const float* x, float* out,
+                                                                             const std::uint8_t* bits, float scale,
+                                                                             std::int64_t cols) {
+  const std::int64_t full = cols / 8;
+  for (std::int64_t byte = 0; byte < full; ++byte) {
+    const std::uint32_t* mask = byte_masks.m[bits[byte]];
+    float kept[8];
+    std::uint32_t value[8];
+    for (int k = 0; k < 8; ++k) kept[k] = x[8 * byte + k] * scale;
+    std::memcpy(value, kept, sizeof value);
+    for (int k = 0; k < 8; ++k) value[k] &= mask[k];
+    std::memcpy(out + 8 * byte, value, sizeof value);
+  }
+  for (std::int64_t j = 8 * full; j < cols; ++j) {
+    const float kept = x[j] * scale;
+    std::uint32_t value;
+    std::memcpy(&value, &kept, sizeof value);
+    value &= byte_masks.m[bits[full]][j - 8 * full];
+    std::memcpy(&out[j], &value, sizeof value);
+  }
+}
+
+// Rows [begin, end) of the chunk hold the dropout's values: keep their bits.
 void record(MaskBits& m, kernels::ConstTensorView rows, std::int64_t first_row, std::int64_t begin, std::int64_t end) {
   parallel_for_ranges(
       begin, end,
       [&](std::int64_t b, std::int64_t e) {
-        for (std::int64_t r = b; r < e; ++r) {
-          const float* v = rows.row(r);
-          std::uint8_t* out = m.bits.data() + (first_row + r) * m.row_bytes;
-          // A value is kept exactly when a bit other than the sign's is set: integer tests on 8 lanes.
-          for (std::int64_t byte = 0; byte < m.row_bytes; ++byte) {
-            const std::int64_t j0 = 8 * byte, n = std::min<std::int64_t>(8, m.cols - j0);
-            std::uint32_t word[8] = {};
-            std::memcpy(word, v + j0, static_cast<std::size_t>(n) * sizeof(float));
-            unsigned bits = 0;
-            for (int k = 0; k < 8; ++k) bits |= static_cast<unsigned>((word[k] & 0x7FFFFFFFu) != 0u) << k;
-            out[byte] = static_cast<std::uint8_t>(bits);
-          }
-        }
+        for (std::int64_t r = b; r < e; ++r)
+          record_row(rows.row(r), m.bits.data() + (first_row + r) * m.row_bytes, m.cols);
       },
       64);
-}
-
-// out = x · scale & mask for n <= 8 values, the mask of one byte of bits: the product and the
-// AND of dropout's own pass (kernels/cpu/dropout.cpp), so the same bits. Whole bytes run as 8 lanes.
-inline void select_byte(const float* x, float* out, std::uint8_t bits, float scale, std::int64_t n) {
-  const std::uint32_t* mask = byte_masks.m[bits];
-  float kept[8];
-  std::uint32_t value[8];
-  if (n == 8) {
-    for (int k = 0; k < 8; ++k) kept[k] = x[k] * scale;
-    std::memcpy(value, kept, sizeof value);
-    for (int k = 0; k < 8; ++k) value[k] &= mask[k];
-    std::memcpy(out, value, sizeof value);
-    return;
-  }
-  for (std::int64_t k = 0; k < n; ++k) {
-    kept[k] = x[k] * scale;
-    std::memcpy(&value[k], &kept[k], sizeof(float));
-    value[k] &= mask[k];
-    std::memcpy(&out[k], &value[k], sizeof(float));
-  }
 }
 
 // Rows [begin, end) of the chunk become the source's x · scale where their bit is set, else +0.
@@ -85,15 +102,8 @@ void select(const MaskBits& m, kernels::ConstTensorView source, kernels::TensorV
   parallel_for_ranges(
       begin, end,
       [&](std::int64_t b, std::int64_t e) {
-        for (std::int64_t r = b; r < e; ++r) {
-          const float* x = source.row(r);
-          float* out = chunk.row(r);
-          const std::uint8_t* bits = m.bits.data() + (first_row + r) * m.row_bytes;
-          const std::int64_t full = m.cols / 8;
-          for (std::int64_t byte = 0; byte < full; ++byte)
-            select_byte(x + 8 * byte, out + 8 * byte, bits[byte], scale, 8);
-          if (full < m.row_bytes) select_byte(x + 8 * full, out + 8 * full, bits[full], scale, m.cols - 8 * full);
-        }
+        for (std::int64_t r = b; r < e; ++r)
+          select_row(source.row(r), chunk.row(r), m.bits.data() + (first_row + r) * m.row_bytes, scale, m.cols);
       },
       64);
 }
