@@ -93,7 +93,7 @@ const Tensor& InputMatrix::tensor(const std::string& what) const {
                            " needs its input whole, but the input is transformed (dropped) chunk by chunk as it is "
                            "read (only the inputs of layers that transform first are so)");
   if (resident_ && (tensor_ == nullptr || view_.rows != tensor_->rows()))
-    throw UnsupportedError(what + " needs its input as a whole tensor, but it is a view of some of its rows");
+    throw UnsupportedError(what + " needs its input as a whole tensor, but it is a view (or the first rows) of one");
   if (tensor_ == nullptr)
     throw UnsupportedError(what + " needs its input whole, but the input is " +
                            (streamed() ? "streamed in row chunks (the features do not fit the memory given)"
