@@ -17,12 +17,16 @@ namespace {
 
 // A row's bits: one byte per 8 values, bit k of byte b for value 8 · b + k.
 std::int64_t bytes_per_row(std::int64_t cols) { return (cols + 7) / 8; }
+// A row's record: a byte saying whether the row is drawn, then its bits, padded to whole floats.
+std::int64_t record_stride(std::int64_t cols) { return (1 + bytes_per_row(cols) + 3) / 4 * 4; }
 
-// What a transform keeps: per row its bits and whether they are drawn.
+// What a reader keeps: per row whether it is drawn and its bits, in a host tensor's storage, so
+// that the tensor counters (and the memory plan's tests against them) see it.
 struct MaskBits {
-  std::int64_t rows = 0, cols = 0, row_bytes = 0;
-  std::vector<std::uint8_t> bits;  // rows x row_bytes, allocated at the first pass
-  std::vector<char> drawn;
+  std::int64_t rows = 0, cols = 0, row_bytes = 0, stride = 0;
+  kernels::Tensor storage;  // rows x stride / 4 floats' bytes, zeroed at the first pass
+  std::uint8_t* drawn(std::int64_t r) { return reinterpret_cast<std::uint8_t*>(storage.data()) + r * stride; }
+  std::uint8_t* bits(std::int64_t r) { return drawn(r) + 1; }
 };
 
 // Per byte of bits, the 8 float masks it stands for (all ones where the bit is set): selecting 8
@@ -90,20 +94,18 @@ void record(MaskBits& m, kernels::ConstTensorView rows, std::int64_t first_row, 
   parallel_for_ranges(
       begin, end,
       [&](std::int64_t b, std::int64_t e) {
-        for (std::int64_t r = b; r < e; ++r)
-          record_row(rows.row(r), m.bits.data() + (first_row + r) * m.row_bytes, m.cols);
+    for (std::int64_t r = b; r < e; ++r) record_row(rows.row(r), m.bits(first_row + r), m.cols);
       },
       64);
 }
 
 // Rows [begin, end) of the chunk become the source's x · scale where their bit is set, else +0.
-void select(const MaskBits& m, kernels::ConstTensorView source, kernels::TensorView chunk, std::int64_t first_row,
+void select(MaskBits& m, kernels::ConstTensorView source, kernels::TensorView chunk, std::int64_t first_row,
             float scale, std::int64_t begin, std::int64_t end) {
   parallel_for_ranges(
       begin, end,
       [&](std::int64_t b, std::int64_t e) {
-        for (std::int64_t r = b; r < e; ++r)
-          select_row(source.row(r), chunk.row(r), m.bits.data() + (first_row + r) * m.row_bytes, scale, m.cols);
+    for (std::int64_t r = b; r < e; ++r) select_row(source.row(r), chunk.row(r), m.bits(first_row + r), scale, m.cols);
       },
       64);
 }
@@ -125,18 +127,19 @@ void draw(kernels::ConstTensorView source, kernels::TensorView chunk, float p, k
 
 }  // namespace
 
-std::int64_t remembered_dropout_bytes(std::int64_t rows, std::int64_t cols) { return rows * (bytes_per_row(cols) + 1); }
+std::int64_t remembered_dropout_bytes(std::int64_t rows, std::int64_t cols) { return rows * record_stride(cols); }
 
 ChunkReader remembered_dropout(float p, kernels::DropoutKey key, kernels::IndexView global_ids, std::int64_t rows,
                                std::int64_t cols) {
   HALO_EXPECTS(p > 0.0f && p < 1.0f, "remembered_dropout: p must be in (0, 1), got " + std::to_string(p));
-  HALO_EXPECTS(rows >= 0 && cols >= 0 && (global_ids.data == nullptr || global_ids.size == rows),
+  HALO_EXPECTS(rows >= 0 && cols >= 0 && (global_ids.data == nullptr || global_ids.size >= rows),
                "remembered_dropout: a matrix of " + std::to_string(rows) + " x " + std::to_string(cols) + " with " +
                    std::to_string(global_ids.size) + " global ids");
   auto m = std::make_shared<MaskBits>();
   m->rows = rows;
   m->cols = cols;
   m->row_bytes = bytes_per_row(cols);
+  m->stride = record_stride(cols);
   const float scale = kernels::dropout_scale(p);
   return [m, p, key, global_ids, scale](kernels::ConstTensorView source, kernels::TensorView chunk,
                                         std::int64_t first_row) {
@@ -149,21 +152,18 @@ ChunkReader remembered_dropout(float p, kernels::DropoutKey key, kernels::IndexV
       draw(source, chunk, p, key, global_ids, first_row, 0, chunk.rows);
       return;
     }
-    if (m->bits.empty() && m->rows > 0) {
-      m->bits.assign(static_cast<std::size_t>(m->rows * m->row_bytes), 0);
-      m->drawn.assign(static_cast<std::size_t>(m->rows), 0);
-    }
+    if (m->storage.empty() && m->rows > 0) m->storage = kernels::Tensor::zeros(m->rows, m->stride / 4);
     // Runs of rows drawn before (select by their bits) and not (draw them, keep their bits).
     for (std::int64_t begin = 0; begin < chunk.rows;) {
-      const bool drawn = m->drawn[static_cast<std::size_t>(first_row + begin)] != 0;
+      const bool drawn = *m->drawn(first_row + begin) != 0;
       std::int64_t end = begin + 1;
-      while (end < chunk.rows && (m->drawn[static_cast<std::size_t>(first_row + end)] != 0) == drawn) ++end;
+      while (end < chunk.rows && (*m->drawn(first_row + end) != 0) == drawn) ++end;
       if (drawn) {
         select(*m, source, chunk, first_row, scale, begin, end);
       } else {
         draw(source, chunk, p, key, global_ids, first_row, begin, end);
         record(*m, chunk, first_row, begin, end);
-        std::fill(m->drawn.begin() + first_row + begin, m->drawn.begin() + first_row + end, char{1});
+        for (std::int64_t r = begin; r < end; ++r) *m->drawn(first_row + r) = 1;
       }
       begin = end;
     }

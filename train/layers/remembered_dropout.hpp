@@ -22,13 +22,14 @@ namespace halo::train {
 // pass, kernels::dropout_forward from the source into the chunk) and keeps a bit per value; later
 // passes copy and select by those bits in one pass. The bits are freed with the reader (the last
 // InputMatrix holding it). Rows in device memory draw the mask every pass (on a GPU, Philox costs
-// little against the products), keeping nothing. p must be in (0, 1). global_ids: alive while the
-// reader is used. Not for concurrent calls.
+// little against the products), keeping nothing. p must be in (0, 1). global_ids: at least `rows`
+// of them (or none), alive while the reader is used. Not for concurrent calls.
 ChunkReader remembered_dropout(float p, kernels::DropoutKey key, kernels::IndexView global_ids, std::int64_t rows,
                                std::int64_t cols);
 
-// The bytes its bits take for a rows x cols matrix once every row was read: one bit per value,
-// each row a whole number of bytes, and a byte per row saying whether it is drawn.
+// The bytes its bits take for a rows x cols matrix from its first read on (a host tensor's
+// storage): per row a byte saying whether it is drawn and one bit per value, padded to a
+// multiple of 4 bytes.
 std::int64_t remembered_dropout_bytes(std::int64_t rows, std::int64_t cols);
 
 }  // namespace halo::train

@@ -16,6 +16,7 @@
 #include "train/layers/gat_conv.hpp"
 #include "train/layers/gcn_conv.hpp"
 #include "train/layers/init.hpp"
+#include "train/layers/remembered_dropout.hpp"
 #include "train/layers/sage_conv.hpp"
 #include "train/models/model_shape.hpp"
 
@@ -44,9 +45,14 @@ struct Stage {
   Stage(Dropout d, ActivationKind kind) : dropout(d), activation(kind) {}
 };
 
-// The dropout of `d` as a per-chunk transform of the rows a layer reads (InputMatrix::then): the
-// mask Dropout::forward draws, keyed on (seed, epoch, layer, global id).
-RowTransform dropping(const Dropout& d, const Step& step) { return dropout_rows(d.p(), d.key(step), step.global_ids); }
+// x with the dropout of `d` applied as the layer reads it chunk by chunk: the mask Dropout::forward
+// draws, keyed on (seed, epoch, layer, global id). A resident float32 x is read through
+// remembered_dropout (the mask drawn on a row's first read and kept as bits for the later ones:
+// the weights' gradients read x again); a streamed or bfloat16 one draws it on every read.
+InputMatrix dropped_as_read(const InputMatrix& x, const Dropout& d, const Step& step) {
+  if (x.read_whole()) return x.read_with(remembered_dropout(d.p(), d.key(step), step.global_ids, x.rows(), x.cols()));
+  return x.then(dropout_rows(d.p(), d.key(step), step.global_ids));
+}
 
 // The first stage's input: the features after the input dropout. Streamed features, and resident
 // ones when the first layer transforms first (`by_chunk`, ModelShape::drops_while_reading), get
@@ -58,7 +64,7 @@ LayerInput first_stage_input(Stage& s, const LayerInput& features, bool by_chunk
                                         "precomputed without it; precompute only with input dropout 0");
   LayerInput in = features;
   if (features.x.streamed() || by_chunk) {
-    in.x = features.x.then(dropping(s.dropout, step));
+    in.x = dropped_as_read(features.x, s.dropout, step);
   } else {
     s.dropped = s.dropout.forward(features.x.tensor("Model: the input dropout"), step);
     in.x = InputMatrix(s.dropped);
@@ -202,7 +208,7 @@ Tensor Model::forward(const LayerInput& features, const Step& step) {
     } else if (x_bf16 != nullptr || m.shape.drops_while_reading(layer)) {  // x read chunk by chunk
       InputMatrix in = x_bf16 != nullptr ? InputMatrix(*x_bf16) : InputMatrix(*x);
       // (A ReLU stage's output was dropped in place by its epilogue.)
-      if (!m.shape.drops_in_place(layer) && s.dropout.active(step)) in = in.then(dropping(s.dropout, step));
+      if (!m.shape.drops_in_place(layer) && s.dropout.active(step)) in = dropped_as_read(in, s.dropout, step);
       y = s.conv->forward(LayerInput(in, InputMatrix()), step);
     } else {
       // In place, the previous stage's epilogue has dropped its output already.

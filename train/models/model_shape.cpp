@@ -9,6 +9,7 @@
 #include "kernels/bf16_rows.hpp"
 #include "train/layers/gat_conv.hpp"
 #include "train/layers/layer_input.hpp"
+#include "train/layers/remembered_dropout.hpp"
 
 namespace halo::train {
 namespace {
@@ -112,6 +113,7 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
   // the conv's own tensors, batch norm's input and statistics.
   std::vector<std::int64_t> dropped(static_cast<std::size_t>(layers())), saved(dropped), norm(dropped);
   std::vector<std::int64_t> scratch(dropped.size());      // a product's chunk of x, when x is read by chunk
+  std::vector<std::int64_t> masks(dropped.size());        // the bits of a dropout acting as x is read
   std::vector<std::int64_t> kept_output(dropped.size());  // the layer's output, float32 or bfloat16
   std::vector<bool> aggregated(dropped.size());  // the layer aggregated first
   // The layer multiplies a bfloat16 x (the previous output; a layer aggregating first never does).
@@ -124,6 +126,10 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
     // Every product reading x holds a float32 scratch chunk: x in bfloat16, or dropped as read.
     const bool by_chunk = bf16_input[k] || (own_input && drops_while_reading(i));
     scratch[k] = by_chunk ? widening(in) : 0;
+    // A resident float32 x dropped as read keeps its mask as bits from the first read to backward's
+    // last (remembered_dropout); a bfloat16 one draws it on every read.
+    if (own_input && drops_while_reading(i) && !bf16_input[k])
+      f.take(masks[k] = remembered_dropout_bytes(vertices, in));
     if (dropout(i) > 0.0f && !drops_in_place(i) && !drops_while_reading(i) && own_input) f.take(dropped[k] = rows(in));
     if (attention()) {
       const std::int64_t heads = layer_heads(i), heads_out = rows(heads * head_width(i));
@@ -242,7 +248,7 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
       f.give(rows(out));
       if (!gcn) f.give(grad);
     }
-    f.give(dropped[k]);
+    f.give(dropped[k] + masks[k]);
   }
   return f.peak();
 }

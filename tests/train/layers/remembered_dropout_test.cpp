@@ -88,11 +88,24 @@ TEST_CASE("remembered_dropout writes dropout_forward's values on every pass, how
   kernels::dropout_forward(x.view(), by_row.view(), p, key, {});
   CHECK(pass(remembered_dropout(p, key, {}, rows, cols), x, 64, 0) == by_row.to_vector());
 
+  // Its bits are a host tensor's storage, from the first read until the reader goes: the memory
+  // plan's tests against the tensor counters see them.
+  const kernels::Device cpu = kernels::Device::cpu();
+  Tensor y = x.clone();
+  const std::int64_t before = kernels::tensor_bytes_in_use(cpu);
+  {
+    const ChunkReader kept = remembered_dropout(p, key, {ids.data(), rows}, rows, cols);
+    CHECK(kernels::tensor_bytes_in_use(cpu) == before);
+    kept(x.view().slice_rows(0, 10), y.view().slice_rows(0, 10), 0);
+    CHECK(kernels::tensor_bytes_in_use(cpu) == before + remembered_dropout_bytes(rows, cols));
+  }
+  CHECK(kernels::tensor_bytes_in_use(cpu) == before);
+
   // Rows outside its matrix, p outside (0, 1) and ids that do not cover the rows are refused.
   const ChunkReader reader = remembered_dropout(p, key, {ids.data(), rows}, rows, cols);
-  Tensor y = x.clone();
   CHECK_THROWS_AS(reader(x.view().slice_rows(0, 10), y.view().slice_rows(0, 10), rows - 5), InvalidArgument);
   CHECK_THROWS_AS(remembered_dropout(0.0f, key, {ids.data(), rows}, rows, cols), InvalidArgument);
   CHECK_THROWS_AS(remembered_dropout(p, key, {ids.data(), rows - 1}, rows, cols), InvalidArgument);
-  CHECK(remembered_dropout_bytes(rows, cols) == rows * (10 + 1));
+  CHECK_NOTHROW(remembered_dropout(p, key, {ids.data(), rows}, rows - 1, cols));
+  CHECK(remembered_dropout_bytes(rows, cols) == rows * 12);  // a flag and 10 bytes of bits, padded to 12
 }

@@ -454,15 +454,16 @@ TEST_CASE("Model::activation_bytes walks the step and takes dropout in place aft
   GraphOperators ops = build_graph_operators(test::random_graph(3, 10, 20, true), "gcn");
   // GCN 100 -> 16 -> 7 with dropout, both convs transforming first (no Â·x kept). The input
   // dropout acts as conv0 reads the features, chunk by chunk through a scratch of 4 MiB (10,485
-  // rows of 100), so nothing dropped is kept. Forward keeps conv0's ReLU output (16), which
+  // rows of 100), so nothing dropped is kept but the mask's bits, 16 bytes a row (a flag and 13
+  // bytes of bits, padded), until conv0's backward. Forward keeps conv0's ReLU output (16), which
   // conv1's dropout overwrites in place. With 100,000 vertices the peak is in conv1's backward:
   // that output, the logits' gradient (7) until Âᵀ·g (7) is written, then Âᵀ·g and its product
   // with Wᵀ (16).
   const Model gcn(config_of("gcn", 2, 16, 0.5f, 0.5f, false, true), 100, 7, 1, ops);
   REQUIRE(gcn.shape().drops_while_reading(0));
-  CHECK(gcn.activation_bytes(100000) == std::int64_t{100000} * 4 * (16 + 7 + 16));
+  CHECK(gcn.activation_bytes(100000) == std::int64_t{100000} * (4 * (16 + 7 + 16) + 16));
   // With 1,000 the scratch is all 1,000 rows: conv0's forward holds it beside x · W (16).
-  CHECK(gcn.activation_bytes(1000) == 1000 * 4 * (100 + 16));
+  CHECK(gcn.activation_bytes(1000) == 1000 * (4 * (100 + 16) + 16));
   // Without dropout, 8 -> 16 aggregates first (keeps Â·x, 8), batch norm keeps the conv output
   // (16) and its statistics (2 x 16 floats) beside the ReLU output (16); the peak is again in
   // conv1's backward, with Âᵀ·g (7) and the gradient of conv0's output (16).
