@@ -9,7 +9,7 @@ absent is skipped with a note). Per case, `--turns` turns of the baseline then t
 each in its own process with the same threads and epochs; reported: each turn's epoch-time median,
 the median of the turns' ratios today / baseline, both peaks and both final losses.
 
-    bench/.venv/bin/python bench/recipe_vs_baseline.py --baseline-train OLD/halo-train --change "..." \\
+    bench/.venv/bin/python bench/recipe_vs_baseline.py --baseline-train PATH --change "..." \\
         [--cases rgat-acm,gat-cora] [--turns 3] [--threads 2]
 
 Results: bench/results/recipe_vs_baseline.json, with the machine.

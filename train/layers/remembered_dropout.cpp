@@ -170,4 +170,9 @@ ChunkReader remembered_dropout(float p, kernels::DropoutKey key, kernels::IndexV
   };
 }
 
+InputMatrix dropped_as_read(const InputMatrix& x, float p, kernels::DropoutKey key, kernels::IndexView global_ids) {
+  if (x.read_whole()) return x.read_with(remembered_dropout(p, key, global_ids, x.rows(), x.cols()));
+  return x.then(dropout_rows(p, key, global_ids));
+}
+
 }  // namespace halo::train

@@ -27,6 +27,12 @@ namespace halo::train {
 ChunkReader remembered_dropout(float p, kernels::DropoutKey key, kernels::IndexView global_ids, std::int64_t rows,
                                std::int64_t cols);
 
+// x with a dropout (p in (0, 1), `key`, row r keyed on global_ids[r]) applied as a layer reads it
+// chunk by chunk: a resident float32 x through remembered_dropout (its mask drawn on a row's first
+// read and kept as bits for the later ones), a streamed or bfloat16 one with the mask drawn on
+// every read (dropout_rows).
+InputMatrix dropped_as_read(const InputMatrix& x, float p, kernels::DropoutKey key, kernels::IndexView global_ids);
+
 // The bytes its bits take for a rows x cols matrix from its first read on (a host tensor's
 // storage): per row a byte saying whether it is drawn and one bit per value, padded to a
 // multiple of 4 bytes.

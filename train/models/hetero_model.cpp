@@ -339,8 +339,7 @@ Tensor HeteroModel::forward(const Step& step) {
         // it, in every pass of forward and backward, the mask drawn once and kept as bits: no
         // dropped copy. Its input stays until backward.
         streamed.resize(static_cast<std::size_t>(types));
-        streamed[ts] = InputMatrix(*x[ts]).read_with(
-            remembered_dropout(s.dropout.p(), s.dropout.key(step), m.global_ids[ts], x[ts]->rows(), x[ts]->cols()));
+        streamed[ts] = dropped_as_read(InputMatrix(*x[ts]), s.dropout.p(), s.dropout.key(step), m.global_ids[ts]);
         in.emplace_back();
       } else if (s.dropout.active(step)) {
         // The layer keeps the dropout's output; backward regenerates the mask, or after a ReLU

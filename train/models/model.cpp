@@ -10,7 +10,6 @@
 
 #include "graph/base/error.hpp"
 #include "kernels/bf16_rows.hpp"
-#include "train/features/feature_pipeline.hpp"
 #include "train/layers/activation.hpp"
 #include "train/layers/batch_norm.hpp"
 #include "train/layers/gat_conv.hpp"
@@ -46,12 +45,9 @@ struct Stage {
 };
 
 // x with the dropout of `d` applied as the layer reads it chunk by chunk: the mask Dropout::forward
-// draws, keyed on (seed, epoch, layer, global id). A resident float32 x is read through
-// remembered_dropout (the mask drawn on a row's first read and kept as bits for the later ones:
-// the weights' gradients read x again); a streamed or bfloat16 one draws it on every read.
+// draws, keyed on (seed, epoch, layer, global id).
 InputMatrix dropped_as_read(const InputMatrix& x, const Dropout& d, const Step& step) {
-  if (x.read_whole()) return x.read_with(remembered_dropout(d.p(), d.key(step), step.global_ids, x.rows(), x.cols()));
-  return x.then(dropout_rows(d.p(), d.key(step), step.global_ids));
+  return dropped_as_read(x, d.p(), d.key(step), step.global_ids);
 }
 
 // The first stage's input: the features after the input dropout. Streamed features, and resident
