@@ -3,12 +3,11 @@
 // deterministically, resume from checkpoints bitwise (embedding tables included), refuse what
 // they cannot train, and (slow, when the shared datasets are present) classify ACM's papers well
 // above chance.
-#include "train/trainer.hpp"
-
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
+#include "datasets/half_features.hpp"
 #include "datasets/ogb_reader.hpp"
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
@@ -16,6 +15,7 @@
 #include "tests/support/skip.hpp"
 #include "tests/support/test_paths.hpp"
 #include "tests/train/trainer_fixture.hpp"
+#include "train/trainer.hpp"
 
 using namespace halo;
 using namespace halo::train;
@@ -73,6 +73,31 @@ TEST_CASE("R-GCN, HGT and RGAT training fit the tiny heterogeneous dataset, the 
   CHECK(e.back().train_acc == 1.0);
   for (std::size_t i = 0; i < e.size(); ++i) CHECK(b.runs.at(0).epochs[i].loss == e[i].loss);
   CHECK(a.memory_plan.total_bytes() > 0);
+}
+
+TEST_CASE("R-GCN, HGT and RGAT on features stored in 16 bits give the losses of their float32 widening", "[train]") {
+  const ModelConfig m = GENERATE(small_rgcn_with_dropout(), small_hgt_with_dropout(), test::rgat_model());
+  const HalfFormat format = GENERATE(HalfFormat::float16, HalfFormat::bfloat16);
+  CAPTURE(m.kind);
+  datasets::Dataset half = tiny_hetero_with_reverse_relations();
+  datasets::Dataset wide = tiny_hetero_with_reverse_relations();
+  datasets::NodeType& paper = half.node_types[0];
+  for (float& v : paper.features) v *= 0.3f;  // values that 16 bits round
+  paper.half_features = datasets::narrow_features(paper.features, format);
+  paper.features = Array<float>();
+  wide.node_types[0].features = datasets::widen_features(paper.half_features);
+  const TrainConfig c = test::short_training(5);
+  const TrainSummary a = halo::train::train(half, m, c);
+  const TrainSummary b = halo::train::train(wide, m, c);
+  REQUIRE(a.runs.at(0).epochs.size() == 5);
+  for (std::size_t i = 0; i < 5; ++i) CHECK(a.runs[0].epochs[i].loss == b.runs[0].epochs[i].loss);
+  CHECK(a.feature_streaming.feature_dtype == (format == HalfFormat::float16 ? "f16" : "bf16"));
+  CHECK(b.feature_streaming.feature_dtype == "f32");
+  CHECK(a.feature_streaming.feature_bytes == 3 * 2 * 4);
+  // The plan counts the float32 copy the model reads, as for float32 features.
+  for (const TrainSummary* s : {&a, &b})
+    for (const MemoryItem& item : s->memory_plan.items)
+      if (item.name == "features") CHECK(item.bytes == 3 * 2 * 4);
 }
 
 TEST_CASE("R-GCN training refuses homogeneous data, and GCN training heterogeneous data, naming the kind that fits",

@@ -99,10 +99,8 @@ int train_dataset(const TrainOptions& options) {
   require_folder_kind(options.dataset, FolderKind::halo_dataset, "--dataset");
   datasets::DatasetDirOptions read_options;
   read_options.verify_checksums = options.train.verify_checksums;
-  // GCN, GraphSAGE and GAT read 16-bit features as stored (widened as they are copied or streamed);
-  // the heterogeneous models take them widened.
-  const std::string& kind = options.model.kind;
-  read_options.keep_half_features = kind == "gcn" || kind == "sage" || kind == "gat";
+  // 16-bit features are read as stored, widened as they are copied or streamed.
+  read_options.keep_half_features = true;
   datasets::Dataset ds = datasets::read_dataset_dir(options.dataset, read_options);
   if (options.add_reverse_relations) add_reverse_relations(ds);
   const int runs = options.train.runs;

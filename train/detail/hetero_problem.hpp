@@ -11,6 +11,7 @@
 #include "datasets/dataset.hpp"
 #include "kernels/tensor.hpp"
 #include "train/dist/communicator.hpp"
+#include "train/features/feature_source.hpp"
 #include "train/layers/rgcn_conv.hpp"
 #include "train/models/hetero_model.hpp"
 #include "train/trainer.hpp"
@@ -27,6 +28,7 @@ struct HeteroProblem {
 
   const RgcnGraph* graph = nullptr;
   std::vector<std::int64_t> feature_widths;    // per type: its features' width, or 0 (a table)
+  std::string feature_dtype = "f32";           // how the features are stored: f32, f16 or bf16
   std::vector<char> halo_types;                // per type on a rank: it has halo rows; empty on one process
   int target = 0;                              // type index of the labelled type
   const std::int64_t* labels = nullptr;        // per output row of the target type
@@ -41,6 +43,11 @@ struct HeteroProblem {
   std::vector<const kernels::Tensor*> features;  // per type: its input rows, or null (a table)
   const HeteroHaloRows* halo = nullptr;            // null on one process
 };
+
+// A vertex type's features as read for training: float32, or 16 bits widened as they are read
+// (copied once into the float32 tensor the model reads, FeatureSource::copy_to). `type` must have
+// features and outlive the source.
+FeatureSource node_type_features(const datasets::NodeType& type);
 
 // Checks the memory plan, then trains config.runs runs of an HeteroModel on `problem` with the
 // trainer loop. Collective when problem.comm has several ranks.

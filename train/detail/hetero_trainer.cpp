@@ -193,6 +193,11 @@ void check_hetero_settings(const TrainConfig& c) {
   check_input_settings(c);
 }
 
+FeatureSource node_type_features(const datasets::NodeType& type) {
+  HALO_EXPECTS(type.has_features(), "vertex type '" + type.name + "' has no features");
+  return type.half_features.empty() ? FeatureSource::borrow(type.features) : FeatureSource::borrow(type.half_features);
+}
+
 TrainSummary train_hetero_problem(HeteroProblem& problem, const HeteroModelConfig& model_config, const TrainConfig& config,
                                 const EpochCallback& on_epoch) {
   ThreadScope threads(config.threads);
@@ -218,6 +223,8 @@ TrainSummary train_hetero_problem(HeteroProblem& problem, const HeteroModelConfi
   }
 
   TrainSummary summary;
+  summary.feature_streaming.feature_dtype = problem.feature_dtype;
+  summary.feature_streaming.feature_bytes = feature_bytes(problem);
   summary.memory_plan = plan(problem, layout, config.optimizer, config.device);
   const std::string where = config.device.is_cuda() ? " on " + config.device.to_string() : "";
   log_and_check_memory_plan(summary.memory_plan, config, device_memory_available(config.device));
@@ -258,20 +265,24 @@ TrainSummary train_hetero(const datasets::Dataset& ds, const HeteroModelConfig& 
   const RgcnGraph graph(g);
   HeteroProblem problem;
   for (int t = 0; t < g.num_vertex_types(); ++t) {
-    const Array<float>& x = ds.node_type(g.vertex_type_name(t)).features;
-    problem.feature_widths.push_back(x.empty() ? 0 : x.cols());
+    const datasets::NodeType& type = ds.node_type(g.vertex_type_name(t));
+    problem.feature_widths.push_back(type.has_features() ? type.feature_dim() : 0);
+    if (type.has_features()) problem.feature_dtype = datasets::to_string(node_type_features(type).stored_dtype());
   }
-  // Each vertex type's features (normalised when asked) on the device, or none: an embedding table.
+  // Each vertex type's features (widened, normalised when asked) on the device, or none: an
+  // embedding table.
   std::vector<kernels::Tensor> features(static_cast<std::size_t>(g.num_vertex_types()));
   problem.build_inputs = [&](HeteroProblem& p) {
     for (int t = 0; t < g.num_vertex_types(); ++t) {
       const datasets::NodeType& type = ds.node_type(g.vertex_type_name(t));
-      if (type.features.empty()) {
+      if (!type.has_features()) {
         p.features.push_back(nullptr);
         continue;
       }
+      const FeatureSource source = node_type_features(type);
       kernels::Tensor& x = features[static_cast<std::size_t>(t)];
-      x = kernels::Tensor::from_array(type.features, config.device);
+      x = kernels::Tensor::empty(source.rows(), source.cols(), config.device);
+      source.copy_to(x.view());
       if (config.normalize_features) kernels::normalize_rows(x.view());
       p.features.push_back(&x);
     }

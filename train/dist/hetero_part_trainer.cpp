@@ -44,7 +44,7 @@ TrainSummary train_hetero_part(const std::string& partition_dir, Communicator& c
   train::detail::check_hetero_settings(config);
   const std::int64_t process_bytes = std::max<std::int64_t>(0, process_bytes_besides_arrays());
   const partition::PartitionDirInfo info = partition::read_partition_info(partition_dir);
-  const partition::Part part = read_rank_part(partition_dir, info, comm, config.verify_checksums, false);
+  const partition::Part part = read_rank_part(partition_dir, info, comm, config.verify_checksums);
   HALO_EXPECTS(part.meta.is_hetero, "partition " + partition_dir + " is of a homogeneous dataset ('" + part.meta.name +
                                         "'); train it with --model gcn or sage");
   HALO_EXPECTS(part.meta.task == datasets::Task::multiclass,
@@ -65,8 +65,10 @@ TrainSummary train_hetero_part(const std::string& partition_dir, Communicator& c
 
   train::detail::HeteroProblem problem;
   for (int t = 0; t < types; ++t) {
-    const Array<float>& x = part.node_types[static_cast<std::size_t>(t)].features;
-    problem.feature_widths.push_back(x.empty() ? 0 : x.cols());
+    const datasets::NodeType& type = part.node_types[static_cast<std::size_t>(t)];
+    problem.feature_widths.push_back(type.has_features() ? type.feature_dim() : 0);
+    if (type.has_features())
+      problem.feature_dtype = datasets::to_string(train::detail::node_type_features(type).stored_dtype());
     problem.halo_types.push_back(1);  // every type has an exchange on every rank
   }
   // Built once the plan has passed: one exchange per type on every rank (the exchanges are
@@ -87,14 +89,15 @@ TrainSummary train_hetero_part(const std::string& partition_dir, Communicator& c
     for (int t = 0; t < types; ++t) {
       const auto ts = static_cast<std::size_t>(t);
       const datasets::NodeType& type = part.node_types[ts];
-      if (type.features.empty()) {
+      if (!type.has_features()) {
         p.features.push_back(nullptr);
         continue;
       }
+      // The owned rows widened into the input rows' first ones; the halo rows from their owners.
+      const train::FeatureSource source = train::detail::node_type_features(type);
       kernels::Tensor& x = features[ts];
-      x = kernels::Tensor::empty(graph.num_inputs(t), type.features.cols(), config.device);
-      const kernels::Tensor owned = kernels::Tensor::from_array(type.features, config.device);
-      kernels::copy(owned.view(), x.view().slice_rows(0, graph.num_outputs(t)));
+      x = kernels::Tensor::empty(graph.num_inputs(t), source.cols(), config.device);
+      source.copy_to(x.view().slice_rows(0, graph.num_outputs(t)));
       if (config.normalize_features) kernels::normalize_rows(x.view().slice_rows(0, graph.num_outputs(t)));
       exchanges[ts]->forward(x.view());
       exchanges[ts]->reset_stats();

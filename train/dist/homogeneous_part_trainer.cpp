@@ -47,7 +47,7 @@ TrainSummary train_homogeneous_part(const std::string& partition_dir, Communicat
                                     const TrainConfig& config, const EpochCallback& on_epoch) {
   const auto start = std::chrono::steady_clock::now();
   const partition::PartitionDirInfo info = partition::read_partition_info(partition_dir);
-  const partition::Part part = read_rank_part(partition_dir, info, comm, config.verify_checksums, true);
+  const partition::Part part = read_rank_part(partition_dir, info, comm, config.verify_checksums);
   const datasets::NodeType& target = target_rows(part, partition_dir);
   log_info(fmt::format("rank {} of {}: part of {} owned and {} halo vertices, {} edges, read in {:.2f} s", comm.rank(),
                        comm.size(), part.graph.num_owned, part.graph.num_halo, part.graph.graph().num_edges(),

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "graph/base/error.hpp"
-#include "graph/base/parallel.hpp"
 #include "kernels/elementwise.hpp"
 
 namespace halo::train {
@@ -20,34 +19,6 @@ namespace {
 // Rows scanned between two page releases by has_negative_values on a mapped source.
 constexpr std::int64_t scan_block_bytes = 4 << 20;
 
-// All of `source` as a float32 tensor on `device`. On the CPU, copied (16-bit values widened) by
-// blocks of rows on every thread (one, for a Reader source) into the tensor itself; for a GPU,
-// block by block through one host block, so that no host copy of the whole matrix is made. A
-// mapped source's pages are released as their rows are copied: the copy is what training reads,
-// and the memory plan counts the features once.
-Tensor resident_copy(const FeatureSource& source, const kernels::Device& device) {
-  const std::int64_t block =
-      source.is_reader() ? std::max<std::int64_t>(1, source.rows())
-                         : std::max<std::int64_t>(1, scan_block_bytes / std::max<std::int64_t>(source.row_bytes(), 1));
-  Tensor x = Tensor::empty(source.rows(), source.cols(), device);
-  if (!device.is_cuda()) {
-    const TensorView all = x.view();
-    parallel_for_ranges(0, source.rows(), [&](std::int64_t begin, std::int64_t end) {
-      source.read_rows(begin, end, all.slice_rows(begin, end));
-      source.release(begin, end);
-    }, block);
-    return x;
-  }
-  Tensor host = Tensor::empty(std::min(block, source.rows()), source.cols());
-  for (std::int64_t begin = 0; begin < source.rows(); begin += block) {
-    const std::int64_t end = std::min(source.rows(), begin + block);
-    const TensorView rows = host.view().slice_rows(0, end - begin);
-    source.read_rows(begin, end, rows);
-    source.release(begin, end);
-    kernels::copy(rows, x.view().slice_rows(begin, end));
-  }
-  return x;
-}
 }  // namespace
 
 FeatureInput::FeatureInput(FeatureSource features, const FeatureInputOptions& options, Aggregation* aggregation,
@@ -66,7 +37,8 @@ FeatureInput::FeatureInput(FeatureSource features, const FeatureInputOptions& op
 }
 
 void FeatureInput::set_up_resident(Aggregation* aggregation) {
-  x_ = resident_copy(x_stream_.source, options_.device);
+  x_ = Tensor::empty(x_stream_.source.rows(), x_stream_.source.cols(), options_.device);
+  x_stream_.source.copy_to(x_.view());
   if (options_.normalize_rows) kernels::normalize_rows(x_.view());
   if (options_.precompute_aggregation) {
     aggregated_ = aggregation->forward(x_);

@@ -4,17 +4,23 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
 
 #include "datasets/npy.hpp"
 #include "graph/base/error.hpp"
+#include "graph/base/parallel.hpp"
+#include "kernels/elementwise.hpp"
 
 namespace halo::train {
 namespace {
 
 std::string dims(std::int64_t rows, std::int64_t cols) { return std::to_string(rows) + " x " + std::to_string(cols); }
+
+// Bytes of the rows copy_to copies between two page releases.
+constexpr std::int64_t copy_block_bytes = 4 << 20;
 
 std::uintptr_t page_size() {
   static const auto size = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
@@ -125,6 +131,33 @@ void FeatureSource::read_stored_rows(std::int64_t begin, std::int64_t end, void*
 
 void FeatureSource::read_rows(std::int64_t begin, std::int64_t end, kernels::TensorView out) const {
   read({begin, end, 0, cols_}, out);
+}
+
+void FeatureSource::copy_to(kernels::TensorView out) const {
+  HALO_EXPECTS(out.rows == rows_ && out.cols == cols_, "FeatureSource::copy_to: the features are " +
+                                                           dims(rows_, cols_) + ", the destination " +
+                                                           dims(out.rows, out.cols));
+  const std::int64_t block = is_reader()
+                                 ? std::max<std::int64_t>(1, rows_)
+                                 : std::max<std::int64_t>(1, copy_block_bytes / std::max<std::int64_t>(row_bytes(), 1));
+  if (!out.device.is_cuda()) {
+    parallel_for_ranges(
+        0, rows_,
+        [&](std::int64_t begin, std::int64_t end) {
+          read_rows(begin, end, out.slice_rows(begin, end));
+          release(begin, end);
+        },
+        block);
+    return;
+  }
+  kernels::Tensor host = kernels::Tensor::empty(std::min(block, rows_), cols_);
+  for (std::int64_t begin = 0; begin < rows_; begin += block) {
+    const std::int64_t end = std::min(rows_, begin + block);
+    const kernels::TensorView rows = host.view().slice_rows(0, end - begin);
+    read_rows(begin, end, rows);
+    release(begin, end);
+    kernels::copy(rows, out.slice_rows(begin, end));
+  }
 }
 
 void FeatureSource::advise_rows(std::int64_t begin, std::int64_t end, bool release) const {

@@ -86,6 +86,13 @@ class FeatureSource {
   void read_stored_rows(std::int64_t begin, std::int64_t end, void* out) const;
   // read() of rows [begin, end), all columns.
   void read_rows(std::int64_t begin, std::int64_t end, kernels::TensorView out) const;
+  // All of it, as float32 (16-bit values widened), into `out` (rows() x cols(), any row stride, on
+  // the CPU or a GPU): on the CPU by blocks of rows on every thread (one, for a Reader source)
+  // into `out` itself; for a GPU block by block through one host block, so that no host copy of
+  // the whole matrix is made. A mapped source's pages are released as their rows are copied:
+  // the copy is what training reads, so the memory plan counts the features once.
+  // InvalidArgument for a mismatched `out`.
+  void copy_to(kernels::TensorView out) const;
 
   // Hints that rows [begin, end) will be read soon: madvise(WILLNEED) on a map starts the disk
   // reads in the background; nothing otherwise. O(1) plus the kernel's read-ahead.

@@ -13,6 +13,7 @@
 
 #include "datasets/npy.hpp"
 #include "graph/base/error.hpp"
+#include "graph/base/parallel.hpp"
 #include "tests/support/test_paths.hpp"
 
 using namespace halo;
@@ -180,4 +181,38 @@ TEST_CASE("FeatureSource::release gives a mapped file's pages back, so streaming
   CHECK(after_reading - before > (12 << 20));
   CHECK(after_reading - after_release > (12 << 20));
   CHECK(chunk.back() == value_at(rows - 1, cols - 1));
+}
+
+TEST_CASE("FeatureSource::copy_to widens all of it into a strided matrix and gives a mapped file's pages back",
+          "[train]") {
+  ThreadScope threads(2);
+  for (HalfFormat format : {HalfFormat::float16, HalfFormat::bfloat16}) {
+    Array<float> x = pattern(5000, 9);
+    for (float& v : x) v *= 0.003f;  // in float16's range, not every value exact in 16 bits
+    const datasets::HalfFeatures h = datasets::narrow_features(x, format);
+    std::vector<float> out(static_cast<std::size_t>(5000 * 11), -7.0f);
+    FeatureSource::borrow(h).copy_to(TensorView{out.data(), 5000, 9, 11, kernels::Device::cpu()});
+    bool exact = true;
+    for (std::int64_t r = 0; r < 5000; ++r)
+      for (std::int64_t c = 0; c < 11; ++c) {
+        const float want = c < 9 ? half_to_float(format, h.bits[r * 9 + c]) : -7.0f;
+        exact = exact && out[static_cast<std::size_t>(r * 11 + c)] == want;
+      }
+    CHECK(exact);
+  }
+  // 16 MiB mapped: every page is read, and released once its rows are copied.
+  const std::int64_t rows = 16384, cols = 256;
+  test::ScratchDir dir;
+  datasets::write_npy(dir / "big.npy", pattern(rows, cols));
+  const FeatureSource s = FeatureSource::open_npy(dir / "big.npy");
+  std::vector<float> all(static_cast<std::size_t>(rows * cols));
+  const std::int64_t before = resident_bytes();
+  s.copy_to(TensorView{all.data(), rows, cols, cols, kernels::Device::cpu()});
+  const std::int64_t after = resident_bytes();
+  CAPTURE(before, after);
+  CHECK(after - before < (20 << 20));  // the 16 MiB copy, and not the map's 16 MiB beside it
+  CHECK(all[5] == value_at(0, 5));
+  CHECK(all.back() == value_at(rows - 1, cols - 1));
+  CHECK_THROWS_WITH(s.copy_to(TensorView{all.data(), rows, cols - 1, cols, kernels::Device::cpu()}),
+                    Catch::Contains("the features are 16384 x 256, the destination 16384 x 255"));
 }

@@ -16,10 +16,9 @@ namespace halo::train::dist::detail {
 // This rank's part of the partition `info` describes, its files checked against their sizes and
 // structure (and their CRC-32s when `verify_checksums`); refuses (InvalidArgument, with the mpirun
 // line to use) a partition whose part count is not the number of ranks running. Features stored in
-// 16 bits stay so with keep_half_features (the GCN / GraphSAGE trainer streams or widens them
-// itself), else they are widened on reading.
+// 16 bits stay so (the trainers stream them, or widen them as they copy them).
 partition::Part read_rank_part(const std::string& partition_dir, const partition::PartitionDirInfo& info,
-                               const Communicator& comm, bool verify_checksums, bool keep_half_features);
+                               const Communicator& comm, bool verify_checksums);
 
 // A partition of a homogeneous dataset (model kind gcn or sage).
 TrainSummary train_homogeneous_part(const std::string& partition_dir, Communicator& comm, const ModelConfig& model,
