@@ -1,6 +1,7 @@
 // Bf16Rows and its dispatch: checks the operands, times the call, runs the CPU or CUDA twin.
 #include "kernels/bf16_rows.hpp"
 
+#include <cstring>
 #include <string>
 
 #include "graph/base/error.hpp"
@@ -26,6 +27,31 @@ Bf16Rows Bf16Rows::narrow(ConstTensorView x) {
     cpu::narrow_to_bf16(x, halves, stride);
   }
   return out;
+}
+
+Bf16Rows Bf16Rows::empty(std::int64_t rows, std::int64_t cols, const Device& device) {
+  HALO_EXPECTS(rows >= 0 && cols >= 0,
+               "Bf16Rows::empty: negative shape " + std::to_string(rows) + " x " + std::to_string(cols));
+  Bf16Rows out;
+  out.storage_ = Tensor::empty(rows, (cols + 1) / 2, device);
+  out.cols_ = cols;
+  return out;
+}
+
+void Bf16Rows::copy_bits(std::int64_t first_row, const std::uint16_t* bits, std::int64_t rows) {
+  HALO_EXPECTS(first_row >= 0 && rows >= 0 && first_row + rows <= this->rows(),
+               "Bf16Rows::copy_bits: rows [" + std::to_string(first_row) + ", " + std::to_string(first_row + rows) +
+                   ") outside the " + std::to_string(this->rows()) + " rows");
+  const TensorView target = storage_.view().slice_rows(first_row, first_row + rows);
+  Tensor host;  // a GPU's rows are laid out in host memory first
+  const TensorView laid_out = device().is_cuda() ? (host = Tensor::empty(rows, storage_.cols())).view() : target;
+  const auto row_bytes = static_cast<std::size_t>(cols_) * sizeof(std::uint16_t);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    auto* row = reinterpret_cast<std::uint16_t*>(laid_out.data + r * laid_out.stride);
+    std::memcpy(row, bits + r * cols_, row_bytes);
+    if (cols_ % 2 != 0) row[cols_] = 0;  // the padding value of an odd row
+  }
+  if (device().is_cuda()) copy(laid_out, target);
 }
 
 Bf16View Bf16Rows::view() const {

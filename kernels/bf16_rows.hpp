@@ -34,6 +34,8 @@ class Bf16Rows {
   // x rounded to bfloat16 (NaN stays NaN, magnitudes past the largest finite bfloat16 become
   // infinity), on x's device. O(rows · cols), rows in parallel.
   static Bf16Rows narrow(ConstTensorView x);
+  // A rows x cols matrix on `device` whose values are yet to be written (copy_bits).
+  static Bf16Rows empty(std::int64_t rows, std::int64_t cols, const Device& device);
   // The bytes a rows x cols Bf16Rows holds: rows · ceil(cols / 2) floats.
   static std::int64_t bytes_for(std::int64_t rows, std::int64_t cols) {
     return rows * ((cols + 1) / 2) * static_cast<std::int64_t>(sizeof(float));
@@ -44,6 +46,10 @@ class Bf16Rows {
   bool empty() const { return rows() == 0 || cols_ == 0; }
   const Device& device() const { return storage_.device(); }
   Bf16View view() const;
+  // Writes `bits` (rows x cols() bfloat16 values, row-major and contiguous, in host memory) into
+  // rows [first_row, first_row + rows): bfloat16 features as a file stores them, kept at half
+  // the bytes. On a GPU through one host copy of those rows. InvalidArgument for rows outside.
+  void copy_bits(std::int64_t first_row, const std::uint16_t* bits, std::int64_t rows);
 
  private:
   Tensor storage_;  // rows x ceil(cols / 2) floats, each holding two values

@@ -5,6 +5,7 @@
 // refused.
 #include "kernels/bf16_rows.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -100,6 +101,24 @@ TEST_CASE("widen gives the rounded values back exactly and leaves a window's pad
   Tensor part = test::poisoned(10, cols);
   widen(h.view().slice_rows(20, 30), part.view());
   CHECK(test::identical(part.view(), ConstTensorView(out.view).slice_rows(20, 30)));
+}
+
+TEST_CASE("Bf16Rows::copy_bits keeps stored bfloat16 values as they are, row block by row block", "[kernels]") {
+  const std::int64_t cols = GENERATE(as<std::int64_t>{}, 1, 33, 130);
+  CAPTURE(cols);
+  const Tensor x = awkward_values(29 + static_cast<std::uint64_t>(cols), 41, cols);
+  std::vector<std::uint16_t> bits(static_cast<std::size_t>(41 * cols));
+  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = float_to_bfloat16(x.data()[i]);
+  Bf16Rows h = Bf16Rows::empty(41, cols, Device::cpu());
+  CHECK(h.rows() == 41);
+  CHECK(h.cols() == cols);
+  h.copy_bits(0, bits.data(), 17);  // two blocks, as a caller releasing a file's pages writes them
+  h.copy_bits(17, bits.data() + 17 * cols, 24);
+  // The same values as narrowing the float32 ones gives.
+  const Bf16Rows narrowed = Bf16Rows::narrow(x.view());
+  for (std::int64_t i = 0; i < 41; ++i)
+    CHECK(std::equal(h.view().row(i), h.view().row(i) + cols, narrowed.view().row(i)));
+  CHECK_THROWS_WITH(h.copy_bits(30, bits.data(), 12), Catch::Contains("rows [30, 42) outside the 41 rows"));
 }
 
 TEST_CASE("relu_backward from a bfloat16 output is bitwise relu_backward from the widened output", "[kernels]") {

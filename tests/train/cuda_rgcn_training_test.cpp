@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "datasets/half_features.hpp"
 #include "graph/base/error.hpp"
 #include "graph/build.hpp"
 #include "tests/kernels/kernel_test_util.hpp"
@@ -271,6 +272,33 @@ TEST_CASE("R-GCN, HGT and RGAT training on a GPU give the CPU run's losses with 
   CHECK(has_item(gpu.memory_plan, "embedding tables"));
   CHECK_FALSE(has_item(gpu.memory_plan, "process before training"));
   CHECK(gpu.runs[0].epochs.back().loss < gpu.runs[0].epochs.front().loss);
+}
+
+TEST_CASE("HGT and RGAT training on a GPU with bfloat16 features kept as stored give the CPU run's losses",
+          "[train][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  datasets::Dataset ds = generated_mag(12);
+  for (datasets::NodeType& type : ds.node_types) {
+    if (type.features.empty()) continue;
+    type.half_features = datasets::narrow_features(type.features, HalfFormat::bfloat16);
+    type.features = Array<float>();
+  }
+  ModelConfig model = small_rgcn();
+  model.kind = GENERATE(as<std::string>{}, "hgt", "rgat");
+  CAPTURE(model.kind);
+  model.num_bases = 0;
+  model.heads = 2;
+  const TrainConfig config = test::short_training(8);
+  TrainConfig on_gpu = config;
+  on_gpu.device = Device::cuda();
+  const TrainSummary cpu = halo::train::train(ds, model, config);
+  const TrainSummary gpu = halo::train::train(ds, model, on_gpu);
+  REQUIRE(gpu.runs[0].epochs.size() == cpu.runs[0].epochs.size());
+  for (std::size_t i = 0; i < cpu.runs[0].epochs.size(); ++i) {
+    INFO("epoch " << i + 1);
+    CHECK(gpu.runs[0].epochs[i].loss == Approx(cpu.runs[0].epochs[i].loss).epsilon(1e-4));
+  }
+  CHECK(gpu.feature_streaming.feature_dtype == "bf16");
 }
 
 TEST_CASE("R-GCN training on a GPU with tables streamed from host memory gives the CPU run's losses", "[train][gpu]") {

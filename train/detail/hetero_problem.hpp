@@ -29,6 +29,9 @@ struct HeteroProblem {
   const RgcnGraph* graph = nullptr;
   std::vector<std::int64_t> feature_widths;    // per type: its features' width, or 0 (a table)
   std::string feature_dtype = "f32";           // how the features are stored: f32, f16 or bf16
+  // Per type: its features are stored in bfloat16 and may stay so (HeteroModelLayout::keeps_bf16
+  // decides); empty: every type's features are widened to float32.
+  std::vector<char> bf16_features;
   std::vector<char> halo_types;                // per type on a rank: it has halo rows; empty on one process
   int target = 0;                              // type index of the labelled type
   const std::int64_t* labels = nullptr;        // per output row of the target type
@@ -39,8 +42,11 @@ struct HeteroProblem {
   // Called once the memory plan has passed, before the model is built: places the features on
   // the training device (on a rank with their halo rows, through the exchanges it builds) and
   // sets `features` (and `halo`), so that nothing the plan counts exists before it is checked.
+  // The types kept_bf16 marks go into `features_bf16` instead.
   std::function<void(HeteroProblem&)> build_inputs;
+  std::vector<char> kept_bf16;                   // per type: HeteroModelLayout::keeps_bf16, set before build_inputs
   std::vector<const kernels::Tensor*> features;  // per type: its input rows, or null (a table)
+  std::vector<const kernels::Bf16Rows*> features_bf16;  // per type (or empty): its rows kept in bfloat16
   const HeteroHaloRows* halo = nullptr;            // null on one process
 };
 

@@ -76,7 +76,7 @@ std::string fingerprint(const HeteroProblem& p, const HeteroModelConfig& m, cons
   return j.dump();
 }
 
-// Bytes of the features of every type that has them, with their halo rows on a rank.
+// Bytes of the features of every type that has them as float32, with their halo rows on a rank.
 std::int64_t feature_bytes(const HeteroProblem& problem) {
   std::int64_t bytes = 0;
   for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
@@ -96,7 +96,7 @@ MemoryPlan plan(const HeteroProblem& problem, const HeteroModelLayout& model, co
   // The trainer's model trains on the training rows alone (HeteroModel::set_training_rows): its
   // logits and their gradient are those rows', counted among the activations.
   const std::vector<MemoryItem> model_items{
-      {"features", feature_bytes(problem)},
+      {"features", model.feature_bytes()},
       {"activations", model.activation_bytes(problem.train.size)},
       {"parameters", params},
       {"gradients", params},
@@ -210,7 +210,9 @@ TrainSummary train_hetero_problem(HeteroProblem& problem, const HeteroModelConfi
   // The plan is made and checked from the model's layout before its inputs, parameters, tables,
   // activations or matrices exist.
   const HeteroModelLayout layout(settings, *problem.graph, problem.feature_widths, problem.target, problem.num_classes,
-                               config.device, problem.halo_types);
+                                 config.device, problem.halo_types, problem.bf16_features);
+  problem.kept_bf16.clear();
+  for (int t = 0; t < problem.graph->num_vertex_types(); ++t) problem.kept_bf16.push_back(layout.keeps_bf16(t) ? 1 : 0);
   if (settings.table_stream_budget > 0) {
     std::string tables;
     for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
@@ -246,7 +248,8 @@ TrainSummary train_hetero_problem(HeteroProblem& problem, const HeteroModelConfi
     count_splits(context);
     auto make_model = [&](int /*run*/, std::uint64_t seed) -> std::unique_ptr<Trainable> {
       return std::make_unique<HeteroTrainable>(HeteroModel(settings, *problem.graph, problem.features, problem.target,
-                                                       problem.num_classes, seed, config.device, problem.halo));
+                                                           problem.num_classes, seed, config.device, problem.halo,
+                                                           problem.features_bf16));
     };
     run_all(context, make_model, problem.graph->num_outputs(problem.target), on_epoch, summary);
     summary.device = config.device;
@@ -268,18 +271,33 @@ TrainSummary train_hetero(const datasets::Dataset& ds, const HeteroModelConfig& 
     const datasets::NodeType& type = ds.node_type(g.vertex_type_name(t));
     problem.feature_widths.push_back(type.has_features() ? type.feature_dim() : 0);
     if (type.has_features()) problem.feature_dtype = datasets::to_string(node_type_features(type).stored_dtype());
+    // bfloat16 features may stay so (the layout decides), unless each row is to be normalised.
+    problem.bf16_features.push_back(!config.normalize_features && !type.half_features.empty() &&
+                                            type.half_features.format == HalfFormat::bfloat16
+                                        ? 1
+                                        : 0);
   }
-  // Each vertex type's features (widened, normalised when asked) on the device, or none: an
-  // embedding table.
+  // Each vertex type's features (widened, normalised when asked, or kept in bfloat16) on the
+  // device, or none: an embedding table.
   std::vector<kernels::Tensor> features(static_cast<std::size_t>(g.num_vertex_types()));
+  std::vector<kernels::Bf16Rows> features_bf16(static_cast<std::size_t>(g.num_vertex_types()));
   problem.build_inputs = [&](HeteroProblem& p) {
+    p.features_bf16.assign(static_cast<std::size_t>(g.num_vertex_types()), nullptr);
     for (int t = 0; t < g.num_vertex_types(); ++t) {
+      const auto ts = static_cast<std::size_t>(t);
       const datasets::NodeType& type = ds.node_type(g.vertex_type_name(t));
       if (!type.has_features()) {
         p.features.push_back(nullptr);
         continue;
       }
       const FeatureSource source = node_type_features(type);
+      if (p.kept_bf16[ts] != 0) {
+        features_bf16[ts] = kernels::Bf16Rows::empty(source.rows(), source.cols(), config.device);
+        source.copy_to(features_bf16[ts]);
+        p.features.push_back(nullptr);
+        p.features_bf16[ts] = &features_bf16[ts];
+        continue;
+      }
       kernels::Tensor& x = features[static_cast<std::size_t>(t)];
       x = kernels::Tensor::empty(source.rows(), source.cols(), config.device);
       source.copy_to(x.view());

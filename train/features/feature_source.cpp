@@ -160,6 +160,26 @@ void FeatureSource::copy_to(kernels::TensorView out) const {
   }
 }
 
+void FeatureSource::copy_to(kernels::Bf16Rows& out) const {
+  HALO_EXPECTS(stored_dtype() == datasets::FeatureDType::bfloat16,
+               std::string("FeatureSource::copy_to: bfloat16 rows need features stored in bfloat16, these are ") +
+                   datasets::to_string(stored_dtype()));
+  HALO_EXPECTS(out.rows() == rows_ && out.cols() == cols_, "FeatureSource::copy_to: the features are " +
+                                                               dims(rows_, cols_) + ", the destination " +
+                                                               dims(out.rows(), out.cols()));
+  const std::int64_t block =
+      std::max<std::int64_t>(1, copy_block_bytes / std::max<std::int64_t>(stored_row_bytes(), 1));
+  const auto copy_rows = [&](std::int64_t begin, std::int64_t end) {
+    out.copy_bits(begin, halves_->bits.data() + begin * cols_, end - begin);
+    release(begin, end);
+  };
+  if (out.device().is_cuda()) {
+    for (std::int64_t begin = 0; begin < rows_; begin += block) copy_rows(begin, std::min(rows_, begin + block));
+    return;
+  }
+  parallel_for_ranges(0, rows_, copy_rows, block);
+}
+
 void FeatureSource::advise_rows(std::int64_t begin, std::int64_t end, bool release) const {
   if (!mapped_ || begin == end || cols_ == 0) return;
   const std::uintptr_t page = page_size();

@@ -11,6 +11,7 @@
 
 #include "datasets/half_features.hpp"
 #include "graph/base/array.hpp"
+#include "kernels/bf16_rows.hpp"
 #include "kernels/tensor.hpp"
 
 namespace halo::train {
@@ -93,6 +94,11 @@ class FeatureSource {
   // the copy is what training reads, so the memory plan counts the features once.
   // InvalidArgument for a mismatched `out`.
   void copy_to(kernels::TensorView out) const;
+  // All of its bfloat16 values as they are stored into `out` (rows() x cols(), on the CPU or a
+  // GPU; Bf16Rows::copy_bits): half the bytes of the float32 copy, for a reader that widens them
+  // as it reads them. Blocks and page releases as above. InvalidArgument for a source not stored
+  // in bfloat16 or a mismatched `out`.
+  void copy_to(kernels::Bf16Rows& out) const;
 
   // Hints that rows [begin, end) will be read soon: madvise(WILLNEED) on a map starts the disk
   // reads in the background; nothing otherwise. O(1) plus the kernel's read-ahead.

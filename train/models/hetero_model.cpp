@@ -65,6 +65,7 @@ struct HeteroModel::Impl {
   std::optional<HeteroModelLayout> layout;
   const RgcnGraph* graph = nullptr;
   std::vector<const Tensor*> features;                  // per type; null where a table stands in
+  std::vector<const kernels::Bf16Rows*> bf16_features;  // per type, or empty: features kept in bfloat16
   std::vector<std::unique_ptr<EmbeddingTable>> tables;  // per type; null where features exist
   int target = 0;
   std::int64_t num_classes = 0;
@@ -85,6 +86,9 @@ struct HeteroModel::Impl {
 
   int types() const { return graph->num_vertex_types(); }
   bool streamed(int t) const { return layout->streams(t); }
+  const kernels::Bf16Rows* bf16(int t) const {
+    return bf16_features.empty() ? nullptr : bf16_features[static_cast<std::size_t>(t)];
+  }
   void stream_tables();
   // Adds a streamed table's gradient rows [first_row, first_row + rows.rows) (on the model's
   // device), after the input dropout's backward when it was active.
@@ -196,8 +200,8 @@ HeteroModelConfig hetero_model_config(const ModelConfig& m) {
 }
 
 HeteroModel::HeteroModel(const HeteroModelConfig& config, const RgcnGraph& graph, std::vector<const Tensor*> features,
-                     int target_type, std::int64_t num_classes, std::uint64_t seed, kernels::Device device,
-                     const HeteroHaloRows* halo)
+                         int target_type, std::int64_t num_classes, std::uint64_t seed, kernels::Device device,
+                         const HeteroHaloRows* halo, std::vector<const kernels::Bf16Rows*> bf16_features)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.config = config;
@@ -214,18 +218,30 @@ HeteroModel::HeteroModel(const HeteroModelConfig& config, const RgcnGraph& graph
   if (halo != nullptr && device.is_cuda())
     throw UnsupportedError("HeteroModel: a rank's part of a distributed R-GCN (halo rows) trains on the cpu only, "
                            "not on " + device.to_string() + "; one GPU trains the whole graph");
+  HALO_EXPECTS(bf16_features.empty() || bf16_features.size() == all_types,
+               "HeteroModel: expected one bfloat16 feature matrix (or nullptr) per vertex type (" +
+                   std::to_string(types) + "), got " + std::to_string(bf16_features.size()));
+  m.bf16_features = std::move(bf16_features);
   std::vector<std::int64_t> feature_widths;
+  std::vector<char> bf16_types;
   for (int t = 0; t < types; ++t) {
     const Tensor* x = m.features[static_cast<std::size_t>(t)];
-    feature_widths.push_back(x != nullptr ? x->cols() : 0);
-    if (x == nullptr) continue;
+    const kernels::Bf16Rows* x16 = m.bf16(t);
     const std::string& name = graph.vertex_type_name(t);
-    HALO_EXPECTS(x->rows() == graph.num_inputs(t) && x->cols() > 0,
-                 "HeteroModel: features of type " + name + " are " + std::to_string(x->rows()) + " x " +
-                     std::to_string(x->cols()) + ", expected " + std::to_string(graph.num_inputs(t)) +
+    feature_widths.push_back(x != nullptr ? x->cols() : x16 != nullptr ? x16->cols() : 0);
+    if (!m.bf16_features.empty()) bf16_types.push_back(x16 != nullptr ? 1 : 0);
+    HALO_EXPECTS(x == nullptr || x16 == nullptr,
+                 "HeteroModel: type " + name + " has features in float32 and in bfloat16; give one");
+    if (x == nullptr && x16 == nullptr) continue;
+    const std::string what = x16 != nullptr ? "bfloat16 features" : "features";
+    const std::int64_t rows = x16 != nullptr ? x16->rows() : x->rows();
+    const kernels::Device& on = x16 != nullptr ? x16->device() : x->device();
+    HALO_EXPECTS(rows == graph.num_inputs(t) && feature_widths.back() > 0,
+                 "HeteroModel: " + what + " of type " + name + " are " + std::to_string(rows) + " x " +
+                     std::to_string(feature_widths.back()) + ", expected " + std::to_string(graph.num_inputs(t)) +
                      " rows and at least one column");
-    HALO_EXPECTS(x->device() == device, "HeteroModel: features of type " + name + " are on " +
-                                            x->device().to_string() + ", the model on " + device.to_string());
+    HALO_EXPECTS(on == device, "HeteroModel: " + what + " of type " + name + " are on " + on.to_string() +
+                                   ", the model on " + device.to_string());
   }
   if (halo != nullptr && config.table_stream_budget > 0)
     throw UnsupportedError("HeteroModel: streamed embedding tables are not available on a rank of a distributed "
@@ -237,8 +253,14 @@ HeteroModel::HeteroModel(const HeteroModelConfig& config, const RgcnGraph& graph
                  "HeteroModel: the halo rows need an exchange and global ids per vertex type and types + 1 offsets");
     for (dist::HaloExchange* e : halo->exchanges) halo_types.push_back(e != nullptr ? 1 : 0);
   }
-  m.layout.emplace(config, graph, std::move(feature_widths), target_type, num_classes, device, std::move(halo_types));
+  m.layout.emplace(config, graph, std::move(feature_widths), target_type, num_classes, device, std::move(halo_types),
+                   bf16_types);
   const HeteroModelLayout& layout = *m.layout;
+  for (int t = 0; t < types; ++t)
+    HALO_EXPECTS(m.bf16(t) == nullptr || layout.keeps_bf16(t),
+                 "HeteroModel: the first " + config.kind + " layer reads the features of type " +
+                     graph.vertex_type_name(t) + " whole" + (halo != nullptr ? " on a rank" : "") +
+                     ", not only through products; give them in float32");
 
   std::vector<std::int64_t> type_offsets{0};  // the global id of each type's vertex 0
   if (halo != nullptr) {
@@ -319,7 +341,8 @@ Tensor HeteroModel::forward(const Step& step) {
   const int types = m.types();
   std::vector<const Tensor*> x(static_cast<std::size_t>(types), nullptr);  // each type's input to the layer
   for (int t = 0; t < types; ++t)
-    if (m.stages.front().conv->reads(t) && !m.streamed(t)) x[static_cast<std::size_t>(t)] = m.first_input(t);
+    if (m.stages.front().conv->reads(t) && !m.streamed(t) && m.bf16(t) == nullptr)
+      x[static_cast<std::size_t>(t)] = m.first_input(t);
   Tensor logits;
   for (std::size_t i = 0; i < m.stages.size(); ++i) {
     Stage& s = m.stages[i];
@@ -328,6 +351,13 @@ Tensor HeteroModel::forward(const Step& step) {
     for (int t = 0; t < types; ++t) {
       const auto ts = static_cast<std::size_t>(t);
       if (!s.conv->reads(t)) {
+        in.emplace_back();
+      } else if (i == 0 && m.bf16(t) != nullptr) {
+        // Widened chunk by chunk for every product, dropped as read (the mask drawn on every read).
+        streamed.resize(static_cast<std::size_t>(types));
+        const InputMatrix x16(*m.bf16(t));
+        streamed[ts] =
+            s.dropout.active(step) ? dropped_as_read(x16, s.dropout.p(), s.dropout.key(step), m.global_ids[ts]) : x16;
         in.emplace_back();
       } else if (i == 0 && m.streamed(t)) {
         streamed.resize(static_cast<std::size_t>(types));

@@ -12,11 +12,12 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/bf16_rows.hpp"
 #include "kernels/device.hpp"
 #include "kernels/tensor.hpp"
 #include "train/layers/embedding_table.hpp"
-#include "train/layers/parameter.hpp"
 #include "train/layers/hetero_layer.hpp"
+#include "train/layers/parameter.hpp"
 #include "train/layers/step.hpp"
 #include "train/models/hetero_model_layout.hpp"
 #include "train/models/model_config.hpp"
@@ -102,9 +103,16 @@ class HeteroModel {
   // rank runs the same steps). Losses and gradients then equal the single process's up to the
   // order of additions (each row's neighbours are summed in the order its RgcnGraph gives).
   // Such a model trains on the CPU only (UnsupportedError with `halo` on a GPU).
+  //
+  // `bf16_features` (per type, or empty): features kept in bfloat16 in place of float32 ones (the
+  // type's entry of `features` is then nullptr), at half the bytes, for a type the layout keeps
+  // so (HeteroModelLayout::keeps_bf16: the first layer reads it only through products); each
+  // product widens them chunk by chunk. InvalidArgument for a type whose features the first layer
+  // reads whole (R-GCN's), on a rank, or given both ways.
   HeteroModel(const HeteroModelConfig& config, const RgcnGraph& graph, std::vector<const kernels::Tensor*> features,
-            int target_type, std::int64_t num_classes, std::uint64_t seed,
-            kernels::Device device = kernels::Device::cpu(), const HeteroHaloRows* halo = nullptr);
+              int target_type, std::int64_t num_classes, std::uint64_t seed,
+              kernels::Device device = kernels::Device::cpu(), const HeteroHaloRows* halo = nullptr,
+              std::vector<const kernels::Bf16Rows*> bf16_features = {});
   ~HeteroModel();
   HeteroModel(HeteroModel&&) noexcept;
   HeteroModel& operator=(HeteroModel&&) noexcept;

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "graph/base/error.hpp"
+#include "kernels/bf16_rows.hpp"
 #include "train/layers/embedding_table.hpp"
 #include "train/layers/layer_input.hpp"
 #include "train/layers/remembered_dropout.hpp"
@@ -146,7 +147,8 @@ std::int64_t HeteroStageLayout::graph_bytes(const RgcnGraph& graph) const {
 
 HeteroModelLayout::HeteroModelLayout(const HeteroModelConfig& config, const RgcnGraph& graph,
                                      std::vector<std::int64_t> feature_widths, int target_type,
-                                     std::int64_t num_classes, kernels::Device device, std::vector<char> halo_types)
+                                     std::int64_t num_classes, kernels::Device device, std::vector<char> halo_types,
+                                     const std::vector<char>& bf16_features)
     : graph_(&graph),
       feature_widths_(std::move(feature_widths)),
       embedding_dim_(config.embedding_dim),
@@ -213,6 +215,15 @@ HeteroModelLayout::HeteroModelLayout(const HeteroModelConfig& config, const Rgcn
   } else {
     add_rgcn_stages(config, needed, inputs, num_classes);
   }
+  HALO_EXPECTS(bf16_features.empty() || bf16_features.size() == all_types,
+               "HeteroModel: expected a bfloat16 flag per vertex type (" + std::to_string(types) + "), got " +
+                   std::to_string(bf16_features.size()));
+  if (bf16_features.empty() || !halo_types_.empty()) return;
+  bf16_.assign(all_types, 0);
+  const int selected = this->layers() == 1 ? target_type : -1;  // a last layer reads its selected rows whole
+  for (int t = 0; t < types; ++t)
+    bf16_[static_cast<std::size_t>(t)] =
+        bf16_features[static_cast<std::size_t>(t)] != 0 && !has_table(t) && stage(0).reads_by_products(t, selected);
 }
 
 void HeteroModelLayout::add_rgcn_stages(const HeteroModelConfig& config, const std::vector<std::vector<char>>& needed,
@@ -308,6 +319,16 @@ std::int64_t HeteroModelLayout::input_width(int t) const {
   return has_table(t) ? embedding_dim_ : feature_widths_.at(static_cast<std::size_t>(t));
 }
 
+std::int64_t HeteroModelLayout::feature_bytes() const {
+  const RgcnGraph& g = *graph_;
+  std::int64_t bytes = 0;
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    const std::int64_t cols = feature_widths_[static_cast<std::size_t>(t)];
+    bytes += keeps_bf16(t) ? kernels::Bf16Rows::bytes_for(g.num_inputs(t), cols) : g.num_inputs(t) * cols * float_bytes;
+  }
+  return bytes;
+}
+
 std::int64_t HeteroModelLayout::activation_bytes(std::int64_t training_rows) const {
   const RgcnGraph& g = *graph_;
   // Training: what forward keeps, summed over the layers before the one at hand; the most held at
@@ -326,6 +347,7 @@ std::int64_t HeteroModelLayout::activation_bytes(std::int64_t training_rows) con
     // only through products (a chunk at a time), or else on a copy.
     const bool in_place = i > 0 && stage(i - 1).relu;
     std::int64_t copied = 0, replaced = 0, chunk = 0, masks = 0, outputs = 0, output_grads = 0, all_outputs = 0;
+    std::int64_t widened = 0;  // the chunk bfloat16 features are widened into, in evaluation too
     std::vector<char> input_grad(types, 0), chunked(types, 0);
     std::vector<std::int64_t> next(types, 0);
     for (int t = 0; t < g.num_vertex_types(); ++t) {
@@ -335,7 +357,11 @@ std::int64_t HeteroModelLayout::activation_bytes(std::int64_t training_rows) con
       if (c.reads(t)) {
         input_grad[ts] = i > 0 || has_table(t) ? 1 : 0;
         const std::int64_t in = g.num_inputs(t) * c.in_dims()[ts] * float_bytes;
-        if (c.dropout > 0.0f && !in_place && c.reads_by_products(t, selected_type)) {
+        if (i == 0 && keeps_bf16(t)) {  // widened chunk by chunk, dropped as read (the mask drawn each read)
+          widened =
+              std::max(widened, resident_chunk_rows(g.num_inputs(t), c.in_dims()[ts]) * c.in_dims()[ts] * float_bytes);
+          chunked[ts] = 1;
+        } else if (c.dropout > 0.0f && !in_place && c.reads_by_products(t, selected_type)) {
           chunk =
               std::max(chunk, resident_chunk_rows(g.num_inputs(t), c.in_dims()[ts]) * c.in_dims()[ts] * float_bytes);
           masks += remembered_dropout_bytes(g.num_inputs(t), c.in_dims()[ts]);
@@ -355,14 +381,14 @@ std::int64_t HeteroModelLayout::activation_bytes(std::int64_t training_rows) con
     }
     std::int64_t previous_outputs = 0;
     for (std::int64_t b : previous) previous_outputs += b;
-    evaluation = std::max(evaluation, previous_outputs + c.saved_bytes(g) + all_outputs);
+    evaluation = std::max(evaluation, previous_outputs + c.saved_bytes(g) + all_outputs + widened);
     // A dropout's output kept as the layer's input replaces the previous layer's outputs: dropped
     // in place after a ReLU, else a copy (the features' too), the outputs freed once it is
     // written, so both live while it runs.
     const std::int64_t saved = c.saved_bytes(g, selected_type, selected_rows);
     if (!in_place) peak = std::max(peak, kept_before + copied);
     kept_before -= replaced;
-    const std::int64_t dropped = copied + masks + chunk;
+    const std::int64_t dropped = copied + masks + std::max(chunk, widened);
     // Forward: the layer's saved tensors and its outputs; backward (the later layers' tensors
     // gone, this layer's outputs replaced by their gradients): the outputs' gradients and what the
     // layer's backward holds (its saved tensors among it). The last layer's outputs are the

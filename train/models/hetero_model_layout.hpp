@@ -67,12 +67,14 @@ class HeteroModelLayout {
   // feature_widths: per vertex type of `graph` (its type order), the width of its features, or 0
   // for a type without, which gets an embedding table of config.embedding_dim columns. `halo_types`:
   // per type, whether it has halo rows filled by an exchange (a rank of a distributed run; empty
-  // on one process). Throws InvalidArgument for the settings HeteroModel refuses (layers, widths,
-  // bases, decays, a target outside the types, a table without a positive embedding_dim, a table
-  // stream budget below three rows per table). O(layers · (types + relations)).
+  // on one process). `bf16_features`: per type, whether its features are stored in bfloat16 (or
+  // empty: none), which the model then keeps so where keeps_bf16 says. Throws InvalidArgument for
+  // the settings HeteroModel refuses (layers, widths, bases, decays, a target outside the types, a
+  // table without a positive embedding_dim, a table stream budget below three rows per table).
+  // O(layers · (types + relations)).
   HeteroModelLayout(const HeteroModelConfig& config, const RgcnGraph& graph, std::vector<std::int64_t> feature_widths,
-                  int target_type, std::int64_t num_classes, kernels::Device device,
-                  std::vector<char> halo_types = {});
+                    int target_type, std::int64_t num_classes, kernels::Device device,
+                    std::vector<char> halo_types = {}, const std::vector<char>& bf16_features = {});
 
   // The layers in order (an HGT model has config.layers + 2: its input and output projections).
   int layers() const { return static_cast<int>(stages_.size()); }
@@ -86,6 +88,12 @@ class HeteroModelLayout {
   std::int64_t table_chunk_rows(int t) const { return chunk_rows_.at(static_cast<std::size_t>(t)); }
   // Type t's input width: its features', or the embedding dimension.
   std::int64_t input_width(int t) const;
+  // Whether type t's features stay in bfloat16 (kernels::Bf16Rows, half the bytes), widened chunk
+  // by chunk as the first layer reads them: they are stored so, and that layer reads them only
+  // through products (RGAT; HGT's input projection), on one process. Else they are float32.
+  bool keeps_bf16(int t) const { return !bf16_.empty() && bf16_.at(static_cast<std::size_t>(t)) != 0; }
+  // The bytes of the features as the model reads them: float32, or bfloat16 where keeps_bf16.
+  std::int64_t feature_bytes() const;
 
   // For the memory plan, in bytes. activation_bytes: the peak of a step on the model's device apart
   // from the inputs (features and tables), when the last layer trains on `training_rows` rows of
@@ -128,6 +136,7 @@ class HeteroModelLayout {
   std::vector<char> bases_;            // per layer
   std::vector<std::int64_t> chunk_rows_;
   std::vector<char> halo_types_;
+  std::vector<char> bf16_;  // per type: keeps_bf16 (empty: none)
   int target_;
   kernels::Device device_;
 };

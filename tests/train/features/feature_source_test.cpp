@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <fstream>
@@ -198,6 +199,16 @@ TEST_CASE("FeatureSource::copy_to widens all of it into a strided matrix and giv
         const float want = c < 9 ? half_to_float(format, h.bits[r * 9 + c]) : -7.0f;
         exact = exact && out[static_cast<std::size_t>(r * 11 + c)] == want;
       }
+    CHECK(exact);
+    // Kept in 16 bits: bfloat16 as stored, float16 refused.
+    kernels::Bf16Rows kept = kernels::Bf16Rows::empty(5000, 9, kernels::Device::cpu());
+    if (format == HalfFormat::float16) {
+      CHECK_THROWS_WITH(FeatureSource::borrow(h).copy_to(kept), Catch::Contains("these are f16"));
+      continue;
+    }
+    FeatureSource::borrow(h).copy_to(kept);
+    for (std::int64_t r = 0; r < 5000; ++r)
+      exact = exact && std::equal(kept.view().row(r), kept.view().row(r) + 9, h.bits.data() + r * 9);
     CHECK(exact);
   }
   // 16 MiB mapped: every page is read, and released once its rows are copied.

@@ -871,6 +871,37 @@ HeteroModelConfig rgat_averaged(HeteroModelConfig c) {
 
 }  // namespace
 
+namespace {
+
+// One training step of two models over random_hetero_graph's papers (6 classes, every other paper
+// labelled at random from rng): their logits within 1e-5 of each other and every parameter's
+// gradient within 1e-4 (relative), as two ways of computing one function give.
+void check_same_step(HeteroModel& a, HeteroModel& b, const Step& step, RandomStream& rng) {
+  std::vector<std::int64_t> labels(300), rows;
+  for (std::int64_t i = 0; i < 300; i += 2) {
+    labels[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(rng.below(6));
+    rows.push_back(i);
+  }
+  std::vector<Dense> logits, grads;
+  for (HeteroModel* model : {&a, &b}) {
+    const Tensor y = model->forward(step);
+    logits.push_back(test::to_dense(y));
+    Tensor grad = Tensor::empty(300, 6);
+    kernels::log_softmax_nll(y.view(), labels.data(), {rows.data(), static_cast<std::int64_t>(rows.size())},
+                             1.0f / static_cast<float>(rows.size()), grad.view());
+    model->backward(std::move(grad), step);
+    for (Parameter* p : model->parameters()) grads.push_back(test::to_dense(p->grad));
+  }
+  CHECK(test::max_relative_error(logits[0], logits[1]) < 1e-5);
+  const std::size_t n = grads.size() / 2;
+  for (std::size_t k = 0; k < n; ++k) {
+    CAPTURE(k);
+    CHECK(test::max_relative_error(grads[k], grads[n + k]) < 1e-4);
+  }
+}
+
+}  // namespace
+
 TEST_CASE("HeteroModel drops an input its first layer reads by products as it reads it, as on a dropped copy",
           "[train]") {
   // Every type has features (fixed inputs, no table), the papers 4,096 wide: a dropout applied as
@@ -905,27 +936,52 @@ TEST_CASE("HeteroModel drops an input its first layer reads by products as it re
   without.input_dropout = 0.0f;
   HeteroModel reading(c, rg, {&features[0], &features[1], &features[2], &features[3]}, 0, 6, seed);
   HeteroModel copied(without, rg, {&dropped[0], &dropped[1], &dropped[2], &dropped[3]}, 0, 6, seed);
-  std::vector<std::int64_t> labels(300), rows;
-  for (std::int64_t i = 0; i < 300; i += 2) {
-    labels[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(rng.below(6));
-    rows.push_back(i);
+  check_same_step(reading, copied, step, rng);
+}
+
+TEST_CASE("HeteroModel keeps bfloat16 features as they are and computes what it computes on their widening",
+          "[train]") {
+  // The papers 600 wide (chunks of 1,747 rows hold them all; the authors' too), in bfloat16, the
+  // authors too; the other two types float32. With input dropout the bfloat16 rows are dropped
+  // as they are widened, the mask drawn on every read; the float32 model draws it once.
+  const std::string kind = GENERATE(as<std::string>{}, "rgat", "hgt");
+  const float input_dropout = GENERATE(0.0f, 0.4f);
+  CAPTURE(kind, input_dropout);
+  const std::uint64_t seed = test::case_seed(std::hash<std::string>{}(kind) + 34);
+  const graph::HeteroGraph g = random_hetero_graph(seed);
+  const RgcnGraph rg(g);
+  RandomStream rng(seed, 1);
+  const std::vector<std::int64_t> widths{600, 40, 8, 4};
+  std::vector<Tensor> wide;
+  std::vector<kernels::Bf16Rows> kept;
+  for (int t = 0; t < rg.num_vertex_types(); ++t) {
+    Dense values = test::random_dense(rng, g.vertex_count(t), widths[static_cast<std::size_t>(t)]);
+    const Tensor x = test::to_tensor(values);
+    kept.push_back(kernels::Bf16Rows::narrow(x.view()));
+    wide.push_back(Tensor::empty(x.rows(), x.cols()));
+    kernels::widen(kept.back().view(), wide.back().view());
   }
-  std::vector<Dense> logits, grads;
-  for (HeteroModel* model : {&reading, &copied}) {
-    const Tensor y = model->forward(step);
-    logits.push_back(test::to_dense(y));
-    Tensor grad = Tensor::empty(300, 6);
-    kernels::log_softmax_nll(y.view(), labels.data(), {rows.data(), static_cast<std::int64_t>(rows.size())},
-                             1.0f / static_cast<float>(rows.size()), grad.view());
-    model->backward(std::move(grad), step);
-    for (Parameter* p : model->parameters()) grads.push_back(test::to_dense(p->grad));
-  }
-  CHECK(test::max_relative_error(logits[0], logits[1]) < 1e-5);
-  const std::size_t n = grads.size() / 2;
-  for (std::size_t k = 0; k < n; ++k) {
-    CAPTURE(k);
-    CHECK(test::max_relative_error(grads[k], grads[n + k]) < 1e-4);
-  }
+  const HeteroModelConfig c = with_kind(config_of(2, 8, 0.3f, input_dropout, 0, true, 4), kind.c_str(), 2);
+  HeteroModel halves(c, rg, {nullptr, nullptr, &wide[2], &wide[3]}, 0, 6, seed, kernels::Device::cpu(), nullptr,
+                     {&kept[0], &kept[1], nullptr, nullptr});
+  HeteroModel widened(c, rg, {&wide[0], &wide[1], &wide[2], &wide[3]}, 0, 6, seed);
+  CHECK(halves.layout().keeps_bf16(0));
+  CHECK(halves.layout().keeps_bf16(1));
+  CHECK_FALSE(halves.layout().keeps_bf16(2));
+  CHECK_FALSE(widened.layout().keeps_bf16(0));
+  CHECK(widened.layout().feature_bytes() - halves.layout().feature_bytes() ==
+        (300 * 600 + 400 * 40) * 4 - kernels::Bf16Rows::bytes_for(300, 600) - kernels::Bf16Rows::bytes_for(400, 40));
+  Step step;
+  step.seed = seed;
+  step.epoch = 1;
+  check_same_step(halves, widened, step, rng);
+  // R-GCN's first layer reads its inputs whole (it may aggregate them first): refused.
+  CHECK_THROWS_WITH(HeteroModel(config_of(2, 8, 0.0f, 0.0f, 0, true, 4), rg, {nullptr, &wide[1], &wide[2], &wide[3]}, 0,
+                                6, seed, kernels::Device::cpu(), nullptr, {&kept[0], nullptr, nullptr, nullptr}),
+                    Catch::Contains("reads the features of type " + g.vertex_type_name(0) + " whole"));
+  CHECK_THROWS_WITH(HeteroModel(c, rg, {&wide[0], &wide[1], &wide[2], &wide[3]}, 0, 6, seed, kernels::Device::cpu(),
+                                nullptr, {&kept[0], nullptr, nullptr, nullptr}),
+                    Catch::Contains("in float32 and in bfloat16"));
 }
 
 TEST_CASE("HeteroModelLayout::activation_bytes is what a step allocates at its most", "[train]") {
@@ -948,7 +1004,19 @@ TEST_CASE("HeteroModelLayout::activation_bytes is what a step allocates at its m
   Dense paper_x = test::random_dense(rng, 300, 24), author_x = test::random_dense(rng, 400, 40);
   const Tensor papers = test::to_tensor(paper_x), authors = test::to_tensor(author_x);
   const std::int64_t classes = 37;
-  HeteroModel model(c, rg, {&papers, &authors, nullptr, nullptr}, 0, classes, seed);
+  // RGAT's and HGT's first layers read them by products: kept in bfloat16, they are widened a
+  // chunk at a time.
+  const bool bf16 = c.kind != "rgcn" && GENERATE(false, true);
+  CAPTURE(bf16);
+  const kernels::Bf16Rows papers16 = kernels::Bf16Rows::narrow(papers.view()),
+                          authors16 = kernels::Bf16Rows::narrow(authors.view());
+  HeteroModel model = bf16 ? HeteroModel(c, rg, {nullptr, nullptr, nullptr, nullptr}, 0, classes, seed,
+                                         kernels::Device::cpu(), nullptr, {&papers16, &authors16, nullptr, nullptr})
+                           : HeteroModel(c, rg, {&papers, &authors, nullptr, nullptr}, 0, classes, seed);
+  CHECK(model.layout().keeps_bf16(0) == bf16);
+  CHECK(model.layout().feature_bytes() ==
+        (bf16 ? kernels::Bf16Rows::bytes_for(300, 24) + kernels::Bf16Rows::bytes_for(400, 40)
+              : (300 * 24 + 400 * 40) * 4));
   std::vector<std::int64_t> labels(300), rows;
   for (std::int64_t i = 0; i < 300; ++i) {
     labels[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(classes)));
