@@ -42,9 +42,8 @@ struct HeteroProblem {
   // Called once the memory plan has passed, before the model is built: places the features on
   // the training device (on a rank with their halo rows, through the exchanges it builds) and
   // sets `features` (and `halo`), so that nothing the plan counts exists before it is checked.
-  // The types kept_bf16 marks go into `features_bf16` instead.
-  std::function<void(HeteroProblem&)> build_inputs;
-  std::vector<char> kept_bf16;                   // per type: HeteroModelLayout::keeps_bf16, set before build_inputs
+  // The types the model's layout keeps in bfloat16 (keeps_bf16) go into `features_bf16` instead.
+  std::function<void(HeteroProblem&, const HeteroModelLayout&)> build_inputs;
   std::vector<const kernels::Tensor*> features;  // per type: its input rows, or null (a table)
   std::vector<const kernels::Bf16Rows*> features_bf16;  // per type (or empty): its rows kept in bfloat16
   const HeteroHaloRows* halo = nullptr;            // null on one process

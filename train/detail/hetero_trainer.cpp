@@ -211,8 +211,6 @@ TrainSummary train_hetero_problem(HeteroProblem& problem, const HeteroModelConfi
   // activations or matrices exist.
   const HeteroModelLayout layout(settings, *problem.graph, problem.feature_widths, problem.target, problem.num_classes,
                                  config.device, problem.halo_types, problem.bf16_features);
-  problem.kept_bf16.clear();
-  for (int t = 0; t < problem.graph->num_vertex_types(); ++t) problem.kept_bf16.push_back(layout.keeps_bf16(t) ? 1 : 0);
   if (settings.table_stream_budget > 0) {
     std::string tables;
     for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
@@ -238,7 +236,7 @@ TrainSummary train_hetero_problem(HeteroProblem& problem, const HeteroModelConfi
 
   // From here on an allocation that fails is one the plan did not foresee: say so with its numbers.
   return under_memory_plan(summary.memory_plan, where, config.device, [&] {
-    if (problem.build_inputs) problem.build_inputs(problem);
+    if (problem.build_inputs) problem.build_inputs(problem, layout);
     LoopContext context{config, *problem.comm};
     context.labels = problem.labels;
     context.train = problem.train;
@@ -270,18 +268,17 @@ TrainSummary train_hetero(const datasets::Dataset& ds, const HeteroModelConfig& 
   for (int t = 0; t < g.num_vertex_types(); ++t) {
     const datasets::NodeType& type = ds.node_type(g.vertex_type_name(t));
     problem.feature_widths.push_back(type.has_features() ? type.feature_dim() : 0);
-    if (type.has_features()) problem.feature_dtype = datasets::to_string(node_type_features(type).stored_dtype());
+    const datasets::FeatureDType stored =
+        type.has_features() ? node_type_features(type).stored_dtype() : datasets::FeatureDType::float32;
+    if (type.has_features()) problem.feature_dtype = datasets::to_string(stored);
     // bfloat16 features may stay so (the layout decides), unless each row is to be normalised.
-    problem.bf16_features.push_back(!config.normalize_features && !type.half_features.empty() &&
-                                            type.half_features.format == HalfFormat::bfloat16
-                                        ? 1
-                                        : 0);
+    problem.bf16_features.push_back(!config.normalize_features && stored == datasets::FeatureDType::bfloat16 ? 1 : 0);
   }
   // Each vertex type's features (widened, normalised when asked, or kept in bfloat16) on the
   // device, or none: an embedding table.
   std::vector<kernels::Tensor> features(static_cast<std::size_t>(g.num_vertex_types()));
   std::vector<kernels::Bf16Rows> features_bf16(static_cast<std::size_t>(g.num_vertex_types()));
-  problem.build_inputs = [&](HeteroProblem& p) {
+  problem.build_inputs = [&](HeteroProblem& p, const HeteroModelLayout& layout) {
     p.features_bf16.assign(static_cast<std::size_t>(g.num_vertex_types()), nullptr);
     for (int t = 0; t < g.num_vertex_types(); ++t) {
       const auto ts = static_cast<std::size_t>(t);
@@ -291,7 +288,7 @@ TrainSummary train_hetero(const datasets::Dataset& ds, const HeteroModelConfig& 
         continue;
       }
       const FeatureSource source = node_type_features(type);
-      if (p.kept_bf16[ts] != 0) {
+      if (layout.keeps_bf16(t)) {
         features_bf16[ts] = kernels::Bf16Rows::empty(source.rows(), source.cols(), config.device);
         source.copy_to(features_bf16[ts]);
         p.features.push_back(nullptr);

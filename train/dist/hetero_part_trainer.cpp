@@ -77,7 +77,7 @@ TrainSummary train_hetero_part(const std::string& partition_dir, Communicator& c
   std::vector<std::unique_ptr<HaloExchange>> exchanges;
   HeteroHaloRows halo;
   std::vector<kernels::Tensor> features(static_cast<std::size_t>(types));
-  problem.build_inputs = [&](train::detail::HeteroProblem& p) {
+  problem.build_inputs = [&](train::detail::HeteroProblem& p, const HeteroModelLayout& /*widened: no bfloat16*/) {
     for (int t = 0; t < types; ++t) {
       const auto ts = static_cast<std::size_t>(t);
       exchanges.push_back(std::make_unique<HaloExchange>(rp.exchange_graphs[ts], comm));

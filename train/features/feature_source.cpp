@@ -133,31 +133,38 @@ void FeatureSource::read_rows(std::int64_t begin, std::int64_t end, kernels::Ten
   read({begin, end, 0, cols_}, out);
 }
 
+template <class F>
+void FeatureSource::copy_by_blocks(std::int64_t block_row_bytes, bool one_at_a_time, F&& copy_rows) const {
+  const std::int64_t block =
+      is_reader() ? std::max<std::int64_t>(1, rows_)
+                  : std::max<std::int64_t>(1, copy_block_bytes / std::max<std::int64_t>(block_row_bytes, 1));
+  const auto copy_and_release = [&](std::int64_t begin, std::int64_t end) {
+    copy_rows(begin, end);
+    release(begin, end);
+  };
+  if (!one_at_a_time) {
+    parallel_for_ranges(0, rows_, copy_and_release, block);
+    return;
+  }
+  for (std::int64_t begin = 0; begin < rows_; begin += block) copy_and_release(begin, std::min(rows_, begin + block));
+}
+
 void FeatureSource::copy_to(kernels::TensorView out) const {
   HALO_EXPECTS(out.rows == rows_ && out.cols == cols_, "FeatureSource::copy_to: the features are " +
                                                            dims(rows_, cols_) + ", the destination " +
                                                            dims(out.rows, out.cols));
-  const std::int64_t block = is_reader()
-                                 ? std::max<std::int64_t>(1, rows_)
-                                 : std::max<std::int64_t>(1, copy_block_bytes / std::max<std::int64_t>(row_bytes(), 1));
   if (!out.device.is_cuda()) {
-    parallel_for_ranges(
-        0, rows_,
-        [&](std::int64_t begin, std::int64_t end) {
-          read_rows(begin, end, out.slice_rows(begin, end));
-          release(begin, end);
-        },
-        block);
+    copy_by_blocks(row_bytes(), false,
+                   [&](std::int64_t begin, std::int64_t end) { read_rows(begin, end, out.slice_rows(begin, end)); });
     return;
   }
-  kernels::Tensor host = kernels::Tensor::empty(std::min(block, rows_), cols_);
-  for (std::int64_t begin = 0; begin < rows_; begin += block) {
-    const std::int64_t end = std::min(rows_, begin + block);
+  kernels::Tensor host;  // one host block, reused
+  copy_by_blocks(row_bytes(), true, [&](std::int64_t begin, std::int64_t end) {
+    if (host.rows() < end - begin) host = kernels::Tensor::empty(end - begin, cols_);
     const kernels::TensorView rows = host.view().slice_rows(0, end - begin);
     read_rows(begin, end, rows);
-    release(begin, end);
     kernels::copy(rows, out.slice_rows(begin, end));
-  }
+  });
 }
 
 void FeatureSource::copy_to(kernels::Bf16Rows& out) const {
@@ -167,17 +174,9 @@ void FeatureSource::copy_to(kernels::Bf16Rows& out) const {
   HALO_EXPECTS(out.rows() == rows_ && out.cols() == cols_, "FeatureSource::copy_to: the features are " +
                                                                dims(rows_, cols_) + ", the destination " +
                                                                dims(out.rows(), out.cols()));
-  const std::int64_t block =
-      std::max<std::int64_t>(1, copy_block_bytes / std::max<std::int64_t>(stored_row_bytes(), 1));
-  const auto copy_rows = [&](std::int64_t begin, std::int64_t end) {
+  copy_by_blocks(stored_row_bytes(), out.device().is_cuda(), [&](std::int64_t begin, std::int64_t end) {
     out.copy_bits(begin, halves_->bits.data() + begin * cols_, end - begin);
-    release(begin, end);
-  };
-  if (out.device().is_cuda()) {
-    for (std::int64_t begin = 0; begin < rows_; begin += block) copy_rows(begin, std::min(rows_, begin + block));
-    return;
-  }
-  parallel_for_ranges(0, rows_, copy_rows, block);
+  });
 }
 
 void FeatureSource::advise_rows(std::int64_t begin, std::int64_t end, bool release) const {

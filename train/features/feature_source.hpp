@@ -112,6 +112,11 @@ class FeatureSource {
 
  private:
   void check_rows(const char* op, std::int64_t begin, std::int64_t end) const;
+  // copy_to's loop: copy_rows(begin, end) over blocks of about 4 MiB (of `block_row_bytes` rows;
+  // all rows for a Reader), on every thread or one block at a time, each block's pages released
+  // once it is copied.
+  template <class F>
+  void copy_by_blocks(std::int64_t block_row_bytes, bool one_at_a_time, F&& copy_rows) const;
   // madvise over the stored bytes of rows [begin, end), rounded out to whole pages.
   void advise_rows(std::int64_t begin, std::int64_t end, bool release) const;
 

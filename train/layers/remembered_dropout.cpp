@@ -23,7 +23,7 @@ std::int64_t record_stride(std::int64_t cols) { return (1 + bytes_per_row(cols) 
 // What a reader keeps: per row whether it is drawn and its bits, in a host tensor's storage, so
 // that the tensor counters (and the memory plan's tests against them) see it.
 struct MaskBits {
-  std::int64_t rows = 0, cols = 0, row_bytes = 0, stride = 0;
+  std::int64_t rows = 0, cols = 0, stride = 0;
   kernels::Tensor storage;  // rows x stride / 4 floats' bytes, zeroed at the first pass
   std::uint8_t* drawn(std::int64_t r) { return reinterpret_cast<std::uint8_t*>(storage.data()) + r * stride; }
   std::uint8_t* bits(std::int64_t r) { return drawn(r) + 1; }
@@ -138,7 +138,6 @@ ChunkReader remembered_dropout(float p, kernels::DropoutKey key, kernels::IndexV
   auto m = std::make_shared<MaskBits>();
   m->rows = rows;
   m->cols = cols;
-  m->row_bytes = bytes_per_row(cols);
   m->stride = record_stride(cols);
   const float scale = kernels::dropout_scale(p);
   return [m, p, key, global_ids, scale](kernels::ConstTensorView source, kernels::TensorView chunk,
