@@ -209,6 +209,25 @@ void reset_tensor_peak_bytes(Device device) {
   c.peak.store(c.in_use.load());
 }
 
+std::int64_t device_peak_bytes(Device device) {
+  if (!device.is_cuda()) return -1;
+#ifdef HALO_WITH_CUDA
+  return cuda::device_peak_bytes(device.index);
+#else
+  require_device(device);
+  return -1;
+#endif
+}
+
+void reset_device_peak_bytes(Device device) {
+  if (!device.is_cuda()) return;
+#ifdef HALO_WITH_CUDA
+  cuda::reset_device_peak_bytes(device.index);
+#else
+  require_device(device);
+#endif
+}
+
 void stop_keeping_freed_host_blocks() { cpu::stop_keeping_host_blocks(); }
 
 }  // namespace halo::kernels

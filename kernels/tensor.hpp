@@ -123,6 +123,11 @@ void fill(TensorView x, float value);
 std::int64_t tensor_bytes_in_use(Device device);
 std::int64_t tensor_peak_bytes(Device device);
 void reset_tensor_peak_bytes(Device device);
+// Every byte halo held on GPU `device` at once since the last reset: its tensors and all its other
+// device buffers (graph operators, index arrays, staging slots, cuBLAS's workspace), the number a
+// GPU memory plan predicts. -1 for the CPU, whose measure is the process's resident set.
+std::int64_t device_peak_bytes(Device device);
+void reset_device_peak_bytes(Device device);
 
 // The host blocks of freed CPU tensors of 1 MiB and more are kept for reuse, never beyond the
 // peak of what was live at once (kernels/cpu/host_block_cache.hpp), which spares each epoch its

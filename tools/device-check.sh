@@ -12,10 +12,12 @@
 #                                       from Debian .debs into root/;
 #                                     - the nvidia-cuda-sanitizer-api wheel of this toolkit's
 #                                       version (compute-sanitizer; unpacked there, 14 MB carried);
-#                                     - the R-GCN and HGT baseline: an ogbn-mag-shaped graph at
+#                                     - the heterogeneous baseline: an ogbn-mag-shaped graph at
 #                                       1/100 (bench/rgcn_vs_pyg.py's generator) converted to
-#                                       halo's layout, and the per-epoch CPU losses of both models
-#                                       from this machine.
+#                                       halo's layout, and the per-epoch CPU losses of R-GCN, HGT
+#                                       and RGAT from this machine;
+#                                     - the GAT baseline: a 20 000-vertex SBM graph and the GAT
+#                                       paper's model's CPU losses on it.
 #   tools/device-check.sh [--budget SECONDS]
 #                                     on the GPU machine, .device-prep carried (refused at once,
 #                                     naming --prepare, without it). Steps, in this order:
@@ -23,13 +25,14 @@
 #                                     versions), configure, build (only the targets below, sm_90,
 #                                     every core), gpu-tests (`ctest -L gpu`, HALO_REQUIRE_GPU=1),
 #                                     memcheck (compute-sanitizer, the toolkit's or else the
-#                                     carried wheel's, over the GPU kernel tests), racecheck and
+#                                     carried wheel's, over the GPU kernel and layer tests), racecheck and
 #                                     synccheck (over the tests of the kernels that use shared
 #                                     memory or warp shuffles), gpu-train-timing,
 #                                     gpu-rgcn (GPU losses, tables resident and streamed, against
-#                                     the prepared CPU losses to 1e-4), gpu-hgt (the same for
-#                                     HGT, tables resident), gpu-feature-streaming,
-#                                     gpu-spmm-bench, gpu-gcn-bench.
+#                                     the prepared CPU losses to 1e-4), gpu-hgt, gpu-rgat and
+#                                     gpu-gat (the same for HGT, RGAT and GAT), gpu-feature-streaming,
+#                                     gpu-spmm-bench, gpu-gcn-bench, gpu-memory-plan (the plan
+#                                     against the bytes halo held on the GPU).
 #
 # The budget (default 480 s) covers everything from the first step to the last. Each step has an
 # estimate (what it needs to be worth starting) and a cap; it runs under `timeout` with
@@ -40,8 +43,9 @@
 # Results in $OUT (default ./device-check-out): device-check.json (machine, versions, budget,
 # every finished step with its status, exit code, seconds and limit; "finished" once the run got
 # to its end), device-check.log, steps/NAME.log for each step, gpu-tests.xml (JUnit), the
-# sanitizers' reports, gpu_train.json, gpu_rgcn.json and gpu_hgt.json (+ the runs' summaries),
-# gpu_feature_streaming.json, gpu_spmm.json, gpu_gcn.json.
+# sanitizers' reports, gpu_train.json, gpu_train_gat.json, gpu_rgcn.json, gpu_hgt.json, gpu_rgat.json
+# and gpu_gat.json (+ the runs' summaries), gpu_feature_streaming.json, gpu_spmm.json, gpu_gcn.json,
+# gpu_memory_plan.json.
 # Environment: HALO_CHECK_JOBS (build parallelism, default every core); HALO_CHECK_PREP and
 # HALO_CHECK_BUILD (other prepared and build folders, for tests of this script).
 set -uo pipefail
@@ -55,6 +59,10 @@ rgcn_args=(--model rgcn --layers 2 --hidden 64 --dropout 0.5 --embedding-dim 128
   --seed 0)
 hgt_args=(--model hgt --layers 2 --hidden 64 --heads 2 --dropout 0.5 --embedding-dim 128 --lr 0.005 --weight-decay 0.001
   --epochs 10 --seed 0)
+rgat_args=(--model rgat --layers 2 --hidden 8 --heads 8 --dropout 0.6 --input-dropout 0.6 --attn-dropout 0.6
+  --embedding-dim 64 --lr 0.005 --weight-decay 0.0005 --epochs 10 --seed 0)
+gat_args=(--model gat --layers 2 --hidden 8 --heads 8 --out-heads 1 --dropout 0.6 --input-dropout 0.6 --attn-dropout 0.6
+  --lr 0.005 --weight-decay 0.0005 --epochs 10 --seed 0)
 
 # ---------------------------------------------------------------------------------------------
 # --prepare (here)
@@ -86,7 +94,7 @@ prepare_sanitizer() {
   ls "$prep"/sanitizer/nvidia_cuda_sanitizer_api-*.whl >/dev/null
 }
 
-# The R-GCN and HGT input and their CPU losses, with this machine's release build of halo.
+# The R-GCN, HGT and RGAT input and their CPU losses, with this machine's release build of halo.
 prepare_rgcn() {
   local python=python3 ogb="$prep/rgcn-ogb"
   for target in halo-convert halo-train; do
@@ -105,6 +113,16 @@ prepare_rgcn() {
     --json "$prep/rgcn-cpu.json"
   "$root/build/bin/halo-train" --dataset "$prep/rgcn-dataset" --device cpu "${hgt_args[@]}" --threads "$(nproc)" -q \
     --json "$prep/hgt-cpu.json"
+  "$root/build/bin/halo-train" --dataset "$prep/rgcn-dataset" --device cpu "${rgat_args[@]}" --threads "$(nproc)" -q \
+    --json "$prep/rgat-cpu.json"
+}
+
+# The GAT input (a 20 000-vertex SBM graph, 64 features) and its CPU losses.
+prepare_gat() {
+  "$root/build/bin/halo-convert" synth sbm "$prep/gat-dataset" --nodes 20000 --avg-degree 16 --features 64 --classes 8 \
+    --seed 3 -q
+  "$root/build/bin/halo-train" --dataset "$prep/gat-dataset" --device cpu "${gat_args[@]}" --threads "$(nproc)" -q \
+    --json "$prep/gat-cpu.json"
 }
 
 prepare() {
@@ -118,9 +136,10 @@ prepare() {
   prepare_debs
   prepare_sanitizer
   prepare_rgcn
+  prepare_gat
   date -u +%Y-%m-%dT%H:%M:%SZ >"$prep/prepared"
   echo "device-check: prepared $(du -sh "$prep" | cut -f1) in $prep: $(tr '\n' ' ' <"$prep/packages.txt")," \
-    "$(cd "$prep/sanitizer" && ls), the R-GCN and HGT dataset and their CPU losses"
+    "$(cd "$prep/sanitizer" && ls), the R-GCN, HGT, RGAT and GAT inputs and their CPU losses"
   echo "device-check: on the GPU machine run tools/device-check.sh with .device-prep carried along"
 }
 
@@ -132,6 +151,9 @@ missing_preparation() {
   [ -f "$prep/rgcn-dataset/dataset.json" ] || echo "$prep/rgcn-dataset (the R-GCN input)"
   [ -f "$prep/rgcn-cpu.json" ] || echo "$prep/rgcn-cpu.json (the R-GCN CPU losses)"
   [ -f "$prep/hgt-cpu.json" ] || echo "$prep/hgt-cpu.json (the HGT CPU losses)"
+  [ -f "$prep/rgat-cpu.json" ] || echo "$prep/rgat-cpu.json (the RGAT CPU losses)"
+  [ -f "$prep/gat-dataset/dataset.json" ] || echo "$prep/gat-dataset (the GAT input)"
+  [ -f "$prep/gat-cpu.json" ] || echo "$prep/gat-cpu.json (the GAT CPU losses)"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -305,19 +327,29 @@ describe_sanitizer() {
   ldd "$bin"/libTreeLauncherTargetInjection.so 2>&1 | grep -i "not found" >&2
   LD_PRELOAD="$bin/libTreeLauncherTargetInjection.so" /bin/echo "the injection library loads into /bin/echo" >&2
   "$1" --tool memcheck python3 -c 'import torch; print("torch on", torch.ones(4, device="cuda").device)' >&2
+  # The toolkit's sanitizer folder also holds TreeLauncherSubreaper and
+  # TreeLauncherTargetLdPreloadHelper, which the binary names and the wheel lacks; an explicit
+  # injection path and the loopback transport it reports on, for the next attempt.
+  grep -ao 'TreeLauncher[A-Za-z]*' "$1" | sort -u >&2
+  ls -ld /tmp /dev/shm >&2
+  "$1" --tool memcheck --injection-path "$bin" --target-processes application-only \
+    python3 -c 'import torch; print("torch on", torch.ones(4, device="cuda").device, "(explicit injection path)")' >&2
 }
 
 # The Catch test spec (commas: any of them) of the tests of the kernels that use shared memory or
 # warp shuffles (spmm.cu, elementwise.cu's reductions, loss.cu), small enough for racecheck.
-shared_memory_tests="spmm on a GPU equals the CPU twin*,spmm on a GPU reads and writes strided views*,column_sums and sum_of_squares on a GPU*,log_softmax_nll on a GPU*,count_correct on a GPU*,batch-norm statistics on a GPU*"
+shared_memory_tests="spmm on a GPU equals the CPU twin*,spmm on a GPU reads and writes strided views*,column_sums and the sums of squares and products on a GPU*,log_softmax_nll on a GPU*,count_correct on a GPU*,batch-norm statistics on a GPU*"
 
 step_memcheck() {
   local cs
   cs=$(sanitizer) || return 1
   describe_sanitizer "$cs"
-  # Not the test that fills the GPU's memory, nor the one that times SpMM against the wall clock.
+  # Not the test that fills the GPU's memory, nor the one that times SpMM against the wall clock;
+  # then the layers' GPU tests (HgtConv, BatchNorm).
   HALO_REQUIRE_GPU=1 "$cs" --tool memcheck --error-exitcode 99 --print-limit 50 \
-    "$build/tests/halo_kernels_tests" "[gpu]" "~a slot outside the pool gets memory*" "~a GPU SpMM is timed*"
+    "$build/tests/halo_kernels_tests" "[gpu]" "~[fills-gpu]" "~a GPU SpMM is timed*" || return 1
+  HALO_REQUIRE_GPU=1 "$cs" --tool memcheck --error-exitcode 99 --print-limit 50 \
+    "$build/tests/halo_train_layers_tests" "[gpu]"
 }
 
 step_racecheck() {
@@ -334,26 +366,31 @@ step_synccheck() {
     "$build/tests/halo_kernels_tests" "$shared_memory_tests"
 }
 
-# halo-train --device cuda: a 2-layer GCN on a generated 100 000-vertex SBM graph (128 features,
-# mean degree 16), 20 epochs; its JSON summary holds the median epoch time, and the GPU memory plan
+# halo-train --device cuda on a generated 100 000-vertex SBM graph (128 features, mean degree 16),
+# 20 epochs: a 2-layer GCN (gpu_train.json) and the GAT paper's model, 8 heads x 8
+# (gpu_train_gat.json); each JSON summary holds the median epoch time, and the GPU memory plan
 # beside the tensors' measured peak on the GPU (issue #31: the plan's walk, unmeasured on a GPU so far).
 step_gpu_train_timing() {
-  local data="$build/gpu-train-sbm"
+  local data="$build/gpu-train-sbm" model json width
   rm -rf "$data"
   "$build/bin/halo-convert" synth sbm "$data" --nodes 100000 --avg-degree 16 --features 128 --classes 8 \
     --homophily 0.8 -q || return 1
-  "$build/bin/halo-train" --dataset "$data" --device cuda --model gcn --hidden 128 --epochs 20 -q \
-    --json "$out/gpu_train.json" || return 1
-  python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); p = j["memory_plan"]; print("halo-train --device cuda: one epoch", j["epoch_time_median_s"], "s, test accuracy", j["test_acc_mean"], "; GPU plan", p["total"], "bytes (activations", p["activations"], "), tensors peak", j["tensor_peak_bytes"], "bytes")' "$out/gpu_train.json"
+  for model in gcn gat; do
+    json="$out/gpu_train.json" width=(--hidden 128)
+    [ "$model" = gat ] && json="$out/gpu_train_gat.json" width=(--hidden 8 --heads 8)
+    "$build/bin/halo-train" --dataset "$data" --device cuda --model "$model" "${width[@]}" --epochs 20 -q \
+      --json "$json" || return 1
+    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); p = j["memory_plan"]; print("halo-train --device cuda --model", sys.argv[2], ": one epoch", j["epoch_time_median_s"], "s, test accuracy", j["test_acc_mean"], "; GPU plan", p["total"], "bytes (activations", p["activations"], "), held on the GPU", j["device_peak_bytes"], "bytes (tensors", j["tensor_peak_bytes"], ")")' "$json" "$model" || return 1
+  done
 }
 
-# compare_gpu_losses NAME RESULT CPU_JSON LABEL=GPU_JSON...: writes RESULT with the per-epoch losses
+# compare_gpu_losses NAME DATASET RESULT CPU_JSON LABEL=GPU_JSON...: writes RESULT with the per-epoch losses
 # of the CPU run --prepare made and of each GPU run, and fails unless every GPU run's losses agree
 # with the CPU's to 1e-4 relative.
 compare_gpu_losses() {
   python3 - "$@" <<'PY'
 import json, sys
-name, result_path, cpu_path = sys.argv[1:4]
+name, dataset, result_path, cpu_path = sys.argv[1:5]
 losses = lambda summary: [e["loss"] for e in summary["runs"][0]["epochs"]]
 cpu = json.load(open(cpu_path))
 cpu_losses = losses(cpu)
@@ -361,10 +398,10 @@ def worst(other):
     if not cpu_losses or len(other) != len(cpu_losses):
         return float("inf")
     return max(abs(g - c) / abs(c) for c, g in zip(cpu_losses, other))
-result = {"model": name, "dataset": "mag-like 0.01 (prepared)", "epochs": len(cpu_losses), "tolerance": 1e-4,
+result = {"model": name, "dataset": dataset, "epochs": len(cpu_losses), "tolerance": 1e-4,
           "cpu_losses": cpu_losses, "cpu_epoch_time_median_s (the preparing machine)": cpu["epoch_time_median_s"],
           "cpu_test_acc": cpu["test_acc_mean"], "gpu_runs": {}}
-for label, path in (arg.split("=", 1) for arg in sys.argv[4:]):
+for label, path in (arg.split("=", 1) for arg in sys.argv[5:]):
     gpu = json.load(open(path))
     result["gpu_runs"][label] = {"losses": losses(gpu), "max_relative_difference": worst(losses(gpu)),
                                  "epoch_time_median_s": gpu["epoch_time_median_s"], "test_acc": gpu["test_acc_mean"]}
@@ -378,6 +415,8 @@ sys.exit(0 if ok else 1)
 PY
 }
 
+mag_like="ogbn-mag-like at 1/100 (prepared)"
+
 # R-GCN on the GPU (tables resident, then streamed from host memory through 1 MB of staging)
 # against the CPU losses --prepare computed on the same dataset: OGB's R-GCN settings with 2
 # bases and dropout, 10 epochs, one seed.
@@ -390,17 +429,33 @@ step_gpu_rgcn() {
       --json "$out/gpu_rgcn_$run.json" || return 1
   done
   cp "$prep/rgcn-cpu.json" "$out/gpu_rgcn_cpu.json"
-  compare_gpu_losses R-GCN "$out/gpu_rgcn.json" "$out/gpu_rgcn_cpu.json" "tables resident=$out/gpu_rgcn_cuda.json" \
+  compare_gpu_losses R-GCN "$mag_like" "$out/gpu_rgcn.json" "$out/gpu_rgcn_cpu.json" "tables resident=$out/gpu_rgcn_cuda.json" \
     "tables streamed=$out/gpu_rgcn_cuda_streamed.json"
 }
 
-# HGT on the GPU against the CPU losses --prepare computed on the same dataset: 2 layers of 2
-# heads, dropout 0.5, 128-wide tables, 10 epochs, one seed.
-step_gpu_hgt() {
-  "$build/bin/halo-train" --dataset "$prep/rgcn-dataset" --device cuda "${hgt_args[@]}" -q \
-    --json "$out/gpu_hgt_cuda.json" || return 1
-  cp "$prep/hgt-cpu.json" "$out/gpu_hgt_cpu.json"
-  compare_gpu_losses HGT "$out/gpu_hgt.json" "$out/gpu_hgt_cpu.json" "tables resident=$out/gpu_hgt_cuda.json"
+# gpu_against_cpu MODEL NAME DATASET DESCRIPTION LABEL ARGS...: trains MODEL on the GPU with ARGS
+# on the prepared DATASET and holds its losses to the CPU losses --prepare computed with the same
+# arguments ($prep/MODEL-cpu.json).
+gpu_against_cpu() {
+  local model=$1 name=$2 dataset=$3 description=$4 label=$5
+  shift 5
+  "$build/bin/halo-train" --dataset "$prep/$dataset" --device cuda "$@" -q --json "$out/gpu_${model}_cuda.json" ||
+    return 1
+  cp "$prep/$model-cpu.json" "$out/gpu_${model}_cpu.json"
+  compare_gpu_losses "$name" "$description" "$out/gpu_$model.json" "$out/gpu_${model}_cpu.json" \
+    "$label=$out/gpu_${model}_cuda.json"
+}
+
+# HGT: 2 layers of 2 heads, dropout 0.5, 128-wide tables, 10 epochs, one seed.
+step_gpu_hgt() { gpu_against_cpu hgt HGT rgcn-dataset "$mag_like" "tables resident" "${hgt_args[@]}"; }
+
+# RGAT: the GAT paper's recipe per relation (2 layers, 8 heads x 8, dropout 0.6 on inputs and
+# attention), 64-wide tables, 10 epochs, one seed.
+step_gpu_rgat() { gpu_against_cpu rgat RGAT rgcn-dataset "$mag_like" "tables resident" "${rgat_args[@]}"; }
+
+# GAT: the GAT paper's model on the prepared 20 000-vertex SBM graph, 10 epochs, one seed.
+step_gpu_gat() {
+  gpu_against_cpu gat GAT gat-dataset "SBM 20 000 vertices, 64 features (prepared)" GPU "${gat_args[@]}"
 }
 
 # halo-bench gpu-feature-streaming: 2 GiB of features streamed through a budget of 1/8 of them
@@ -418,6 +473,12 @@ step_gpu_spmm_bench() {
 # halo and PyG each get half of the step's limit.
 step_gpu_gcn_bench() {
   python3 "$root/bench/gpu_gcn.py" --bin "$build/bin" --out "$out/gpu_gcn.json" --timeout $((${DEVICE_CHECK_LIMIT:-240} / 2))
+}
+
+# The GPU memory plan against the bytes halo held on the GPU (issue #31), GCN, GraphSAGE and GAT
+# on the 250 K SBM, the 1 M R-MAT and (made by gpu-spmm-bench) the products-scale graph.
+step_gpu_memory_plan() {
+  python3 "$root/bench/gpu_memory_plan.py" --bin "$build/bin" --out "$out/gpu_memory_plan.json"
 }
 
 if [ "${1:-}" = "--run-step" ] && [ $# -eq 2 ]; then
@@ -544,8 +605,9 @@ if run_step configure 0 10 "$budget"; then
 else
   skip build "configure did not pass"
 fi
-gpu_steps=(gpu-tests:40:150 memcheck:40:90 racecheck:20:40 synccheck:15:30 gpu-train-timing:5:60 gpu-rgcn:10:90
-  gpu-hgt:10:60 gpu-feature-streaming:20:90 gpu-spmm-bench:15:90 gpu-gcn-bench:40:240)
+gpu_steps=(gpu-tests:40:150 memcheck:40:150 racecheck:20:40 synccheck:15:30 gpu-train-timing:5:60 gpu-rgcn:10:90
+  gpu-hgt:10:60 gpu-rgat:10:60 gpu-gat:10:60 gpu-feature-streaming:20:90 gpu-spmm-bench:15:90 gpu-gcn-bench:40:240
+  gpu-memory-plan:30:150)
 for entry in "${gpu_steps[@]}"; do
   IFS=: read -r name estimate cap <<<"$entry"
   if [ "$built" = 1 ]; then

@@ -246,13 +246,13 @@ void check_memory_plan(const MemoryPlan& plan, std::int64_t limit_bytes, std::in
 
 void throw_over_plan(const MemoryPlan& plan, const std::string& where, const kernels::Device& device,
                      const std::string& failure) {
-  const std::int64_t peak = device.is_cuda() ? kernels::tensor_peak_bytes(device) : process_peak_resident_bytes();
+  const std::int64_t peak = device.is_cuda() ? kernels::device_peak_bytes(device) : process_peak_resident_bytes();
   throw OutOfMemoryError(fmt::format(
       "out of memory{} although the memory plan allowed the run (plan: {}): {}; the peak so far was {} ({}). "
       "Something else took the memory the plan counted on, or the plan undercounts this run: give --memory-limit "
       "below what is free, so that the plan streams the features or refuses the run with its numbers",
       where, plan.one_line(), failure, peak >= 0 ? format_bytes(peak) : std::string("unknown"),
-      device.is_cuda() ? "halo's tensors on the GPU" : "the process's resident set"));
+      device.is_cuda() ? "halo's memory on the GPU" : "the process's resident set"));
 }
 
 std::int64_t machine_available_bytes() {

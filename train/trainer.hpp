@@ -136,6 +136,7 @@ struct TrainSummary {
   // "aggregation", "layer" or "none".
   std::string recompute = "none";
   std::int64_t tensor_peak_bytes = 0;     // most bytes held by tensors on the device at once
+  std::int64_t device_peak_bytes = -1;    // GPU: most bytes halo held there at once, tensors or not; -1 on the CPU
   std::int64_t peak_resident_bytes = -1;  // the process's peak resident set (VmHWM), -1 if unknown
   int threads = 0;                        // OpenMP threads used
   int world_size = 1;

@@ -2,13 +2,16 @@
 // strided copies, fill, synchronisation and pointer queries, every runtime call checked.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <limits>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
+#include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/cuda_kernels.hpp"
@@ -19,11 +22,32 @@
 namespace halo::kernels::cuda {
 namespace {
 
+constexpr int max_devices = 64;
+
+// What halo holds on one GPU: the size of each live allocate() block (release() is told only the
+// pointer), the bytes in use, counted slots included, and their peak since the last reset.
+struct Ledger {
+  std::mutex mutex;
+  std::unordered_map<const void*, std::size_t> sizes;
+  std::int64_t in_use = 0;
+  std::int64_t peak = 0;
+
+  void add(std::int64_t bytes) {
+    in_use += bytes;
+    peak = std::max(peak, in_use);
+  }
+};
+
+Ledger& ledger_of(int device) {
+  static Ledger ledgers[max_devices];
+  HALO_EXPECTS(device >= 0 && device < max_devices, "no GPU " + std::to_string(device));
+  return ledgers[device];
+}
+
 // Whether `device` serves stream-ordered allocations; on first use per device, also makes its
 // default pool keep freed memory for reuse (the default threshold of 0 would hand it back to the
 // driver at every synchronisation, which makes allocation as slow as cudaMalloc).
 bool uses_pool(int device) {
-  constexpr int max_devices = 64;
   static std::mutex mutex;
   static int state[max_devices] = {};  // 0 = unknown, 1 = pool, 2 = no pool
   const std::lock_guard<std::mutex> lock(mutex);
@@ -96,11 +120,24 @@ void* allocate(int device, std::size_t bytes) {
     if (status == cudaErrorMemoryAllocation) throw OutOfMemoryError(message);
     throw CudaError(message);
   }
+  Ledger& ledger = ledger_of(device);
+  const std::lock_guard<std::mutex> lock(ledger.mutex);
+  ledger.sizes.emplace(data, bytes);
+  ledger.add(static_cast<std::int64_t>(bytes));
   return data;
 }
 
 void release(int device, void* data) noexcept {
   if (data == nullptr) return;
+  {
+    Ledger& ledger = ledger_of(device);
+    const std::lock_guard<std::mutex> lock(ledger.mutex);
+    const auto it = ledger.sizes.find(data);
+    if (it != ledger.sizes.end()) {
+      ledger.in_use -= static_cast<std::int64_t>(it->second);
+      ledger.sizes.erase(it);
+    }
+  }
   ScopedDevice scoped(device, std::nothrow);
   // Freeing fails only when the context is already gone (process teardown, a prior fatal
   // error); the memory is then released with the context, so the failure is only logged.
@@ -113,6 +150,30 @@ void release(int device, void* data) noexcept {
     cudaGetLastError();
     warn_teardown_failure(std::string("releasing device memory failed: ") + e.what() + "; the failure is ignored");
   }
+}
+
+void count_device_bytes(int device, std::int64_t bytes) {
+  Ledger& ledger = ledger_of(device);
+  const std::lock_guard<std::mutex> lock(ledger.mutex);
+  ledger.add(bytes);
+}
+
+std::int64_t device_bytes_in_use(int device) {
+  Ledger& ledger = ledger_of(device);
+  const std::lock_guard<std::mutex> lock(ledger.mutex);
+  return ledger.in_use;
+}
+
+std::int64_t device_peak_bytes(int device) {
+  Ledger& ledger = ledger_of(device);
+  const std::lock_guard<std::mutex> lock(ledger.mutex);
+  return ledger.peak;
+}
+
+void reset_device_peak_bytes(int device) {
+  Ledger& ledger = ledger_of(device);
+  const std::lock_guard<std::mutex> lock(ledger.mutex);
+  ledger.peak = ledger.in_use;
 }
 
 void copy_2d(int destination_device, void* destination, std::size_t destination_pitch, int source_device,

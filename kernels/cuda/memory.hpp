@@ -21,6 +21,15 @@ void* allocate(int device, std::size_t bytes);
 // Frees memory from allocate(); never throws (a failure while freeing cannot be acted upon).
 void release(int device, void* data) noexcept;
 
+// The bytes halo holds on GPU `device`: every allocate() block not yet released and what
+// count_device_bytes() was told (StagingCopies' slots), now and at most since the last reset.
+// Not counted: the pool's cached free blocks, CUDA's context, cuBLAS's and cuSPARSE's handles.
+std::int64_t device_bytes_in_use(int device);
+std::int64_t device_peak_bytes(int device);
+void reset_device_peak_bytes(int device);
+// Counts memory taken from the driver outside allocate(): +bytes when taken, -bytes when freed.
+void count_device_bytes(int device, std::int64_t bytes);
+
 // Queues a copy of `bytes` bytes of host memory at `host` into device memory of GPU `device` on
 // its stream, through a page-locked staging slot of the GPU's context (runtime.cuh): neither the
 // host nor the stream waits, and the host memory may be changed as soon as this returns.

@@ -55,9 +55,15 @@ struct StagingCopies::State {
     for (void* p : host)
       if (p != nullptr) HALO_TEARDOWN_TRY(cudaFreeHost(p));
     for (void* p : device_buffers)
-      if (p != nullptr) HALO_TEARDOWN_TRY(cudaFree(p));
+      if (p != nullptr) {
+        HALO_TEARDOWN_TRY(cudaFree(p));
+        count_device_bytes(device, -static_cast<std::int64_t>(bytes));
+      }
     for (void* p : half_buffers)
-      if (p != nullptr) HALO_TEARDOWN_TRY(cudaFree(p));
+      if (p != nullptr) {
+        HALO_TEARDOWN_TRY(cudaFree(p));
+        count_device_bytes(device, -static_cast<std::int64_t>(half_bytes));
+      }
     for (cudaEvent_t e : filled)
       if (e != nullptr) HALO_TEARDOWN_TRY(cudaEventDestroy(e));
     for (cudaEvent_t e : released)
@@ -87,10 +93,12 @@ StagingCopies::StagingCopies(int device, int slots, std::size_t bytes, std::size
         HALO_CUDA_TRY(cudaMallocHost(&s.host[i], bytes));
         void*& buffer = s.device_buffers[i];
         HALO_CUDA_TRY(allocate_with_trim(device, [&] { return cudaMalloc(&buffer, bytes); }));
+        count_device_bytes(device, static_cast<std::int64_t>(bytes));
       }
       if (half_bytes > 0) {
         void*& buffer = s.half_buffers[i];
         HALO_CUDA_TRY(allocate_with_trim(device, [&] { return cudaMalloc(&buffer, half_bytes); }));
+        count_device_bytes(device, static_cast<std::int64_t>(half_bytes));
       }
       HALO_CUDA_TRY(cudaEventCreateWithFlags(&s.filled[i], cudaEventDisableTiming));
       HALO_CUDA_TRY(cudaEventCreateWithFlags(&s.released[i], cudaEventDisableTiming));

@@ -15,7 +15,9 @@ using namespace halo::kernels;
 
 // The pool and cudaMalloc exist only in a build with CUDA (kernels/cuda/memory.hpp has no stand-ins).
 #ifdef HALO_WITH_CUDA
-TEST_CASE("a slot outside the pool gets memory the pool kept after a free", "[kernels][gpu]") {
+// [fills-gpu]: CTest runs it alone (tests/CMakeLists.txt); the first H100 run, at ctest -j 4,
+// found it and a neighbour out of memory.
+TEST_CASE("a slot outside the pool gets memory the pool kept after a free", "[kernels][gpu][fills-gpu]") {
   HALO_SKIP_WITHOUT_GPU();
   constexpr std::size_t gib = std::size_t{1} << 30;
   // Fill the GPU through the pool, 1 GiB at a time, until the pool (after its own trim and retry)
@@ -41,5 +43,30 @@ TEST_CASE("a slot outside the pool gets memory the pool kept after a free", "[ke
   REQUIRE_NOTHROW(again = cuda::allocate(0, gib));
   cuda::release(0, again);
   cuda::synchronize(0);
+}
+TEST_CASE("the device ledger counts every allocate() block and staging slot, and their peak", "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  constexpr std::size_t mib = std::size_t{1} << 20;
+  cuda::synchronize(0);
+  const std::int64_t before = cuda::device_bytes_in_use(0);
+  cuda::reset_device_peak_bytes(0);
+  void* a = cuda::allocate(0, 3 * mib);
+  void* b = cuda::allocate(0, 5 * mib);
+  CHECK(cuda::device_bytes_in_use(0) == before + static_cast<std::int64_t>(8 * mib));
+  cuda::release(0, a);
+  {
+    // Two slots of 2 MiB and their 1 MiB 16-bit rows, taken with cudaMalloc outside the pool.
+    const cuda::StagingCopies slots(0, 2, 2 * mib, mib);
+    CHECK(cuda::device_bytes_in_use(0) == before + static_cast<std::int64_t>(11 * mib));
+  }
+  CHECK(cuda::device_bytes_in_use(0) == before + static_cast<std::int64_t>(5 * mib));
+  cuda::release(0, b);
+  CHECK(cuda::device_bytes_in_use(0) == before);
+  CHECK(cuda::device_peak_bytes(0) == before + static_cast<std::int64_t>(11 * mib));
+  // The tensor-level view of the same ledger.
+  kernels::reset_device_peak_bytes(kernels::Device::cuda(0));
+  { const kernels::Tensor t = kernels::Tensor::zeros(256, 1024, kernels::Device::cuda(0)); }
+  CHECK(kernels::device_peak_bytes(kernels::Device::cuda(0)) == before + 1024 * 1024);
+  CHECK(kernels::device_peak_bytes(kernels::Device::cpu()) == -1);
 }
 #endif  // HALO_WITH_CUDA

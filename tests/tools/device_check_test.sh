@@ -13,8 +13,9 @@ script="$source_dir/tools/device-check.sh"
 
 # A stand-in for .device-prep holding the files the script looks for (no real content).
 prep="$work/prep"
-mkdir -p "$prep/root/usr/include/nlohmann" "$prep/sanitizer" "$prep/rgcn-dataset"
+mkdir -p "$prep/root/usr/include/nlohmann" "$prep/sanitizer" "$prep/rgcn-dataset" "$prep/gat-dataset"
 touch "$prep/prepared" "$prep/root/usr/include/nlohmann/json.hpp" "$prep/rgcn-cpu.json" "$prep/hgt-cpu.json" \
+  "$prep/rgat-cpu.json" "$prep/gat-cpu.json" "$prep/gat-dataset/dataset.json" \
   "$prep/sanitizer/nvidia_cuda_sanitizer_api-0-py3-none-any.whl" "$prep/rgcn-dataset/dataset.json"
 export PATH="$work/no-gpu:$PATH"
 mkdir -p "$work/no-gpu"
@@ -39,7 +40,7 @@ HALO_CHECK_PREP="$prep" OUT="$work/out2" HALO_CHECK_BUILD="$work/build" "$script
 status=$?
 cat "$work/out2.txt"
 [ "$status" = 1 ] || fail "exit $status, expected 1"
-expected="machine configure build gpu-tests memcheck racecheck synccheck gpu-train-timing gpu-rgcn gpu-hgt gpu-feature-streaming gpu-spmm-bench gpu-gcn-bench"
+expected="machine configure build gpu-tests memcheck racecheck synccheck gpu-train-timing gpu-rgcn gpu-hgt gpu-rgat gpu-gat gpu-feature-streaming gpu-spmm-bench gpu-gcn-bench gpu-memory-plan"
 [ "$(json "$work/out2/device-check.json" '" ".join(s["step"] for s in d["steps"])')" = "$expected" ] ||
   fail "the steps recorded: $(json "$work/out2/device-check.json" 'd["steps"]')"
 [ "$(json "$work/out2/device-check.json" 'all(s["status"] == "skipped" for s in d["steps"]), d["ok"], d["passed"], d["finished"]')" = \

@@ -151,31 +151,31 @@ json summary_json(const train::TrainSummary& s, const json& dataset, const json&
   json plan = json::object();
   for (const train::MemoryItem& item : s.memory_plan.items) plan[item.name] = item.bytes;
   plan["total"] = s.memory_plan.total_bytes();
-  return json{
-      {"metric", s.metric},
-      {"test_acc_mean", s.test_acc_mean},
-      {"test_acc_std", s.test_acc_std},
-      {"valid_acc_mean", s.valid_acc_mean},
-      {"valid_acc_std", s.valid_acc_std},
-      {"final_test_acc_mean", s.final_test_acc_mean},
-      {"epoch_time_median_s", s.epoch_time_median_s},
-      {"time_split", time_split_json(s.time_split)},
-      // The process's peak resident set, the number comparable with other frameworks' peak RSS.
-      {"peak_memory_bytes", s.peak_resident_bytes},
-      {"tensor_peak_bytes", s.tensor_peak_bytes},
-      {"memory_plan", plan},
-      {"recompute", s.recompute},
-      {"world_size", s.world_size},
-      {"boundary_sample_rate", s.boundary_sample_rate},
-      {"feature_streaming", feature_streaming_json(s.feature_streaming)},
-      {"ranks", ranks_json(s.ranks)},
-      {"device", s.device.to_string()},
-      {"threads", s.threads},
-      {"total_seconds", total_seconds},
-      {"dataset", dataset},
-      {"settings", settings},
-      {"machine", describe_machine()},
-      {"runs", std::move(runs)}};
+  return json{{"metric", s.metric},
+              {"test_acc_mean", s.test_acc_mean},
+              {"test_acc_std", s.test_acc_std},
+              {"valid_acc_mean", s.valid_acc_mean},
+              {"valid_acc_std", s.valid_acc_std},
+              {"final_test_acc_mean", s.final_test_acc_mean},
+              {"epoch_time_median_s", s.epoch_time_median_s},
+              {"time_split", time_split_json(s.time_split)},
+              // The process's peak resident set, the number comparable with other frameworks' peak RSS.
+              {"peak_memory_bytes", s.peak_resident_bytes},
+              {"tensor_peak_bytes", s.tensor_peak_bytes},
+              {"device_peak_bytes", s.device_peak_bytes},
+              {"memory_plan", plan},
+              {"recompute", s.recompute},
+              {"world_size", s.world_size},
+              {"boundary_sample_rate", s.boundary_sample_rate},
+              {"feature_streaming", feature_streaming_json(s.feature_streaming)},
+              {"ranks", ranks_json(s.ranks)},
+              {"device", s.device.to_string()},
+              {"threads", s.threads},
+              {"total_seconds", total_seconds},
+              {"dataset", dataset},
+              {"settings", settings},
+              {"machine", describe_machine()},
+              {"runs", std::move(runs)}};
 }
 
 json describe_machine() {

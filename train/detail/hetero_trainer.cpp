@@ -202,6 +202,7 @@ TrainSummary train_hetero_problem(HeteroProblem& problem, const HeteroModelConfi
                                 const EpochCallback& on_epoch) {
   ThreadScope threads(config.threads);
   kernels::reset_tensor_peak_bytes(config.device);
+  kernels::reset_device_peak_bytes(config.device);
   warn_unreached_types(problem,
                        model_config.kind == "hgt" ? "HGT" : model_config.kind == "rgat" ? "RGAT" : "R-GCN",
                        model_config.layers);

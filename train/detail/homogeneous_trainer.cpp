@@ -178,8 +178,9 @@ TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConf
       problem.process_bytes >= 0 ? problem.process_bytes : std::max<std::int64_t>(0, process_bytes_besides_arrays());
   ThreadScope threads(config.threads);
   kernels::reset_tensor_peak_bytes(config.device);
+  kernels::reset_device_peak_bytes(config.device);
   const DatasetShape& shape = problem.shape;
-  detail::check_feature_settings(model_config, config, shape);
+  detail::check_feature_settings(model_config, config, shape, problem.half_features != nullptr ? 2 : 4);
   // The plan is made and checked from the model's shape before its operators, parameters or
   // activations exist. On a GPU it is of the GPU's memory: the features are resident there, or
   // streamed to it.

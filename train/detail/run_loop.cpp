@@ -508,6 +508,7 @@ void run_all(LoopContext& c, const std::function<std::unique_ptr<Trainable>(int 
   summary.final_test_acc_mean = mean(final_test);
   summary.epoch_time_median_s = median(epoch_times);
   summary.tensor_peak_bytes = kernels::tensor_peak_bytes(config.device);
+  summary.device_peak_bytes = kernels::device_peak_bytes(config.device);
   summary.peak_resident_bytes = process_peak_resident_bytes();
   summary.threads = max_threads();
   summary.world_size = communicator.size();

@@ -143,8 +143,14 @@ std::int64_t FeaturePipeline::staging_bytes() const {
 }
 
 std::int64_t FeaturePipeline::staging_row_bytes(const FeatureSource& source, const kernels::Device& device) {
-  const bool widened_on_device = device.is_cuda() && source.stored_dtype() != datasets::FeatureDType::float32;
-  return source.row_bytes() + (widened_on_device ? source.stored_row_bytes() : 0);
+  return staging_row_bytes(source.cols(), source.stored_dtype() == datasets::FeatureDType::float32 ? float_bytes : 2,
+                           device);
+}
+
+std::int64_t FeaturePipeline::staging_row_bytes(std::int64_t cols, std::int64_t stored_value_bytes,
+                                                const kernels::Device& device) {
+  const bool widened_on_device = device.is_cuda() && stored_value_bytes != float_bytes;
+  return cols * (float_bytes + (widened_on_device ? stored_value_bytes : 0));
 }
 
 void FeaturePipeline::record(const FeaturePassStats& pass) {

@@ -106,6 +106,10 @@ class FeaturePipeline {
   // Bytes a staging row of `source` takes on `device`: its floats, plus, on a GPU, its 16-bit
   // copy when the source stores 16 bits (uploaded as stored, widened on the GPU).
   static std::int64_t staging_row_bytes(const FeatureSource& source, const kernels::Device& device);
+  // The same for a row of `cols` values stored at `stored_value_bytes` (4, or 2 for 16 bits),
+  // before any source exists (the trainer's early check of a forced budget).
+  static std::int64_t staging_row_bytes(std::int64_t cols, std::int64_t stored_value_bytes,
+                                        const kernels::Device& device);
 
   // Y = f(X) · W: `weight` is cols x out (on the pipeline's device); returns rows x out there.
   // No sum crosses chunks: a row of Y is a row of its chunk's GEMM. OpenBLAS (and cuBLAS) pick

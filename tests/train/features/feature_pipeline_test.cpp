@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "datasets/half_features.hpp"
 #include "datasets/npy.hpp"
 #include "graph/base/error.hpp"
 #include "kernels/dropout.hpp"
@@ -254,6 +255,22 @@ TEST_CASE("split_feature_budget gives the staging buffers a quarter of the budge
   CHECK(tiny.cache_bytes == 0);
   CHECK_THROWS_WITH(split_feature_budget(191, 1000, 24, 2), Catch::Contains("the minimum is 192 bytes"));
   CHECK_THROWS_AS(split_feature_budget(1000, 10, 2, 4), InvalidArgument);
+}
+
+TEST_CASE("a staging row holds the row's floats, and on a GPU also its 16-bit values, from a source or its shape",
+          "[train]") {
+  const kernels::Device gpu = kernels::Device::cuda(0);
+  CHECK(FeaturePipeline::staging_row_bytes(40, 4, kernels::Device::cpu()) == 160);
+  CHECK(FeaturePipeline::staging_row_bytes(40, 2, kernels::Device::cpu()) == 160);
+  CHECK(FeaturePipeline::staging_row_bytes(40, 4, gpu) == 160);
+  CHECK(FeaturePipeline::staging_row_bytes(40, 2, gpu) == 240);
+  Features x = random_features(test::case_seed(9), 6, 40);
+  const datasets::HalfFeatures bits = datasets::narrow_features(x.array, HalfFormat::bfloat16);
+  const FeatureSource wide = FeatureSource::borrow(x.array);
+  const FeatureSource half = FeatureSource::borrow(bits);
+  CHECK(FeaturePipeline::staging_row_bytes(wide, gpu) == 160);
+  CHECK(FeaturePipeline::staging_row_bytes(half, gpu) == 240);
+  CHECK(FeaturePipeline::staging_row_bytes(half, kernels::Device::cpu()) == 160);
 }
 
 TEST_CASE("A mapped .npy source streams to the same results as the array in memory", "[train]") {

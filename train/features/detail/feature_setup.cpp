@@ -150,12 +150,19 @@ void log_activation_savings(const ModelShape& model, const FeaturePlacement& pla
                          fmt::join(recomputed, ", ")));
 }
 
-void check_feature_settings(const ModelConfig& m, const TrainConfig& config, const DatasetShape& shape) {
-  const std::int64_t minimum = 2 * 4 * shape.feature_dim;
+void check_feature_settings(const ModelConfig& m, const TrainConfig& config, const DatasetShape& shape,
+                            std::int64_t stored_value_bytes) {
+  // A precomputed Â·X streams as float32, whatever the features' storage.
+  const std::int64_t streamed_value_bytes = config.precompute_first_aggregation ? 4 : stored_value_bytes;
+  const std::int64_t minimum =
+      2 * FeaturePipeline::staging_row_bytes(shape.feature_dim, streamed_value_bytes, config.device);
+  const bool widened_there = minimum > 2 * 4 * shape.feature_dim;
   if (config.feature_memory_budget > 0 && config.feature_memory_budget < minimum)
-    throw InvalidArgument(fmt::format("train: a feature_memory_budget of {} bytes cannot hold two staging buffers of "
-                                      "one feature row ({} floats): the minimum is {} bytes",
-                                      config.feature_memory_budget, shape.feature_dim, minimum));
+    throw InvalidArgument(
+        fmt::format("train: a feature_memory_budget of {} bytes cannot hold two staging buffers of "
+                    "one feature row ({} floats{}): the minimum is {} bytes",
+                    config.feature_memory_budget, shape.feature_dim,
+                    widened_there ? ", and its 16-bit values that the GPU widens" : "", minimum));
   if (config.precompute_first_aggregation && m.kind == "gat")
     throw InvalidArgument("train: precompute_first_aggregation is for gcn and sage: graph attention weighs each "
                           "neighbour by scores of x · W, so its aggregation of x cannot be precomputed");

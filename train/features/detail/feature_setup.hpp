@@ -74,8 +74,10 @@ bool plan_fits(const MemoryPlan& plan, std::int64_t limit_bytes, std::int64_t av
 void log_activation_savings(const ModelShape& model, const FeaturePlacement& placement);
 
 // Refuses (InvalidArgument) feature settings that cannot work whatever the plan decides: a
-// forced budget below two staging rows (naming the minimum), a precomputation with input dropout.
-void check_feature_settings(const ModelConfig& m, const TrainConfig& config, const DatasetShape& shape);
+// forced budget below two staging rows (naming the minimum; on a GPU a row of features stored at
+// `stored_value_bytes` = 2 also holds its 16-bit copy), a precomputation with input dropout.
+void check_feature_settings(const ModelConfig& m, const TrainConfig& config, const DatasetShape& shape,
+                            std::int64_t stored_value_bytes);
 
 // Says (log_info) when streamed features make a first layer that would aggregate them first in
 // memory transform them first instead (its aggregation then carries the output width).
