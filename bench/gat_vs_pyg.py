@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""GAT training on the CPU: halo against PyTorch Geometric's GATConv, same graph, same model, same run.
+"""GAT training on the CPU (or one GPU): halo against PyTorch Geometric's GATConv, same graph, same
+model, same run.
 
 Graphs (halo-convert synth, each written once into the --work folder): a 50 K-vertex SBM (mean
 degree 20) small enough for PyG's per-edge tensors, the 250 K-vertex SBM of gcn_vs_pyg.py (mean
@@ -14,7 +15,12 @@ the machine). Roofline: halo's attention kernels move the F floats of every sour
 and head (forward one gather, backward two: the dot and the scatter), so bytes per epoch over the
 copy bandwidth halo-bench measures in the same run bound the kernels' time from below.
 
+`--device cuda` trains both on the GPU (run by tools/device-check.sh): epoch times with the GPU's
+work finished, and for memory the most bytes each framework held on the GPU (halo's
+device_peak_bytes, PyTorch's max_memory_allocated) in place of the resident sets; no roofline.
+
     bench/.venv/bin/python bench/gat_vs_pyg.py [--graphs sbm-small,sbm,rmat] [--turns 3] [--epochs 4]
+        [--device cpu|cuda]
 """
 import argparse
 import json
@@ -35,17 +41,18 @@ import numpy as np, torch
 import torch.nn.functional as F
 from torch_geometric.nn import GATConv
 
-d, epochs, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+d, epochs, threads, device = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 torch.set_num_threads(threads)
 torch.manual_seed(0)
+gpu = device == "cuda"
 indptr = np.load(d + "/graph/indptr.npy"); indices = np.load(d + "/graph/indices.npy")
 n = indptr.shape[0] - 1
 rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
 # halo's rows are destinations: edge (src = column, dst = row).
-edge_index = torch.from_numpy(np.stack([indices.astype(np.int64), rows]))
-x = torch.from_numpy(np.load(d + "/node_feat.npy"))
-y = torch.from_numpy(np.load(d + "/node_label.npy"))
-train = torch.from_numpy(np.load(d + "/split/train.npy"))
+edge_index = torch.from_numpy(np.stack([indices.astype(np.int64), rows])).to(device)
+x = torch.from_numpy(np.load(d + "/node_feat.npy")).to(device)
+y = torch.from_numpy(np.load(d + "/node_label.npy")).to(device)
+train = torch.from_numpy(np.load(d + "/split/train.npy")).to(device)
 classes = int(y.max()) + 1
 
 class GAT(torch.nn.Module):
@@ -61,7 +68,7 @@ class GAT(torch.nn.Module):
                 h = F.elu(h)
         return h
 
-model = GAT()
+model = GAT().to(device)
 opt = torch.optim.Adam(model.parameters(), lr=0.005)
 times = []
 for epoch in range(epochs):
@@ -69,10 +76,13 @@ for epoch in range(epochs):
     model.train(); opt.zero_grad()
     loss = F.cross_entropy(model(x)[train], y[train])
     loss.backward(); opt.step()
+    if gpu:
+        torch.cuda.synchronize()
     times.append(time.perf_counter() - start)
 times = times[1:]
+peak = torch.cuda.max_memory_allocated() if gpu else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"epoch_times_s": times, "epoch_time_median_s": sorted(times)[len(times) // 2],
-                  "final_loss": float(loss), "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+                  "final_loss": float(loss), "peak_bytes": peak}))
 """
 
 
@@ -97,13 +107,14 @@ def run_halo(dataset, args, bin_dir):
     command = [os.path.join(bin_dir, "halo-train"), "--dataset", dataset, "--model", "gat", "--layers", "3",
                "--heads", "8", "--hidden", "32", "--out-heads", "1", "--dropout", "0.6", "--input-dropout", "0.6",
                "--attn-dropout", "0.6", "--lr", "0.005", "--epochs", str(args.epochs), "--threads", str(args.threads),
-               "--eval-every", str(args.epochs), "-q", "--json", "-"]
+               "--eval-every", str(args.epochs), "--device", args.device, "-q", "--json", "-"]
     done = subprocess.run(command, capture_output=True, text=True, env=child_env())
     if done.returncode != 0:
         return {"failed": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
     j = json.loads(done.stdout)
     times = [e["time_s"] for e in j["runs"][0]["epochs"]][1:]
-    return {"epoch_time_median_s": statistics.median(times), "peak_rss_bytes": j["peak_memory_bytes"],
+    peak = j["device_peak_bytes"] if args.device == "cuda" else j["peak_memory_bytes"]
+    return {"epoch_time_median_s": statistics.median(times), "peak_bytes": peak,
             "final_loss": j["runs"][0]["epochs"][-1]["loss"]}
 
 
@@ -113,8 +124,10 @@ def run_pyg(dataset, args):
     def cap():
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    done = subprocess.run([sys.executable, "-c", PYG_CHILD, dataset, str(args.epochs), str(args.threads)],
-                          capture_output=True, text=True, env=child_env(), preexec_fn=cap)
+    # A CUDA process maps far more address space than it uses: the cap is for the CPU runs.
+    done = subprocess.run([sys.executable, "-c", PYG_CHILD, dataset, str(args.epochs), str(args.threads), args.device],
+                          capture_output=True, text=True, env=child_env(),
+                          preexec_fn=cap if args.device == "cpu" else None)
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
         return {"failed": tail}
@@ -150,12 +163,16 @@ def main():
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--pyg-limit-gib", type=float, default=20.0)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--output", default=os.path.join(ROOT, "bench", "results", "gat_vs_pyg.json"))
     args = parser.parse_args()
     bin_dir = os.path.join(args.build, "bin")
     os.makedirs(args.work, exist_ok=True)
     result = {"benchmark": "gat_vs_pyg", "machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
               "load_average_start": load_average(), "threads": args.threads, "epochs_per_turn": args.epochs,
+              "device": args.device,
+              "peak": "bytes held on the GPU (halo device_peak_bytes, torch max_memory_allocated)"
+                      if args.device == "cuda" else "peak resident set",
               "model": "GAT 3 layers, 8 heads x 32 hidden, 1 output head, dropout 0.6, Adam 0.005",
               "graphs": {}}
     for name in args.graphs.split(","):
@@ -168,14 +185,14 @@ def main():
             turns["pyg"].append(run_pyg(dataset, args))
         vertices = sum(t["count"] for t in info["node_types"])
         edges = info["num_edges"]
-        copy = copy_bandwidth(bin_dir, dataset, args.threads)
+        copy = copy_bandwidth(bin_dir, dataset, args.threads) if args.device == "cpu" else None
         entry = {"vertices": vertices, "edges": edges, "turns": turns, "copy_gb_per_s": copy,
                  "attention_bytes_per_epoch": attention_bytes(vertices, edges, 3)}
         ok = {k: [t for t in v if "failed" not in t] for k, v in turns.items()}
         for k in ("halo", "pyg"):
             if ok[k]:
                 entry[k] = {"epoch_time_median_s": statistics.median(t["epoch_time_median_s"] for t in ok[k]),
-                            "peak_rss_bytes": max(t["peak_rss_bytes"] for t in ok[k])}
+                            "peak_bytes": max(t["peak_bytes"] for t in ok[k])}
             else:
                 entry[k] = {"failed": turns[k][-1]["failed"]}
         if "epoch_time_median_s" in entry["halo"] and copy:
@@ -183,13 +200,15 @@ def main():
             entry["roofline_floor_s"] = round(entry["attention_bytes_per_epoch"] / (copy * 1e9), 3)
         if "epoch_time_median_s" in entry["halo"] and "epoch_time_median_s" in entry["pyg"]:
             entry["speedup"] = round(entry["pyg"]["epoch_time_median_s"] / entry["halo"]["epoch_time_median_s"], 2)
-            entry["memory_ratio"] = round(entry["halo"]["peak_rss_bytes"] / entry["pyg"]["peak_rss_bytes"], 3)
+            entry["memory_ratio"] = round(entry["halo"]["peak_bytes"] / entry["pyg"]["peak_bytes"], 3)
         result["graphs"][name] = entry
         print(f"{name}: halo {entry['halo']}, pyg {entry['pyg']}, speedup {entry.get('speedup')}, "
               f"memory {entry.get('memory_ratio')}", file=sys.stderr)
     result["load_average_end"] = load_average()
     write_result(args.output, result)
+    # PyG running out of memory is a result; halo failing is not.
+    return 1 if any("failed" in t for g in result["graphs"].values() for t in g["turns"]["halo"]) else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -31,8 +31,9 @@
 #                                     gpu-rgcn (GPU losses, tables resident and streamed, against
 #                                     the prepared CPU losses to 1e-4), gpu-hgt, gpu-rgat and
 #                                     gpu-gat (the same for HGT, RGAT and GAT), gpu-feature-streaming,
-#                                     gpu-spmm-bench, gpu-gcn-bench, gpu-memory-plan (the plan
-#                                     against the bytes halo held on the GPU).
+#                                     gpu-spmm-bench, gpu-gcn-bench, gpu-gat-bench (GAT against
+#                                     PyG's GATConv), gpu-memory-plan (the plan against the bytes
+#                                     halo held on the GPU).
 #
 # The budget (default 480 s) covers everything from the first step to the last. Each step has an
 # estimate (what it needs to be worth starting) and a cap; it runs under `timeout` with
@@ -45,7 +46,7 @@
 # to its end), device-check.log, steps/NAME.log for each step, gpu-tests.xml (JUnit), the
 # sanitizers' reports, gpu_train.json, gpu_train_gat.json, gpu_rgcn.json, gpu_hgt.json, gpu_rgat.json
 # and gpu_gat.json (+ the runs' summaries), gpu_feature_streaming.json, gpu_spmm.json, gpu_gcn.json,
-# gpu_memory_plan.json.
+# gpu_gat_vs_pyg.json, gpu_memory_plan.json.
 # Environment: HALO_CHECK_JOBS (build parallelism, default every core); HALO_CHECK_PREP and
 # HALO_CHECK_BUILD (other prepared and build folders, for tests of this script).
 set -uo pipefail
@@ -475,6 +476,14 @@ step_gpu_gcn_bench() {
   python3 "$root/bench/gpu_gcn.py" --bin "$build/bin" --out "$out/gpu_gcn.json" --timeout $((${DEVICE_CHECK_LIMIT:-240} / 2))
 }
 
+# GAT (3 layers, 8 heads x 32) on the GPU against PyG's GATConv on the same GPU, alternating
+# turns: the 50 K SBM (mean degree 20) and the 250 K SBM (mean degree 50), epoch times and the bytes
+# each held on the GPU.
+step_gpu_gat_bench() {
+  python3 "$root/bench/gat_vs_pyg.py" --device cuda --build "$build" --work "$build/gat-bench" --graphs sbm-small,sbm \
+    --turns 2 --epochs 5 --threads 8 --output "$out/gpu_gat_vs_pyg.json"
+}
+
 # The GPU memory plan against the bytes halo held on the GPU (issue #31), GCN, GraphSAGE and GAT
 # on the 250 K SBM, the 1 M R-MAT and (made by gpu-spmm-bench) the products-scale graph.
 step_gpu_memory_plan() {
@@ -607,7 +616,7 @@ else
 fi
 gpu_steps=(gpu-tests:40:150 memcheck:40:150 racecheck:20:40 synccheck:15:30 gpu-train-timing:5:60 gpu-rgcn:10:90
   gpu-hgt:10:60 gpu-rgat:10:60 gpu-gat:10:60 gpu-feature-streaming:20:90 gpu-spmm-bench:15:90 gpu-gcn-bench:40:240
-  gpu-memory-plan:30:150)
+  gpu-gat-bench:30:150 gpu-memory-plan:30:150)
 for entry in "${gpu_steps[@]}"; do
   IFS=: read -r name estimate cap <<<"$entry"
   if [ "$built" = 1 ]; then

@@ -1,10 +1,13 @@
 // CUDA graph attention, twin of kernels/cpu/attention.cpp: one warp per row (a destination in
-// forward and backward's first pass, a source of Aᵀ in its second). Per head, the warp's lanes
-// stride over the row's entries for the softmax's maximum and sum (reduced across the warp in a
-// fixed butterfly order), then walk the entries in CSR order together, each lane owning 32
-// columns apart of the head's width. No atomics: every output is written by one warp, in a
-// fixed order, so results are the same on every run (they differ from the CPU's by rounding:
-// the sums are ordered differently).
+// forward and backward's first pass, a source of Aᵀ in its second), its heads taken in blocks of
+// up to eight (one Philox draw of the dropout mask serves a block). The work of each entry that is
+// one number per head (score, exponential, mask, the dot g_i · h_j) is spread over the lanes, one
+// entry each; the sums over a row's entries that are a row of numbers (out, grad_h) walk the row
+// in CSR order in chunks of 32 entries, whose coefficients the lanes first leave in shared memory,
+// each lane owning columns 32 apart of the block's heads together (GAT's 8 heads of 8 columns
+// keep every lane busy). No atomics: every output is written by one warp in a fixed order (a
+// row's sums in CSR order, per-head sums over lanes in a fixed butterfly), so results are the same
+// on every run (they differ from the CPU's by rounding: the sums are ordered differently).
 #include <cmath>
 #include <cstdint>
 
@@ -15,6 +18,23 @@
 
 namespace halo::kernels::cuda {
 namespace {
+
+constexpr int head_block = 8;      // heads per pass over a row: one block of the dropout mask
+constexpr int chunk_entries = 32;  // entries whose coefficients sit in shared memory at once
+constexpr int column_blocks = 4;   // 32-column blocks a lane sums at once (128 columns a pass)
+constexpr int warps_per_block = threads_per_block / 32;
+static_assert(threads_per_block % 32 == 0, "whole warps per block");
+// The kernels below are launched with __launch_bounds__(threads_per_block, 2): at most 128
+// registers a thread (ptxas: no spills at sm_90), so two blocks, 16 warps, share each SM.
+
+// One warp's shared memory: the coefficients of a chunk of entries for a block of heads, and the
+// chunk's other ends (sources in forward, destinations in backward's second pass). A head's row is
+// one float longer than the chunk, so that lanes reading one entry's coefficients of different
+// heads meet different banks.
+struct ChunkCoefficients {
+  float weight[head_block][chunk_entries + 1];
+  std::int64_t other[chunk_entries];
+};
 
 struct Operands {
   const float* h;
@@ -33,112 +53,250 @@ struct Operands {
   __device__ float score(std::int64_t i, std::int64_t j, std::int64_t k) const {
     return src[j * src_stride + k] + dst[i * dst_stride + k];
   }
-  __device__ float keep(std::int64_t i, std::int64_t j, std::int64_t k) const { return mask.keep(i, j, k); }
-  // The dot product of head k of row i of g with head k of row j of h: every lane gets it.
-  __device__ float head_dot(const float* g, std::int64_t g_stride, std::int64_t i, std::int64_t j, std::int64_t k,
-                            int lane) const {
-    return warp_dot(g + i * g_stride + k * width, h + j * h_stride + k * width, width, lane);
+  // The heads of the block starting at head `first_head`: at most head_block.
+  __device__ int block_heads(std::int64_t first_head) const {
+    return static_cast<int>(heads - first_head < head_block ? heads - first_head : head_block);
   }
 };
 
+// values[t] for a t known only at run time, without indexing the array (which would move it out
+// of registers).
+__device__ inline float pick(const float (&values)[head_block], int t) {
+  float v = 0.0f;
+#pragma unroll
+  for (int u = 0; u < head_block; ++u)
+    if (u == t) v = values[u];
+  return v;
+}
+
+// Σ_f x[f] · y[f] over n values, in order, by one lane.
+__device__ inline float lane_dot(const float* x, const float* y, std::int64_t n) {
+  float s = 0.0f;
+  for (std::int64_t f = 0; f < n; ++f) s += x[f] * y[f];
+  return s;
+}
+
+// The columns of a pass: lane `lane`'s column r of the pass starting at `begin` over `columns`
+// columns of `width` per head (-1 past the end), and its head within the block.
+struct PassColumns {
+  int column[column_blocks];
+  int head[column_blocks];
+  __device__ PassColumns(int begin, int columns, int width, int lane) {
+#pragma unroll
+    for (int r = 0; r < column_blocks; ++r) {
+      const int q = begin + 32 * r + lane;
+      column[r] = q < columns ? q : -1;
+      head[r] = q < columns ? q / width : 0;
+    }
+  }
+};
+
+// acc[r] += Σ over the chunk's n entries, in order, of weight[head][x] · rows[other[x]][column].
+__device__ inline void add_chunk(const ChunkCoefficients& chunk, int n, const float* rows, std::int64_t stride,
+                                 std::int64_t offset, const PassColumns& pass, float (&acc)[column_blocks]) {
+  for (int x = 0; x < n; ++x) {
+    const float* row = rows + chunk.other[x] * stride + offset;
+#pragma unroll
+    for (int r = 0; r < column_blocks; ++r)
+      if (pass.column[r] >= 0) acc[r] += chunk.weight[pass.head[r]][x] * row[pass.column[r]];
+  }
+}
+
+// acc[r] += Σ over the row's entries [first, last), in CSR order, of each entry's coefficient for
+// the column's head times the column of the entry's other end's row in `rows` (offset by `offset`
+// columns): 32 entries a chunk, lane l calling fill(other end) for the chunk's entry l to leave its
+// coefficients in chunk.weight[head][l].
+template <class I, class Fill>
+__device__ void sum_by_chunks(const I* indices, std::int64_t first, std::int64_t last, int lane,
+                              ChunkCoefficients& chunk, const float* rows, std::int64_t stride, std::int64_t offset,
+                              const PassColumns& pass, float (&acc)[column_blocks], const Fill& fill) {
+  for (std::int64_t c0 = first; c0 < last; c0 += chunk_entries) {
+    const int n = static_cast<int>(last - c0 < chunk_entries ? last - c0 : chunk_entries);
+    if (lane < n) {
+      const auto other = static_cast<std::int64_t>(indices[c0 + lane]);
+      chunk.other[lane] = other;
+      fill(other);
+    }
+    __syncwarp();
+    add_chunk(chunk, n, rows, stride, offset, pass, acc);
+    __syncwarp();
+  }
+}
+
 template <class I>
-__global__ void forward_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, Operands o, float* out,
-                               std::int64_t out_stride, float* row_max, std::int64_t max_stride, float* row_sum,
-                               std::int64_t sum_stride) {
+__global__ void __launch_bounds__(threads_per_block, 2)
+    forward_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, Operands o, float* out,
+                   std::int64_t out_stride, float* row_max, std::int64_t max_stride, float* row_sum,
+                   std::int64_t sum_stride) {
+  __shared__ ChunkCoefficients shared[warps_per_block];
+  ChunkCoefficients& chunk = shared[threadIdx.x / 32];
   const std::int64_t warps = (static_cast<std::int64_t>(gridDim.x) * blockDim.x) / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
+  const int width = static_cast<int>(o.width);
   for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows; i += warps) {
     const std::int64_t first = indptr[i], last = indptr[i + 1];
-    float* y = out + i * out_stride;
-    for (std::int64_t k = 0; k < o.heads; ++k) {
-      float m = 0.0f, s = 0.0f;
-      if (first < last) {
-        m = -INFINITY;
-        for (std::int64_t e = first + lane; e < last; e += 32) m = fmaxf(m, o.leaky(o.score(i, indices[e], k)));
-        m = warp_max(m);
-        for (std::int64_t e = first + lane; e < last; e += 32) s += expf(o.leaky(o.score(i, indices[e], k)) - m);
-        s = warp_sum(s);
+    for (std::int64_t k0 = 0; k0 < o.heads; k0 += head_block) {
+      const int nh = o.block_heads(k0);
+      // The softmax's maximum and sum per head: lanes over entries, then across the warp.
+      float m[head_block], s[head_block];
+#pragma unroll
+      for (int t = 0; t < head_block; ++t) {
+        m[t] = first < last ? -INFINITY : 0.0f;
+        s[t] = 0.0f;
       }
-      const float inverse = first < last ? 1.0f / s : 0.0f;
-      for (std::int64_t c0 = 0; c0 < o.width; c0 += 32) {
-        const std::int64_t c = c0 + lane;
-        float acc = 0.0f;
-        for (std::int64_t e = first; e < last; ++e) {
-          const auto j = static_cast<std::int64_t>(indices[e]);
-          const float w = expf(o.leaky(o.score(i, j, k)) - m) * o.keep(i, j, k);
-          if (c < o.width) acc += w * o.h[j * o.h_stride + k * o.width + c];
+      for (std::int64_t e = first + lane; e < last; e += 32) {
+        const auto j = static_cast<std::int64_t>(indices[e]);
+#pragma unroll
+        for (int t = 0; t < head_block; ++t)
+          if (t < nh) m[t] = fmaxf(m[t], o.leaky(o.score(i, j, k0 + t)));
+      }
+#pragma unroll
+      for (int t = 0; t < head_block; ++t)
+        if (t < nh && first < last) m[t] = warp_max(m[t]);
+      for (std::int64_t e = first + lane; e < last; e += 32) {
+        const auto j = static_cast<std::int64_t>(indices[e]);
+#pragma unroll
+        for (int t = 0; t < head_block; ++t)
+          if (t < nh) s[t] += expf(o.leaky(o.score(i, j, k0 + t)) - m[t]);
+      }
+#pragma unroll
+      for (int t = 0; t < head_block; ++t) {
+        if (t < nh && first < last) s[t] = warp_sum(s[t]);
+        if (t < nh && lane == 0) {
+          row_max[i * max_stride + k0 + t] = m[t];
+          row_sum[i * sum_stride + k0 + t] = s[t];
         }
-        if (c < o.width) y[k * o.width + c] = acc * inverse;
       }
-      if (lane == 0) {
-        row_max[i * max_stride + k] = m;
-        row_sum[i * sum_stride + k] = s;
+      // out's columns of the block's heads: Σ_j exp(e_ij - max) · keep · h_j in CSR order, over s.
+      const int columns = nh * width;
+      for (int begin = 0; begin < columns; begin += 32 * column_blocks) {
+        const PassColumns pass(begin, columns, width, lane);
+        float acc[column_blocks] = {};
+        sum_by_chunks(indices, first, last, lane, chunk, o.h, o.h_stride, k0 * width, pass, acc, [&](std::int64_t j) {
+          std::uint32_t bits[4];
+          o.mask.draws(i, j, k0 / head_block, bits);
+#pragma unroll
+          for (int t = 0; t < head_block; ++t)
+            if (t < nh)
+              chunk.weight[t][lane] = expf(o.leaky(o.score(i, j, k0 + t)) - m[t]) * o.mask.keep_of(bits, k0 + t);
+        });
+#pragma unroll
+        for (int r = 0; r < column_blocks; ++r)
+          if (pass.column[r] >= 0) {
+            const float total = pick(s, pass.head[r]);
+            out[i * out_stride + k0 * width + pass.column[r]] = first < last ? acc[r] * (1.0f / total) : 0.0f;
+          }
       }
     }
   }
 }
 
-// Backward's first pass, a warp per destination row i: c = Σ_j α · dα and
+// Backward's first pass, a warp per destination row i, lanes over its entries: c = Σ_j α · dα and
 // grad_dst = Σ_j α · (dα - c) · leaky'(z) = Σ α dα leaky' - c · Σ α leaky'.
 template <class I>
-__global__ void dst_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, Operands o,
-                           const float* row_max, std::int64_t max_stride, const float* row_sum, std::int64_t sum_stride,
-                           const float* grad_out, std::int64_t grad_stride, float* grad_dst, std::int64_t gd_stride,
-                           float* c, std::int64_t c_stride) {
+__global__ void __launch_bounds__(threads_per_block, 2)
+    dst_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, Operands o, const float* row_max,
+               std::int64_t max_stride, const float* row_sum, std::int64_t sum_stride, const float* grad_out,
+               std::int64_t grad_stride, float* grad_dst, std::int64_t gd_stride, float* c, std::int64_t c_stride) {
   const std::int64_t warps = (static_cast<std::int64_t>(gridDim.x) * blockDim.x) / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
   for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows; i += warps) {
     const std::int64_t first = indptr[i], last = indptr[i + 1];
-    for (std::int64_t k = 0; k < o.heads; ++k) {
-      const float m = row_max[i * max_stride + k], s = row_sum[i * sum_stride + k];
-      float weighted = 0.0f, sloped = 0.0f, sum = 0.0f;
-      for (std::int64_t e = first; e < last; ++e) {
-        const auto j = static_cast<std::int64_t>(indices[e]);
-        const float dot = o.head_dot(grad_out, grad_stride, i, j, k, lane);
-        const float z = o.score(i, j, k);
-        const float alpha = expf(o.leaky(z) - m) / s;
-        const float dalpha = dot * o.keep(i, j, k);
-        sum += alpha * dalpha;
-        weighted += alpha * dalpha * o.leaky_slope(z);
-        sloped += alpha * o.leaky_slope(z);
+    for (std::int64_t k0 = 0; k0 < o.heads; k0 += head_block) {
+      const int nh = o.block_heads(k0);
+      float m[head_block], s[head_block], sum[head_block], weighted[head_block], sloped[head_block];
+#pragma unroll
+      for (int t = 0; t < head_block; ++t) {
+        m[t] = t < nh ? row_max[i * max_stride + k0 + t] : 0.0f;
+        s[t] = t < nh ? row_sum[i * sum_stride + k0 + t] : 1.0f;
+        sum[t] = weighted[t] = sloped[t] = 0.0f;
       }
-      if (lane == 0) {
-        c[i * c_stride + k] = sum;
-        grad_dst[i * gd_stride + k] = weighted - sum * sloped;
+      for (std::int64_t e = first + lane; e < last; e += 32) {
+        const auto j = static_cast<std::int64_t>(indices[e]);
+        std::uint32_t bits[4];
+        o.mask.draws(i, j, k0 / head_block, bits);
+#pragma unroll
+        for (int t = 0; t < head_block; ++t) {
+          if (t >= nh) continue;
+          const std::int64_t k = k0 + t;
+          const float dot =
+              lane_dot(grad_out + i * grad_stride + k * o.width, o.h + j * o.h_stride + k * o.width, o.width);
+          const float z = o.score(i, j, k);
+          const float alpha = expf(o.leaky(z) - m[t]) / s[t];
+          const float dalpha = dot * o.mask.keep_of(bits, k);
+          sum[t] += alpha * dalpha;
+          weighted[t] += alpha * dalpha * o.leaky_slope(z);
+          sloped[t] += alpha * o.leaky_slope(z);
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < head_block; ++t) {
+        if (t >= nh) continue;
+        const float total = warp_sum(sum[t]);
+        const float slope_weighted = warp_sum(weighted[t]);
+        const float slope_total = warp_sum(sloped[t]);
+        if (lane == 0) {
+          c[i * c_stride + k0 + t] = total;
+          grad_dst[i * gd_stride + k0 + t] = slope_weighted - total * slope_total;
+        }
       }
     }
   }
 }
 
-// Backward's second pass, a warp per source row j of Aᵀ: grad_h and grad_src.
+// Backward's second pass, a warp per source row j of Aᵀ: grad_h (Σ_i α · keep · g_i in CSR order,
+// a chunk of coefficients at a time) and grad_src (lanes over the entries, then across the warp).
 template <class I>
-__global__ void src_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, Operands o,
-                           const float* row_max, std::int64_t max_stride, const float* row_sum, std::int64_t sum_stride,
-                           const float* grad_out, std::int64_t grad_stride, const float* c, std::int64_t c_stride,
-                           float* grad_h, std::int64_t gh_stride, float* grad_src, std::int64_t gs_stride) {
+__global__ void __launch_bounds__(threads_per_block, 2)
+    src_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, Operands o, const float* row_max,
+               std::int64_t max_stride, const float* row_sum, std::int64_t sum_stride, const float* grad_out,
+               std::int64_t grad_stride, const float* c, std::int64_t c_stride, float* grad_h, std::int64_t gh_stride,
+               float* grad_src, std::int64_t gs_stride) {
+  __shared__ ChunkCoefficients shared[warps_per_block];
+  ChunkCoefficients& chunk = shared[threadIdx.x / 32];
   const std::int64_t warps = (static_cast<std::int64_t>(gridDim.x) * blockDim.x) / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
+  const int width = static_cast<int>(o.width);
   for (std::int64_t j = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; j < rows; j += warps) {
     const std::int64_t first = indptr[j], last = indptr[j + 1];
-    for (std::int64_t k = 0; k < o.heads; ++k) {
-      float gs = 0.0f;
-      for (std::int64_t c0 = 0; c0 < o.width; c0 += 32) {
-        const std::int64_t col = c0 + lane;
-        float acc = 0.0f;
-        for (std::int64_t e = first; e < last; ++e) {
-          const auto i = static_cast<std::int64_t>(indices[e]);
-          const float z = o.score(i, j, k);
-          const float alpha = expf(o.leaky(z) - row_max[i * max_stride + k]) / row_sum[i * sum_stride + k];
-          const float keep = o.keep(i, j, k);
-          if (c0 == 0) {
-            const float dalpha = o.head_dot(grad_out, grad_stride, i, j, k, lane) * keep;
-            gs += alpha * (dalpha - c[i * c_stride + k]) * o.leaky_slope(z);
-          }
-          if (col < o.width) acc += alpha * keep * grad_out[i * grad_stride + k * o.width + col];
-        }
-        if (col < o.width) grad_h[j * gh_stride + k * o.width + col] = acc;
+    for (std::int64_t k0 = 0; k0 < o.heads; k0 += head_block) {
+      const int nh = o.block_heads(k0);
+      const int columns = nh * width;
+      float gs[head_block] = {};
+      // One pass at least, even without columns: the first pass also sums grad_src.
+      for (int begin = 0; begin == 0 || begin < columns; begin += 32 * column_blocks) {
+        const PassColumns pass(begin, columns, width, lane);
+        float acc[column_blocks] = {};
+        sum_by_chunks(
+            indices, first, last, lane, chunk, grad_out, grad_stride, k0 * width, pass, acc, [&](std::int64_t i) {
+              std::uint32_t bits[4];
+              o.mask.draws(i, j, k0 / head_block, bits);
+#pragma unroll
+              for (int t = 0; t < head_block; ++t) {
+                if (t >= nh) continue;
+                const std::int64_t k = k0 + t;
+                const float z = o.score(i, j, k);
+                const float alpha = expf(o.leaky(z) - row_max[i * max_stride + k]) / row_sum[i * sum_stride + k];
+                const float keep = o.mask.keep_of(bits, k);
+                chunk.weight[t][lane] = alpha * keep;
+                if (begin == 0) {
+                  const float dalpha =
+                      lane_dot(grad_out + i * grad_stride + k * o.width, o.h + j * o.h_stride + k * o.width, o.width) *
+                      keep;
+                  gs[t] += alpha * (dalpha - c[i * c_stride + k]) * o.leaky_slope(z);
+                }
+              }
+            });
+#pragma unroll
+        for (int r = 0; r < column_blocks; ++r)
+          if (pass.column[r] >= 0) grad_h[j * gh_stride + k0 * width + pass.column[r]] = acc[r];
       }
-      if (lane == 0) grad_src[j * gs_stride + k] = gs;
+#pragma unroll
+      for (int t = 0; t < head_block; ++t) {
+        if (t >= nh) continue;
+        const float total = warp_sum(gs[t]);
+        if (lane == 0) grad_src[j * gs_stride + k0 + t] = total;
+      }
     }
   }
 }

@@ -41,13 +41,24 @@ struct DeviceEdgeMask {
   const std::int64_t* dst_ids;  // device arrays; null: the row (column) numbers
   const std::int64_t* src_ids;
 
+  // The draws of heads [8 · block, 8 · block + 8) of the edge i <- j: one Philox block serves
+  // the eight (left unset without dropout).
+  __device__ void draws(std::int64_t i, std::int64_t j, std::int64_t block, std::uint32_t bits[4]) const {
+    if (!dropout) return;
+    const auto gi = static_cast<std::uint64_t>(dst_ids != nullptr ? dst_ids[i] : i);
+    const auto gj = static_cast<std::uint64_t>(src_ids != nullptr ? src_ids[j] : j);
+    detail::attention_draws(key64, gi, gj, static_cast<std::uint64_t>(block), bits);
+  }
+  // keep(i, j, k) from the draws of k's block of heads.
+  __device__ float keep_of(const std::uint32_t bits[4], std::int64_t k) const {
+    if (!dropout) return 1.0f;
+    return detail::attention_kept(bits, k, threshold) ? scale : 0.0f;
+  }
   __device__ float keep(std::int64_t i, std::int64_t j, std::int64_t k) const {
     if (!dropout) return 1.0f;
     std::uint32_t bits[4];
-    const auto gi = static_cast<std::uint64_t>(dst_ids != nullptr ? dst_ids[i] : i);
-    const auto gj = static_cast<std::uint64_t>(src_ids != nullptr ? src_ids[j] : j);
-    detail::attention_draws(key64, gi, gj, static_cast<std::uint64_t>(k / 8), bits);
-    return detail::attention_kept(bits, k, threshold) ? scale : 0.0f;
+    draws(i, j, k / 8, bits);
+    return keep_of(bits, k);
   }
 };
 
