@@ -1,6 +1,9 @@
 // Memory plan of a training run: the byte counts, the machine's available memory, and the check.
 #include "train/memory_plan.hpp"
 
+#include <fmt/format.h>
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -9,11 +12,8 @@
 #include <limits>
 #include <sstream>
 
-#include <sys/resource.h>
-
-#include <fmt/format.h>
-
 #include "graph/base/error.hpp"
+#include "kernels/cuda/gpu_info.hpp"
 #include "kernels/spmm.hpp"
 #include "kernels/tensor.hpp"
 #include "train/features/feature_pipeline.hpp"
@@ -91,6 +91,8 @@ MemoryPlan plan_items(const GraphSize& g, std::int64_t operator_bytes, std::int6
 }
 
 }  // namespace
+
+std::int64_t planned_cublas_workspace_bytes() { return kernels::cuda::cublas_workspace_bytes(90); }
 
 std::int64_t MemoryPlan::total_bytes() const {
   std::int64_t total = 0;

@@ -21,6 +21,10 @@ namespace halo::train {
 
 // The item of the CPU SpMM's panel (kernels::cpu_spmm_workspace_bytes), which GPU runs do not use.
 inline constexpr const char* cpu_spmm_panel_item = "SpMM panel (CPU)";
+// The item of cuBLAS's workspace in a GPU's plan: Hopper's 32 MiB (kernels::cuda::
+// cublas_workspace_bytes; 4 MiB on older GPUs, whose plan it overstates by 28 MiB).
+inline constexpr const char* cublas_workspace_item = "cuBLAS workspace";
+std::int64_t planned_cublas_workspace_bytes();
 
 struct MemoryItem {
   std::string name;        // "graph (CSR)", "activations", ...

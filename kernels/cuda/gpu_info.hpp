@@ -20,4 +20,10 @@ struct GpuInfo {
 // Throws CudaError when GPU `device` cannot be queried.
 GpuInfo gpu_info(int device);
 
+// The workspace halo gives each GPU's cuBLAS handle, for the life of the process: cuBLAS's
+// recommendation, 32 MiB from compute capability 9.0 (Hopper) on, 4 MiB before.
+inline std::int64_t cublas_workspace_bytes(int compute_capability) {
+  return std::int64_t{compute_capability >= 90 ? 32 : 4} << 20;
+}
+
 }  // namespace halo::kernels::cuda

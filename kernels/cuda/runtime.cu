@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "kernels/cuda/gpu_info.hpp"
 #include "kernels/cuda/runtime.cuh"
 
 namespace halo::kernels::cuda {
@@ -65,11 +66,11 @@ cublasHandle_t DeviceContext::cublas() {
     cublasHandle_t handle = nullptr;
     HALO_CUBLAS_TRY(cublas_api().create(&handle));
     HALO_CUBLAS_TRY(cublas_api().set_stream(handle, stream.get()));
-    // cuBLAS's recommended workspace: 32 MiB on Hopper and newer, 4 MiB before. Kept, like the
-    // handle, for the life of the process.
-    int major = 0;
+    // cuBLAS's recommended workspace, kept, like the handle, for the life of the process.
+    int major = 0, minor = 0;
     HALO_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    const std::size_t workspace_bytes = (major >= 9 ? 32u : 4u) << 20;
+    HALO_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    const auto workspace_bytes = static_cast<std::size_t>(cublas_workspace_bytes(10 * major + minor));
     HALO_CUBLAS_TRY(cublas_api().set_workspace(handle, allocate(device, workspace_bytes), workspace_bytes));
     cublas_ = handle;
   }

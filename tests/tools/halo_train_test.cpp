@@ -191,6 +191,45 @@ TEST_CASE("halo-train --plan-only plans every rank from a partition or from a da
   CHECK(nlohmann::json::parse(tiny.out)["fits"] == false);
   check_one_line_error(halo::test::run_program("halo-train", "--dataset " + data + " --world-size 3", scratch),
                        "--plan-only");
+  check_one_line_error(halo::test::run_program("halo-train", "--plan-only --dataset " + data + model, scratch),
+                       "--world-size P");
+}
+
+TEST_CASE("halo-train --plan-only plans a heterogeneous model on one process, for the CPU or a GPU, as training does",
+          "[tools]") {
+  ScratchDir scratch;
+  const std::string data = scratch / "tiny-hetero";
+  REQUIRE(halo::test::run_program("halo-convert",
+                                  "ogb " + halo::test::source_dir() + "/tests/data/ogb/tiny_hetero " + data + " -q",
+                                  scratch)
+              .exit_code == 0);
+  const std::string model = " --model rgat --hidden 4 --heads 2 --embedding-dim 4 --add-reverse-relations --threads 1";
+  const Result planned = halo::test::run_program(
+      "halo-train", "--plan-only --dataset " + data + model + " --device-memory 1G --json -", scratch);
+  INFO(planned.err);
+  REQUIRE(planned.exit_code == 0);
+  const Result trained =
+      halo::test::run_program("halo-train", "--dataset " + data + model + " --epochs 1 --json -", scratch);
+  REQUIRE(trained.exit_code == 0);
+  const nlohmann::json p = nlohmann::json::parse(planned.out), t = nlohmann::json::parse(trained.out);
+  CHECK(p["fits"] == true);
+  REQUIRE(p["ranks"].size() == 1);
+  for (const auto& [item, bytes] : t["memory_plan"].items()) {
+    INFO(item);
+    if (item != "process before training" && item != "total") CHECK(p["ranks"][0]["memory_plan"][item] == bytes);
+  }
+  CHECK(planned.err.find("activations") != std::string::npos);  // the plan's table is printed
+  // A GPU's plan needs no GPU; too little memory says so and exits 1.
+  const Result gpu = halo::test::run_program(
+      "halo-train", "--plan-only --dataset " + data + model + " --device cuda --device-memory 1K --json -", scratch);
+  CHECK(gpu.exit_code == 1);
+  CHECK(gpu.err.find("DOES NOT FIT") != std::string::npos);
+  CHECK(nlohmann::json::parse(gpu.out)["ranks"][0]["memory_plan"].contains("embedding tables"));
+  check_one_line_error(
+      halo::test::run_program("halo-train", "--plan-only --dataset " + data + model + " --world-size 2 -q", scratch),
+      "on one process");
+  check_one_line_error(halo::test::run_program("halo-train", "--plan-only --dataset " + data + " --model gcn", scratch),
+                       "--model rgcn, hgt or rgat");
 }
 
 TEST_CASE("halo-train reads --config and lets command-line flags override it", "[tools]") {

@@ -255,3 +255,42 @@ TEST_CASE("R-GCN training refuses a model over the memory limit before allocatin
                                                      Catch::Contains("parameters"));
   CHECK(process_peak_resident_bytes() - peak_before < (std::int64_t{128} << 20));
 }
+
+TEST_CASE(
+    "plan_heterogeneous gives the plan R-GCN, HGT and RGAT training check, without training, for the CPU or "
+    "a GPU",
+    "[train]") {
+  const ModelConfig m = GENERATE(small_rgcn(), small_hgt_with_dropout(), test::rgat_model());
+  CAPTURE(m.kind);
+  const datasets::Dataset ds = tiny_hetero_with_reverse_relations();
+  const TrainConfig c = test::short_training(2);
+  const MemoryPlan planned = plan_heterogeneous(ds, m, c);
+  const MemoryPlan trained = halo::train::train(ds, m, c).memory_plan;
+  REQUIRE(planned.items.size() == trained.items.size());
+  for (std::size_t i = 0; i < planned.items.size(); ++i) {
+    CAPTURE(planned.items[i].name);
+    CHECK(planned.items[i].name == trained.items[i].name);
+    // What the process holds besides the plan's arrays moves between the two calls.
+    if (planned.items[i].name != "process before training") CHECK(planned.items[i].bytes == trained.items[i].bytes);
+  }
+  // A GPU's plan counts only what lives there, and needs no GPU: the tables and the layers' blocks,
+  // not the host's copy of the graph.
+  TrainConfig gpu = c;
+  gpu.device = kernels::Device::cuda(0);
+  gpu.memory_limit = std::int64_t{80} << 30;
+  const MemoryPlan on_gpu = plan_heterogeneous(ds, m, gpu);
+  const auto bytes_of = [](const MemoryPlan& p, const std::string& name) {
+    for (const MemoryItem& item : p.items)
+      if (item.name == name) return item.bytes;
+    return std::int64_t{-1};
+  };
+  CHECK(bytes_of(on_gpu, "embedding tables") > 0);
+  CHECK(bytes_of(on_gpu, "activations") == bytes_of(planned, "activations"));
+  CHECK(bytes_of(on_gpu, "process before training") == -1);
+  CHECK(bytes_of(on_gpu, "cuBLAS workspace") == std::int64_t{32} << 20);
+  CHECK(on_gpu.total_bytes() - (std::int64_t{32} << 20) <
+        planned.total_bytes() - bytes_of(planned, "process before training"));
+  ModelConfig gcn = m;
+  gcn.kind = "gcn";
+  CHECK_THROWS_WITH(plan_heterogeneous(ds, gcn, c), Catch::Contains("not one of rgcn, hgt, rgat"));
+}

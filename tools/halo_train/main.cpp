@@ -7,15 +7,14 @@
 // agrees on before training (no NCCL, no usable GPU) ends each rank with its own line instead.
 // With --device cuda under mpirun, each rank drives one GPU (its local rank's, or the cuda:N
 // given) and the ranks talk over NCCL.
+#include <fmt/format.h>
 #include <malloc.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "datasets/dataset_dir.hpp"
 #include "graph/base/error.hpp"
@@ -34,6 +33,7 @@
 #include "tools/halo_train/options.hpp"
 #include "tools/halo_train/plan_only.hpp"
 #include "tools/halo_train/report.hpp"
+#include "tools/halo_train/training_dataset.hpp"
 #include "train/dist/mpi_communicator.hpp"
 #include "train/dist/nccl_communicator.hpp"
 #include "train/dist/rank_gpu.hpp"
@@ -81,28 +81,9 @@ int choose_thread_count(TrainOptions& options) {
   return options.train.threads;
 }
 
-// --add-reverse-relations: every relation of a heterogeneous dataset gets its reverse (its
-// transpose, named "rev_<rel>"), unless it has one or is one.
-void add_reverse_relations(datasets::Dataset& ds) {
-  if (!ds.meta.is_hetero)
-    throw InvalidArgument("--add-reverse-relations is for heterogeneous datasets; '" + ds.meta.name +
-                          "' is homogeneous");
-  const int before = ds.hetero.num_relations();
-  ds.hetero.add_reverse_relations();
-  ds.meta.directed = false;
-  log_info(fmt::format("--add-reverse-relations: {} relations, {} of them added", ds.hetero.num_relations(),
-                       ds.hetero.num_relations() - before));
-}
-
 int train_dataset(const TrainOptions& options) {
   const auto start = Clock::now();
-  require_folder_kind(options.dataset, FolderKind::halo_dataset, "--dataset");
-  datasets::DatasetDirOptions read_options;
-  read_options.verify_checksums = options.train.verify_checksums;
-  // 16-bit features are read as stored, widened as they are copied or streamed.
-  read_options.keep_half_features = true;
-  datasets::Dataset ds = datasets::read_dataset_dir(options.dataset, read_options);
-  if (options.add_reverse_relations) add_reverse_relations(ds);
+  const datasets::Dataset ds = read_training_dataset(options);
   const int runs = options.train.runs;
   RunEta eta(options.train.epochs, runs);
   std::unique_ptr<TrainingCurves> curves;

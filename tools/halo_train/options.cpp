@@ -255,10 +255,11 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_flag("--plan-only", o.plan_only,
                "Print (and with --json write) every rank's memory plan, halo rows and halo traffic per epoch, and "
                "whether it fits, then stop: nothing is trained (with --partitions only partition.json is read; with "
-               "--dataset its graph is partitioned in memory)");
+               "--dataset its graph is partitioned in memory; a heterogeneous dataset's one process is planned from "
+               "its model's layout)");
   app.add_option("--world-size", o.world_size,
                  "--plan-only with --dataset: the ranks to plan for (the dataset is partitioned in memory, as "
-                 "halo-partition would)")
+                 "halo-partition would); a heterogeneous dataset is planned on one process, without it")
       ->check(CLI::Range(2, 1 << 20));
   app.add_option("--device-memory", o.device_memory,
                  "--plan-only: each rank's memory (e.g. 141G; a GPU's with --device cuda); default: this machine's "
@@ -287,10 +288,8 @@ void finish_train_options(TrainOptions& o) {
     throw InvalidArgument("--add-reverse-relations changes a whole dataset's relations; a partition keeps those it "
                           "was cut with: convert with halo-convert ogb --add-reverse-relations, then partition");
   if (!o.plan_only && (o.world_size > 0 || !o.device_memory.empty() || o.plan_scale != 1.0))
-    throw InvalidArgument("--world-size, --device-memory and --plan-scale describe a job to plan: they need --plan-only");
-  if (o.plan_only && !o.dataset.empty() && o.world_size < 2)
-    throw InvalidArgument("--plan-only with --dataset needs --world-size P (2 or more ranks); one process's plan is "
-                          "printed by halo-train -v before its first epoch");
+    throw InvalidArgument(
+        "--world-size, --device-memory and --plan-scale describe a job to plan: they need --plan-only");
   if (o.plan_only && !o.partitions.empty() && o.world_size > 0)
     throw InvalidArgument("--world-size is the partition's part count with --partitions; drop it");
   if (o.partitions.empty() && o.train.boundary_sample_rate < 1.0)

@@ -1,6 +1,7 @@
 // halo-train --plan-only: part counts (partition::part_sizes / estimate_part_sizes), each rank's
 // plan from them (train::plan_rank), its halo traffic (train::halo_bytes_per_epoch), printed and
-// written as JSON.
+// written as JSON; a heterogeneous dataset's one-process plan from its model's layout
+// (train::plan_heterogeneous).
 #include "tools/halo_train/plan_only.hpp"
 
 #include <fmt/format.h>
@@ -16,9 +17,12 @@
 #include "partition/part_sizes.hpp"
 #include "tools/common/folder_hints.hpp"
 #include "tools/common/program.hpp"
+#include "tools/halo_train/training_dataset.hpp"
 #include "train/halo_traffic.hpp"
 #include "train/memory_plan.hpp"
+#include "train/models/model_config.hpp"
 #include "train/rank_plan.hpp"
+#include "train/trainer.hpp"
 
 namespace halo::tools {
 namespace {
@@ -38,19 +42,19 @@ struct JobShape {
 
 std::int64_t scaled(std::int64_t count, double k) { return static_cast<std::int64_t>(std::llround(count * k)); }
 
-std::vector<partition::PartSizes> sizes_from_dataset(const TrainOptions& o, JobShape& job) {
-  require_folder_kind(o.dataset, FolderKind::halo_dataset, "--dataset");
-  datasets::DatasetDirOptions read_options;
-  read_options.verify_checksums = o.train.verify_checksums;
-  read_options.keep_half_features = true;  // only their shape is needed
-  const datasets::Dataset ds = datasets::read_dataset_dir(o.dataset, read_options);
-  if (ds.meta.is_hetero)
-    throw UnsupportedError("--plan-only plans homogeneous datasets so far; '" + ds.meta.name + "' is heterogeneous");
+// How the features are stored: f32, or the 16-bit format of the first type stored so.
+std::string stored_dtype(const datasets::Dataset& ds) {
+  for (const datasets::NodeType& t : ds.node_types)
+    if (!t.half_features.empty()) return t.half_features.format == HalfFormat::float16 ? "f16" : "bf16";
+  return "f32";
+}
+
+std::vector<partition::PartSizes> sizes_from_dataset(const TrainOptions& o, const datasets::Dataset& ds,
+                                                     JobShape& job) {
   const bool multilabel = ds.meta.task == datasets::Task::multilabel;
   job.name = ds.meta.name;
   job.feature_dim = ds.target().feature_dim();
-  const datasets::HalfFeatures& half = ds.target().half_features;
-  if (!half.empty()) job.feature_dtype = half.format == HalfFormat::float16 ? "f16" : "bf16";
+  job.feature_dtype = stored_dtype(ds);
   job.classes = multilabel ? ds.meta.num_tasks : ds.meta.num_classes;
   job.label_columns = multilabel ? ds.meta.num_tasks : 1;
   job.weighted = ds.graph.has_weights();
@@ -99,16 +103,60 @@ json plan_json(const train::MemoryPlan& plan) {
   return items;
 }
 
+// A heterogeneous model on one process: the plan train() checks (train::plan_heterogeneous), from
+// the model's layout on the whole graph.
+int plan_heterogeneous_job(const TrainOptions& o, const datasets::Dataset& ds, std::int64_t memory) {
+  if (o.world_size > 1)
+    throw UnsupportedError(
+        fmt::format("--plan-only plans a heterogeneous dataset ('{}') on one process; its ranks "
+                    "train on the cpu and plan themselves when they start",
+                    ds.meta.name));
+  if (!train::is_heterogeneous_kind(o.model.kind))
+    throw InvalidArgument(
+        fmt::format("--plan-only: '{}' is heterogeneous; plan it with --model rgcn, hgt or rgat, not {}", ds.meta.name,
+                    o.model.kind));
+  train::TrainConfig config = o.train;
+  if (config.memory_limit <= 0) config.memory_limit = memory;  // a GPU's table streaming is decided from it
+  const train::MemoryPlan plan = train::plan_heterogeneous(ds, o.model, config);
+  const bool fits = plan.total_bytes() <= memory;
+  log_info(fmt::format("plan of '{}' on one process of {} ({}), model {} {} x {}: {} | {}", ds.meta.name,
+                       train::format_bytes(memory), o.train.device.to_string(), o.model.kind, o.model.layers,
+                       o.model.hidden, train::format_bytes(plan.total_bytes()), fits ? "fits" : "DOES NOT FIT"));
+  log_info("plan:\n" + plan.table());
+  if (!o.json.empty())
+    write_json(o.json,
+               json{{"plan_only", true},
+                    {"dataset", ds.meta.name},
+                    {"world_size", 1},
+                    {"device", o.train.device.to_string()},
+                    {"memory_bytes_per_rank", memory},
+                    {"feature_dtype", stored_dtype(ds)},
+                    {"model", {{"kind", o.model.kind}, {"layers", o.model.layers}, {"hidden", o.model.hidden}}},
+                    {"fits", fits},
+                    {"ranks", json::array({json{{"rank", 0}, {"memory_plan", plan_json(plan)}, {"fits", fits}}})}});
+  return fits ? 0 : 1;
+}
+
 }  // namespace
 
 int plan_only(const TrainOptions& o) {
-  JobShape job;
-  std::vector<partition::PartSizes> sizes =
-      o.partitions.empty() ? sizes_from_dataset(o, job) : sizes_from_partitions(o, job);
   const std::int64_t memory =
       o.device_memory.empty() ? train::machine_available_bytes() : train::parse_byte_size(o.device_memory);
   if (memory <= 0)
     throw InvalidArgument("--plan-only: this machine's available memory is unknown; give --device-memory BYTES");
+  JobShape job;
+  std::vector<partition::PartSizes> sizes;
+  if (o.partitions.empty()) {
+    const datasets::Dataset ds = read_training_dataset(o);
+    if (ds.meta.is_hetero) return plan_heterogeneous_job(o, ds, memory);
+    if (o.world_size < 2)
+      throw InvalidArgument("--plan-only with --dataset '" + ds.meta.name +
+                            "' needs --world-size P (2 or more "
+                            "ranks); one process's plan is printed by halo-train -v before its first epoch");
+    sizes = sizes_from_dataset(o, ds, job);
+  } else {
+    sizes = sizes_from_partitions(o, job);
+  }
   const double k = o.plan_scale;
   const train::ModelShape model(o.model, job.feature_dim, job.classes);
   json ranks = json::array();

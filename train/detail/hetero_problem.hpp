@@ -63,6 +63,10 @@ TrainSummary train_hetero_problem(HeteroProblem& problem, const HeteroModelConfi
 TrainSummary train_hetero(const datasets::Dataset& ds, const HeteroModelConfig& model, const TrainConfig& config,
                         const EpochCallback& on_epoch = {});
 
+// The memory plan train_hetero(ds, model, config) would check, without training or touching a GPU
+// (a GPU's table streaming decided from config.memory_limit when it is set).
+MemoryPlan plan_hetero(const datasets::Dataset& ds, const HeteroModelConfig& model, const TrainConfig& config);
+
 // Refuses settings distributed R-GCN training does not support (UnsupportedError naming them): a
 // GPU, boundary sampling, feature streaming.
 void check_hetero_settings(const TrainConfig& config);

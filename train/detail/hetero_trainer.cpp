@@ -106,6 +106,7 @@ MemoryPlan plan(const HeteroProblem& problem, const HeteroModelLayout& model, co
     p.items.push_back({"graph operators (relation stacks and their transposes)", model.graph_bytes()});
     p.items.insert(p.items.end(), model_items.begin(), model_items.end());
     p.items.push_back({"embedding tables", model.table_bytes()});
+    p.items.push_back({cublas_workspace_item, planned_cublas_workspace_bytes()});
     return p;
   }
   p.items = {{"process before training", problem.process_bytes},
@@ -177,8 +178,48 @@ std::int64_t table_stream_budget(const HeteroProblem& problem, const HeteroModel
   return gpu / 16;
 }
 
-}  // namespace
+// The model's settings as trained: its table_stream_budget decided.
+HeteroModelConfig settings_as_trained(const HeteroProblem& problem, const HeteroModelConfig& model_config,
+                                      const TrainConfig& config) {
+  HeteroModelConfig settings = model_config;
+  settings.table_stream_budget = table_stream_budget(problem, model_config, config);
+  return settings;
+}
 
+HeteroModelLayout layout_of(const HeteroProblem& problem, const HeteroModelConfig& settings,
+                            const TrainConfig& config) {
+  return HeteroModelLayout(settings, *problem.graph, problem.feature_widths, problem.target, problem.num_classes,
+                           config.device, problem.halo_types, problem.bf16_features);
+}
+
+// What one process knows of `ds` before training: everything of the problem but its inputs'
+// builder, its communicator and the process's bytes.
+void describe(const datasets::Dataset& ds, const RgcnGraph& graph, const TrainConfig& config, HeteroProblem& problem) {
+  const graph::HeteroGraph& g = ds.hetero;
+  for (int t = 0; t < g.num_vertex_types(); ++t) {
+    const datasets::NodeType& type = ds.node_type(g.vertex_type_name(t));
+    problem.feature_widths.push_back(type.has_features() ? type.feature_dim() : 0);
+    const datasets::FeatureDType stored =
+        type.has_features() ? node_type_features(type).stored_dtype() : datasets::FeatureDType::float32;
+    if (type.has_features()) problem.feature_dtype = datasets::to_string(stored);
+    // bfloat16 features may stay so (the layout decides), unless each row is to be normalised.
+    problem.bf16_features.push_back(!config.normalize_features && stored == datasets::FeatureDType::bfloat16 ? 1 : 0);
+  }
+  problem.name = ds.meta.name;
+  problem.num_nodes = ds.num_vertices();
+  problem.num_edges = ds.num_edges();
+  problem.target_type = ds.meta.target_type;
+  problem.num_classes = ds.meta.num_classes;
+  problem.graph = &graph;
+  problem.target = g.vertex_type(ds.meta.target_type);
+  problem.labels = ds.target().labels.data();
+  problem.train = kernels::view_of(ds.split.train);
+  problem.valid = kernels::view_of(ds.split.valid);
+  problem.test = kernels::view_of(ds.split.test);
+  problem.graph_entries = ds.num_edges();
+}
+
+}  // namespace
 
 void check_hetero_settings(const TrainConfig& c) {
   // Its ranks' halo exchanges and embedding tables are host-side: refused before anything of the
@@ -206,12 +247,10 @@ TrainSummary train_hetero_problem(HeteroProblem& problem, const HeteroModelConfi
   warn_unreached_types(problem,
                        model_config.kind == "hgt" ? "HGT" : model_config.kind == "rgat" ? "RGAT" : "R-GCN",
                        model_config.layers);
-  HeteroModelConfig settings = model_config;
-  settings.table_stream_budget = table_stream_budget(problem, model_config, config);
+  const HeteroModelConfig settings = settings_as_trained(problem, model_config, config);
   // The plan is made and checked from the model's layout before its inputs, parameters, tables,
   // activations or matrices exist.
-  const HeteroModelLayout layout(settings, *problem.graph, problem.feature_widths, problem.target, problem.num_classes,
-                                 config.device, problem.halo_types, problem.bf16_features);
+  const HeteroModelLayout layout = layout_of(problem, settings, config);
   if (settings.table_stream_budget > 0) {
     std::string tables;
     for (int t = 0; t < problem.graph->num_vertex_types(); ++t)
@@ -266,15 +305,7 @@ TrainSummary train_hetero(const datasets::Dataset& ds, const HeteroModelConfig& 
   const graph::HeteroGraph& g = ds.hetero;
   const RgcnGraph graph(g);
   HeteroProblem problem;
-  for (int t = 0; t < g.num_vertex_types(); ++t) {
-    const datasets::NodeType& type = ds.node_type(g.vertex_type_name(t));
-    problem.feature_widths.push_back(type.has_features() ? type.feature_dim() : 0);
-    const datasets::FeatureDType stored =
-        type.has_features() ? node_type_features(type).stored_dtype() : datasets::FeatureDType::float32;
-    if (type.has_features()) problem.feature_dtype = datasets::to_string(stored);
-    // bfloat16 features may stay so (the layout decides), unless each row is to be normalised.
-    problem.bf16_features.push_back(!config.normalize_features && stored == datasets::FeatureDType::bfloat16 ? 1 : 0);
-  }
+  describe(ds, graph, config, problem);
   // Each vertex type's features (widened, normalised when asked, or kept in bfloat16) on the
   // device, or none: an embedding table.
   std::vector<kernels::Tensor> features(static_cast<std::size_t>(g.num_vertex_types()));
@@ -303,22 +334,22 @@ TrainSummary train_hetero(const datasets::Dataset& ds, const HeteroModelConfig& 
       p.features.push_back(&x);
     }
   };
-  problem.name = ds.meta.name;
-  problem.num_nodes = ds.num_vertices();
-  problem.num_edges = ds.num_edges();
-  problem.target_type = ds.meta.target_type;
-  problem.num_classes = ds.meta.num_classes;
-  problem.graph = &graph;
-  problem.target = g.vertex_type(ds.meta.target_type);
-  problem.labels = ds.target().labels.data();
-  problem.train = kernels::view_of(ds.split.train);
-  problem.valid = kernels::view_of(ds.split.valid);
-  problem.test = kernels::view_of(ds.split.test);
   dist::LocalCommunicator local;
   problem.comm = &local;
-  problem.graph_entries = ds.num_edges();
   problem.process_bytes = process_bytes;
   return train_hetero_problem(problem, model_config, config, on_epoch);
+}
+
+MemoryPlan plan_hetero(const datasets::Dataset& ds, const HeteroModelConfig& model_config, const TrainConfig& config) {
+  check_train_config(config);
+  check_inputs(ds);
+  check_input_settings(config);
+  const RgcnGraph graph(ds.hetero);
+  HeteroProblem problem;
+  describe(ds, graph, config, problem);
+  problem.process_bytes = std::max<std::int64_t>(0, process_bytes_besides_arrays());
+  const HeteroModelConfig settings = settings_as_trained(problem, model_config, config);
+  return plan(problem, layout_of(problem, settings, config), config.optimizer, config.device);
 }
 
 }  // namespace halo::train::detail

@@ -78,6 +78,7 @@ MemoryPlan gpu_memory_plan(MemoryPlan plan) {
   std::vector<MemoryItem> kept;
   for (MemoryItem& item : plan.items)
     if (item.name != stored_graph_item && item.name != cpu_spmm_panel_item) kept.push_back(std::move(item));
+  kept.push_back({cublas_workspace_item, planned_cublas_workspace_bytes()});
   plan.items = std::move(kept);
   return plan;
 }

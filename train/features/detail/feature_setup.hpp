@@ -43,9 +43,9 @@ FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const ModelShape& mod
 
 // The plan of what a run on a GPU keeps there, from the problem's plan for the model (features
 // resident, or their staging and cache when streamed): every item but the stored CSR, which stays on the host
-// (the GPU holds the operators built from it), and the CPU SpMM's panel. The labels and splits stay on the host too, but
-// their item stands for the rows and labels the loss kernels copy to the GPU per call (at most 16
-// bytes a vertex, as much as the item). O(items).
+// (the GPU holds the operators built from it), and the CPU SpMM's panel. The labels and splits stay on the host too,
+// but their item stands for the rows and labels the loss kernels copy to the GPU per call (at most 16 bytes a vertex,
+// as much as the item); and cuBLAS's workspace added. O(items).
 MemoryPlan gpu_memory_plan(MemoryPlan plan);
 
 // The memory of GPU `device` in bytes (its total: nothing else is expected to share it).
