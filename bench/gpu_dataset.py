@@ -20,9 +20,14 @@ def gpu_visible():
         return False
 
 
+def products_scale_dir(work, nodes=NODES, avg_degree=AVG_DEGREE):
+    """Where products_scale_dataset keeps the graph under `work`."""
+    return os.path.join(work, f"rmat-{nodes}-{avg_degree}")
+
+
 def products_scale_dataset(bin_dir, work, nodes=NODES, avg_degree=AVG_DEGREE):
     """Returns the dataset directory (generating it when absent) and its halo-convert info."""
-    data = os.path.join(work, f"rmat-{nodes}-{avg_degree}")
+    data = products_scale_dir(work, nodes, avg_degree)
     if not os.path.exists(os.path.join(data, "dataset.json")):
         subprocess.run([os.path.join(bin_dir, "halo-convert"), "synth", "rmat", data, "--nodes", str(nodes),
                         "--avg-degree", str(avg_degree), "--features", str(FEATURES), "--classes", str(CLASSES),

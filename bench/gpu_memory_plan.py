@@ -12,7 +12,7 @@ Graphs (halo-convert synth), as bench/memory_vs_pyg.py:
   sbm       250 K vertices, mean degree 48, 100 features, 16 classes
   rmat      1 M vertices, mean degree 30, 128 features (skewed degrees)
   products  the ogbn-products-scale R-MAT graph of bench/gpu_dataset.py, when it is already there
-            (gpu_spmm.py makes it), 2.45 M vertices, ~124 M stored entries
+            (gpu_spmm.py and gpu_gcn.py make it), 2.45 M vertices, ~124 M stored entries
 Configurations: GCN 3 x 256 (dropout 0.5, none on the inputs, as memory_vs_pyg.py) as planned,
 with --activation-dtype bf16, --recompute aggregation and --recompute layer; GraphSAGE 3 x 256;
 GAT 2 layers of 8 heads x 8 (the paper's model) on sbm.
@@ -26,7 +26,7 @@ import subprocess
 import time
 
 from common import load_average, machine, write_result
-from gpu_dataset import gpu_visible, products_scale_dataset
+from gpu_dataset import gpu_visible, products_scale_dataset, products_scale_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRAPHS = {
@@ -86,8 +86,7 @@ def main():
         return 0
     os.makedirs(args.work, exist_ok=True)
     graphs = [(name, generate(args.bin, args.work, name)) for name in GRAPHS]
-    products = os.path.join(args.work, "rmat-2450000-50.6")
-    if os.path.exists(os.path.join(products, "dataset.json")):
+    if os.path.exists(os.path.join(products_scale_dir(args.work), "dataset.json")):
         graphs.append(("products", products_scale_dataset(args.bin, args.work)[0]))
     failures = 0
     for graph, data in graphs:

@@ -59,14 +59,18 @@ void attention_forward(const graph::CsrView<std::int64_t>& a, ConstTensorView h,
                        ConstTensorView dst_score, const AttentionSpec& spec, AttentionIds ids, TensorView out,
                        TensorView row_max, TensorView row_sum);
 
+// The floats per destination row of attention_backward's workspace: on the CPU 4 H (each row's
+// scores, maximum, 1 / sum and Σ_j α_ij · dα_ij packed for pass 2), on a GPU H (that sum alone;
+// pass 2 reads the rest from the operands). The memory plan counts it (train::ModelShape).
+constexpr std::int64_t attention_workspace_width(std::int64_t heads, bool on_gpu) { return on_gpu ? heads : 4 * heads; }
+
 // From grad_out = d loss / d out of a forward with the same operands (and its row_max, row_sum):
 // grad_h (num_cols x H·F) = Σ_i α'_ij · grad_out[i], grad_src_score (num_cols x H) and
 // grad_dst_score (num_rows x H), all overwritten. `at` is Aᵀ (graph::transpose of A: one row per
 // source, listing its destinations), the same index type. Two passes: over A's rows (the
-// softmax's Σ_j α_ij · dα_ij per row and head, kept in a workspace of num_rows x H floats on a GPU
-// and num_rows x 4 H on the CPU, which packs each row's scores and statistics beside it, and
-// grad_dst_score), then over Aᵀ's rows (grad_h and grad_src_score). The outputs may not overlap
-// the inputs.
+// softmax's Σ_j α_ij · dα_ij per row and head, kept in a workspace of num_rows x
+// attention_workspace_width floats, and grad_dst_score), then over Aᵀ's rows (grad_h and
+// grad_src_score). The outputs may not overlap the inputs.
 void attention_backward(const graph::CsrView<std::int32_t>& a, const graph::CsrView<std::int32_t>& at,
                         ConstTensorView h, ConstTensorView src_score, ConstTensorView dst_score,
                         const AttentionSpec& spec, AttentionIds ids, ConstTensorView row_max, ConstTensorView row_sum,

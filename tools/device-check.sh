@@ -338,8 +338,8 @@ describe_sanitizer() {
 }
 
 # The Catch test spec (commas: any of them) of the tests of the kernels that use shared memory or
-# warp shuffles (spmm.cu, elementwise.cu's reductions, loss.cu), small enough for racecheck.
-shared_memory_tests="spmm on a GPU equals the CPU twin*,spmm on a GPU reads and writes strided views*,column_sums and the sums of squares and products on a GPU*,log_softmax_nll on a GPU*,count_correct on a GPU*,batch-norm statistics on a GPU*"
+# warp shuffles (attention.cu, spmm.cu, elementwise.cu's reductions, loss.cu), small enough for racecheck.
+shared_memory_tests="attention forward and backward on a GPU equal*,spmm on a GPU equals the CPU twin*,spmm on a GPU reads and writes strided views*,column_sums and the sums of squares and products on a GPU*,log_softmax_nll on a GPU*,count_correct on a GPU*,batch-norm statistics on a GPU*"
 
 step_memcheck() {
   local cs
@@ -614,7 +614,7 @@ if run_step configure 0 10 "$budget"; then
 else
   skip build "configure did not pass"
 fi
-gpu_steps=(gpu-tests:40:150 memcheck:40:150 racecheck:20:40 synccheck:15:30 gpu-train-timing:5:60 gpu-rgcn:10:90
+gpu_steps=(gpu-tests:40:150 memcheck:40:150 racecheck:20:60 synccheck:15:30 gpu-train-timing:5:60 gpu-rgcn:10:90
   gpu-hgt:10:60 gpu-rgat:10:60 gpu-gat:10:60 gpu-feature-streaming:20:90 gpu-spmm-bench:15:90 gpu-gcn-bench:40:240
   gpu-gat-bench:30:150 gpu-memory-plan:30:150)
 for entry in "${gpu_steps[@]}"; do

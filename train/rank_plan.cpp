@@ -1,7 +1,9 @@
 // plan_rank: the steps of the trainers' own plans (train/features/detail/feature_setup.*) on a
-// part's counts instead of its arrays.
+// part's counts instead of its arrays; plan_homogeneous: the one-process trainer's own plan.
 #include "train/rank_plan.hpp"
 
+#include "graph/base/error.hpp"
+#include "train/detail/homogeneous_trainer.hpp"
 #include "train/features/detail/feature_setup.hpp"
 
 namespace halo::train {
@@ -34,11 +36,21 @@ RankPlan plan_rank(const PartShape& shape, const ModelShape& model, const TrainC
                    std::int64_t memory_bytes) {
   ModelConfig m = model.config();
   if (m.recompute == "auto") m.recompute = "none";
-  RankPlan out = plan_rank_as(shape, ModelShape(m, model.in_dim(), model.num_classes()), config, memory_bytes);
+  RankPlan out =
+      plan_rank_as(shape, ModelShape(m, model.in_dim(), model.num_classes(), config.device), config, memory_bytes);
   const std::string chosen = model.recompute_for(out.placement.streamed || !out.fits);
   if (chosen == m.recompute) return out;
   m.recompute = chosen;
-  return plan_rank_as(shape, ModelShape(m, model.in_dim(), model.num_classes()), config, memory_bytes);
+  return plan_rank_as(shape, ModelShape(m, model.in_dim(), model.num_classes(), config.device), config, memory_bytes);
+}
+
+RankPlan plan_homogeneous(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config,
+                          std::int64_t memory_bytes) {
+  check_model_config(model);
+  if (is_heterogeneous_kind(model.kind))
+    throw InvalidArgument("plan_homogeneous: model '" + model.kind +
+                          "' is heterogeneous; plan it with plan_heterogeneous");
+  return detail::plan_homogeneous(ds, model, config, memory_bytes);
 }
 
 }  // namespace halo::train

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "datasets/dataset.hpp"
 #include "train/memory_plan.hpp"
 #include "train/models/model_shape.hpp"
 #include "train/trainer.hpp"
@@ -27,5 +28,13 @@ struct RankPlan {
 // resolved as train() resolves it (ModelShape::recompute_for). O(1); allocates nothing.
 RankPlan plan_rank(const PartShape& shape, const ModelShape& model, const TrainConfig& config,
                    std::int64_t memory_bytes);
+
+// The plan train(ds, model, config) makes of a homogeneous dataset on one process before anything
+// of the model exists (the same code), with `memory_bytes` of memory: the host's, or with
+// config.device a GPU that GPU's (none is needed to plan); recompute "auto" resolved, the
+// features placed, fits as train() would pass it. InvalidArgument for a heterogeneous kind or
+// dataset. O(n) to read the split and features' shape; allocates no model.
+RankPlan plan_homogeneous(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config,
+                          std::int64_t memory_bytes);
 
 }  // namespace halo::train

@@ -228,9 +228,9 @@ TrainSummary train(const std::string& partition_dir, dist::Communicator& comm, c
 
 // The memory plan train(ds, model, config) makes and checks before anything of the model exists,
 // without training: for the heterogeneous kinds (rgcn, hgt, rgat) on one process (halo-train
-// --plan-only; homogeneous jobs are planned from their parts' counts, train::plan_rank). A GPU's
-// plan needs no GPU when config.memory_limit stands for its memory. InvalidArgument for another
-// kind.
+// --plan-only; homogeneous ones with train::plan_homogeneous, or train::plan_rank from a part's
+// counts). A GPU's plan needs no GPU when config.memory_limit stands for its memory.
+// InvalidArgument for another kind.
 MemoryPlan plan_heterogeneous(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config);
 
 }  // namespace halo::train

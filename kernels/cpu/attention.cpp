@@ -238,7 +238,7 @@ void attention_backward(const graph::CsrView<I>& a, const graph::CsrView<I>& at,
   const Operands o(h, src_score, dst_score, spec, ids);
   // Pass 1 packs 4 H floats per destination row for pass 2.
   two_passes(
-      a, at, 4 * spec.heads,
+      a, at, attention_workspace_width(spec.heads, false),
       [&](std::int64_t begin, std::int64_t end, float* pack) {
         dst_range(a, o, row_max, row_sum, grad_out, grad_dst, pack, begin, end);
       },

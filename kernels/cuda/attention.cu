@@ -392,7 +392,7 @@ void attention_backward(const graph::CsrView<I>& a, const graph::CsrView<I>& at,
   const int d = h.device.index;
   ScopedDevice scoped(d);
   const Operands o = operands_of(h, src, dst, spec, ids);
-  DeviceBuffer<float> c(d, a.num_rows * spec.heads);
+  DeviceBuffer<float> c(d, a.num_rows * attention_workspace_width(spec.heads, true));
   const cudaStream_t stream = stream_of(d);
   if (a.num_rows > 0) {
     dst_kernel<I><<<warp_blocks(a.num_rows), threads_per_block, 0, stream>>>(

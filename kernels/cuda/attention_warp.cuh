@@ -42,9 +42,12 @@ struct DeviceEdgeMask {
   const std::int64_t* src_ids;
 
   // The draws of heads [8 · block, 8 · block + 8) of the edge i <- j: one Philox block serves
-  // the eight (left unset without dropout).
+  // the eight (zeros without dropout, which keep_of never reads).
   __device__ void draws(std::int64_t i, std::int64_t j, std::int64_t block, std::uint32_t bits[4]) const {
-    if (!dropout) return;
+    if (!dropout) {
+      bits[0] = bits[1] = bits[2] = bits[3] = 0;
+      return;
+    }
     const auto gi = static_cast<std::uint64_t>(dst_ids != nullptr ? dst_ids[i] : i);
     const auto gj = static_cast<std::uint64_t>(src_ids != nullptr ? src_ids[j] : j);
     detail::attention_draws(key64, gi, gj, static_cast<std::uint64_t>(block), bits);

@@ -39,7 +39,9 @@ struct Ledger {
 };
 
 Ledger& ledger_of(int device) {
-  static Ledger ledgers[max_devices];
+  // Never destroyed, like the device contexts: a block released during static destruction still
+  // finds its ledger.
+  static Ledger* const ledgers = new Ledger[max_devices];
   HALO_EXPECTS(device >= 0 && device < max_devices, "no GPU " + std::to_string(device));
   return ledgers[device];
 }

@@ -1,12 +1,16 @@
 // GPU tests of kernels/cuda/attention.cu and the ELU kernels against their CPU twins: attention
-// forward and backward (with and without dropout, both index widths, a hub row, empty rows),
+// forward and backward (with and without dropout, both index widths, dropout keyed on global ids,
+// 1 to 12 heads, a hub row, empty rows),
 // the per-head scores and their backward, ELU forward and backward; the same bits on every run.
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <limits>
+#include <vector>
 
 #include "graph/base/random.hpp"
 #include "graph/build.hpp"
 #include "kernels/attention.hpp"
+#include "kernels/device_index.hpp"
 #include "kernels/elementwise.hpp"
 #include "tests/kernels/attention_graphs.hpp"
 #include "tests/kernels/kernel_test_util.hpp"
@@ -22,14 +26,19 @@ struct Outputs {
   Tensor out, row_max, row_sum, grad_h, grad_src, grad_dst;
 };
 
+// With `global` non-empty, the dropout draws are keyed on those ids (a rank's rows as the whole
+// graph's) for A's rows and columns alike.
 Outputs run(const graph::CsrGraph& host_a, const graph::CsrGraph& host_at, const Tensor& h, const Tensor& src,
-            const Tensor& dst, const Tensor& g, const AttentionSpec& spec, Device device) {
+            const Tensor& dst, const Tensor& g, const AttentionSpec& spec, const std::vector<std::int64_t>& global,
+            Device device) {
   const std::int64_t n = host_a.num_rows(), c = h.cols(), heads = spec.heads;
   Outputs o{Tensor::empty(n, c, device), Tensor::empty(n, heads, device), Tensor::empty(n, heads, device),
             Tensor::empty(n, c, device), Tensor::empty(n, heads, device), Tensor::empty(n, heads, device)};
+  const DeviceIndex index(test::index_view(global), std::numeric_limits<std::int64_t>::max(), device, IndexUse::rows);
+  const AttentionIds ids = global.empty() ? AttentionIds{} : AttentionIds{&index, &index};
   const auto go = [&](const auto& a, const auto& at) {
-    attention_forward(a, h.view(), src.view(), dst.view(), spec, {}, o.out.view(), o.row_max.view(), o.row_sum.view());
-    attention_backward(a, at, h.view(), src.view(), dst.view(), spec, {}, o.row_max.view(), o.row_sum.view(), g.view(),
+    attention_forward(a, h.view(), src.view(), dst.view(), spec, ids, o.out.view(), o.row_max.view(), o.row_sum.view());
+    attention_backward(a, at, h.view(), src.view(), dst.view(), spec, ids, o.row_max.view(), o.row_sum.view(), g.view(),
                        o.grad_h.view(), o.grad_src.view(), o.grad_dst.view());
   };
   test::with_csr_pair(host_a, host_at, device, go);
@@ -43,8 +52,10 @@ TEST_CASE("attention forward and backward on a GPU equal the CPU twin's within r
   HALO_SKIP_WITHOUT_GPU();
   const bool wide = GENERATE(false, true);
   const float p = GENERATE(0.0f, 0.6f);
-  const std::int64_t heads = GENERATE(1, 8);
-  const std::int64_t width = GENERATE(8, 40);
+  // Heads in blocks of 8 (one dropout draw per entry and block): one block, part of one, one and
+  // a part; head widths below and past the warp.
+  const std::int64_t heads = GENERATE(1, 3, 8, 12);
+  const std::int64_t width = GENERATE(7, 40);
   CAPTURE(wide, p, heads, width);
   const graph::CsrGraph a = test::hub_graph(17, 400, 3, 700, wide);
   const graph::CsrGraph at = graph::transpose(a);
@@ -54,15 +65,20 @@ TEST_CASE("attention forward and backward on a GPU equal the CPU twin's within r
   const Tensor dst = test::random_tensor(rng, 400, heads, -2.0, 2.0);
   const Tensor g = test::random_tensor(rng, 400, heads * width);
   const AttentionSpec spec{heads, 0.2f, p, {4, 5, 6}};
-  const Outputs cpu = run(a, at, h, src, dst, g, spec, Device::cpu());
+  // With 64-bit indices the draws are keyed on ids past 2^32, as a rank of a large graph keys them.
+  std::vector<std::int64_t> global;
+  for (std::int64_t i = 0; wide && i < 400; ++i) global.push_back((std::int64_t{1} << 40) + 7919 * i);
+  const Outputs cpu = run(a, at, h, src, dst, g, spec, global, Device::cpu());
   const Device d = Device::cuda();
-  const Outputs gpu = run(a, at, test::on_gpu(h), test::on_gpu(src), test::on_gpu(dst), test::on_gpu(g), spec, d);
+  const Outputs gpu =
+      run(a, at, test::on_gpu(h), test::on_gpu(src), test::on_gpu(dst), test::on_gpu(g), spec, global, d);
   CHECK(test::difference(test::on_host(gpu.out).view(), test::to_dense(cpu.out.view()), 1e-4, 1e-5) == "");
   CHECK(test::difference(test::on_host(gpu.row_sum).view(), test::to_dense(cpu.row_sum.view()), 1e-4, 1e-5) == "");
   CHECK(test::difference(test::on_host(gpu.grad_h).view(), test::to_dense(cpu.grad_h.view()), 1e-4, 1e-4) == "");
   CHECK(test::difference(test::on_host(gpu.grad_src).view(), test::to_dense(cpu.grad_src.view()), 1e-3, 1e-4) == "");
   CHECK(test::difference(test::on_host(gpu.grad_dst).view(), test::to_dense(cpu.grad_dst.view()), 1e-3, 1e-4) == "");
-  const Outputs again = run(a, at, test::on_gpu(h), test::on_gpu(src), test::on_gpu(dst), test::on_gpu(g), spec, d);
+  const Outputs again =
+      run(a, at, test::on_gpu(h), test::on_gpu(src), test::on_gpu(dst), test::on_gpu(g), spec, global, d);
   CHECK(test::identical(test::on_host(again.out).view(), test::on_host(gpu.out).view()));
   CHECK(test::identical(test::on_host(again.grad_h).view(), test::on_host(gpu.grad_h).view()));
 }

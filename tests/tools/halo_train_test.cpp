@@ -191,8 +191,59 @@ TEST_CASE("halo-train --plan-only plans every rank from a partition or from a da
   CHECK(nlohmann::json::parse(tiny.out)["fits"] == false);
   check_one_line_error(halo::test::run_program("halo-train", "--dataset " + data + " --world-size 3", scratch),
                        "--plan-only");
-  check_one_line_error(halo::test::run_program("halo-train", "--plan-only --dataset " + data + model, scratch),
-                       "--world-size P");
+  check_one_line_error(
+      halo::test::run_program("halo-train", "--plan-only --dataset " + data + model + " --plan-scale 2", scratch),
+      "--world-size P");
+}
+
+TEST_CASE("halo-train --plan-only plans a homogeneous dataset on one process as training does, for the CPU or a GPU",
+          "[tools]") {
+  ScratchDir scratch;
+  const std::string data = make_dataset(scratch);
+  for (const std::string model : {" --model gcn --layers 3 --hidden 64", " --model sage --layers 2 --hidden 32",
+                                  " --model gat --layers 2 --hidden 8 --heads 4"}) {
+    INFO(model);
+    const Result planned = halo::test::run_program(
+        "halo-train", "--plan-only --dataset " + data + model + " --threads 1 --device-memory 1G --json -", scratch);
+    INFO(planned.err);
+    REQUIRE(planned.exit_code == 0);
+    const Result trained = halo::test::run_program(
+        "halo-train", "--dataset " + data + model + " --threads 1 --epochs 1 --json -", scratch);
+    REQUIRE(trained.exit_code == 0);
+    const nlohmann::json p = nlohmann::json::parse(planned.out), t = nlohmann::json::parse(trained.out);
+    CHECK(p["fits"] == true);
+    CHECK(p["world_size"] == 1);
+    REQUIRE(p["ranks"].size() == 1);
+    CHECK(p["ranks"][0]["owned_rows"] == 500);
+    CHECK(p["ranks"][0]["halo_rows"] == 0);
+    CHECK(p["ranks"][0]["features"] == "resident");
+    // Item for item the plan training made (its process had grown by then).
+    std::size_t items = 0;
+    for (const auto& [item, bytes] : t["memory_plan"].items()) {
+      INFO(item);
+      if (item == "process before training" || item == "total") continue;
+      CHECK(p["ranks"][0]["memory_plan"][item] == bytes);
+      ++items;
+    }
+    CHECK(items >= 6);
+    CHECK(p["ranks"][0]["memory_plan"].size() == t["memory_plan"].size());
+  }
+  // A GPU's plan needs no GPU: the stored CSR stays on the host, cuBLAS's workspace is counted.
+  const std::string gcn = " --model gcn --layers 3 --hidden 64 --device cuda --json -";
+  const Result gpu =
+      halo::test::run_program("halo-train", "--plan-only --dataset " + data + gcn + " --device-memory 80G", scratch);
+  INFO(gpu.err);
+  REQUIRE(gpu.exit_code == 0);
+  const nlohmann::json g = nlohmann::json::parse(gpu.out);
+  CHECK(g["device"] == "cuda:0");
+  CHECK(g["ranks"][0]["memory_plan"].contains("cuBLAS workspace"));
+  CHECK(!g["ranks"][0]["memory_plan"].contains("graph (CSR)"));
+  // Too little: says so and exits 1.
+  const Result tiny =
+      halo::test::run_program("halo-train", "--plan-only --dataset " + data + gcn + " --device-memory 1M", scratch);
+  CHECK(tiny.exit_code == 1);
+  CHECK(tiny.err.find("DOES NOT FIT") != std::string::npos);
+  CHECK(nlohmann::json::parse(tiny.out)["fits"] == false);
 }
 
 TEST_CASE("halo-train --plan-only plans a heterogeneous model on one process, for the CPU or a GPU, as training does",

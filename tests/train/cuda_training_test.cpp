@@ -13,7 +13,10 @@
 
 #include "datasets/ogb_reader.hpp"
 #include "graph/base/error.hpp"
+#include "graph/base/random.hpp"
 #include "graph/build.hpp"
+#include "kernels/cuda/memory.hpp"
+#include "kernels/loss.hpp"
 #include "kernels/spmm.hpp"
 #include "tests/reference/naive_layers.hpp"
 #include "tests/support/gpu.hpp"
@@ -25,6 +28,7 @@
 #include "train/features/detail/feature_setup.hpp"
 #include "train/layers/aggregation.hpp"
 #include "train/memory_plan.hpp"
+#include "train/models/model.hpp"
 #include "train/trainer.hpp"
 #include "train/training_problem.hpp"
 
@@ -212,6 +216,49 @@ TEST_CASE("train on a GPU gives the CPU run's losses for Kipf & Welling's GCN on
   // loss falls from about 1.95 to 1.29 in these 50 epochs.
   CHECK(std::abs(gpu.runs[0].epochs.back().train_acc - cpu.runs[0].epochs.back().train_acc) <= 2.0 / 140 + 1e-9);
   CHECK(gpu.runs[0].epochs.back().loss < 0.75 * gpu.runs[0].epochs.front().loss);
+}
+
+TEST_CASE("Model::activation_bytes on a GPU is the most a training step holds there, for GCN and GAT", "[gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  ModelConfig c;
+  c.kind = GENERATE(as<std::string>{}, "gcn", "gat");
+  c.layers = 2;
+  c.hidden = c.kind == "gat" ? 8 : 64;
+  c.heads = 8;
+  c.dropout = 0.5f;
+  c.input_dropout = 0.5f;
+  c.bias = true;
+  CAPTURE(c.kind);
+  const std::int64_t n = 4000, in_dim = 40, classes = 7;
+  const graph::CsrGraph g = test::random_graph(61, n, 40000, true);
+  GraphOperators ops = build_graph_operators(g, c.kind, Device::cuda());
+  Model model(c, in_dim, classes, 1, ops, Device::cuda());
+  halo::RandomStream rng(62, 0);
+  test::Dense x = test::random_dense(rng, n, in_dim);
+  const Tensor features = test::on_gpu(test::to_tensor(x));
+  std::vector<std::int64_t> labels(static_cast<std::size_t>(n), 1), rows{0, 1, 2};
+  // A training step as the trainer takes it: the loss's gradient written, the logits let go.
+  const auto step = [&] {
+    Step s;
+    Tensor logits = model.forward(features, s);
+    Tensor grad = Tensor::empty(n, classes, Device::cuda());
+    kernels::log_softmax_nll(logits.view(), labels.data(), {rows.data(), 3}, 1.0f / 3, grad.view());
+    logits = Tensor();
+    model.backward(std::move(grad), s);
+  };
+  step();  // cuBLAS's workspace and the like, taken once
+  kernels::cuda::synchronize(0);
+  kernels::reset_device_peak_bytes(Device::cuda());
+  const std::int64_t before = kernels::device_peak_bytes(Device::cuda());
+  step();
+  kernels::cuda::synchronize(0);
+  const std::int64_t used = kernels::device_peak_bytes(Device::cuda()) - before;
+  const std::int64_t estimate = model.activation_bytes(n);
+  CAPTURE(used, estimate);
+  // The walk is the step's own sequence of allocations; the loss kernel's copy of the rows and
+  // labels (16 bytes a vertex at most) and the reductions' partial sums are what it leaves out.
+  CHECK(used <= estimate + 16 * n + 65536);
+  CHECK(used >= estimate - 65536);
 }
 
 TEST_CASE("train refuses a GPU that is not visible with one line naming it", "[train]") {

@@ -5,8 +5,6 @@
 // copy measured in the same run, with the bytes of a gather without reuse, 4·K·(nnz + m) in place
 // of 4·K·(n + m), beside it; also which one the automatic choice keeps, and how far the two
 // results are apart.
-// gpu-gcn: a full-graph GCN training epoch (forward, NLL on the training split, backward, Adam)
-// composed from the kernels on the GPU, its median time and its peak device memory.
 #include "tools/halo_bench/gpu_bench.hpp"
 
 #include <fmt/format.h>
@@ -30,11 +28,7 @@
 #include "kernels/cuda/device_csr.hpp"
 #include "kernels/cuda/gpu_info.hpp"
 #include "kernels/cuda/memory.hpp"
-#include "kernels/dropout.hpp"
 #include "kernels/elementwise.hpp"
-#include "kernels/gemm.hpp"
-#include "kernels/loss.hpp"
-#include "kernels/optimizer_ops.hpp"
 #include "kernels/spmm.hpp"
 #include "kernels/tensor.hpp"
 #endif
@@ -102,15 +96,6 @@ void set_spmm(kernels::cuda::SpmmImpl impl) {
   kernels::cuda::CudaSettings s = kernels::cuda::cuda_settings();
   s.spmm = impl;
   kernels::cuda::set_cuda_settings(s);
-}
-
-// Glorot-uniform rows x cols weights (PyG's GCNConv initialisation), on the GPU.
-Tensor glorot(std::int64_t rows, std::int64_t cols, std::uint64_t stream) {
-  RandomStream rng(7, stream);
-  const double bound = std::sqrt(6.0 / static_cast<double>(rows + cols));
-  std::vector<float> w(static_cast<std::size_t>(rows * cols));
-  for (float& v : w) v = static_cast<float>((2.0 * rng.uniform() - 1.0) * bound);
-  return Tensor::from_vector(rows, cols, w, Device::cuda());
 }
 #endif
 
@@ -237,144 +222,6 @@ int run_gpu_spmm_bench(const GpuSpmmBench& o) {
   return 0;
 #else
   return skip("gpu-spmm", o.json);
-#endif
-}
-
-int run_gpu_gcn_bench(const GpuGcnBench& o) {
-  if (kernels::cuda_device_count() == 0) return skip("gpu-gcn", o.json);
-#ifdef HALO_WITH_CUDA
-  using kernels::Transpose;
-  HALO_EXPECTS(o.layers >= 1 && o.epochs >= 2, "gpu-gcn needs at least 1 layer and 2 epochs");
-  const Device gpu = Device::cuda();
-  const datasets::Dataset ds = datasets::read_dataset_dir(o.dataset);
-  HALO_EXPECTS(!ds.meta.is_hetero && !ds.target().features.empty(),
-               "gpu-gcn needs a homogeneous dataset with features");
-  kernels::reset_tensor_peak_bytes(gpu);
-  const graph::CsrGraph a_host = graph::gcn_normalize(ds.graph);
-  const kernels::cuda::DeviceCsr a(a_host, gpu);
-  // Âᵀ for the backward products: Â itself when the graph is symmetric.
-  kernels::cuda::DeviceCsr a_transposed;
-  if (!a_host.properties().symmetric) a_transposed = kernels::cuda::DeviceCsr(graph::transpose(a_host), gpu);
-  const kernels::cuda::DeviceCsr& at = a_host.properties().symmetric ? a : a_transposed;
-  const auto spmm = [](const kernels::cuda::DeviceCsr& g, const Tensor& x, Tensor& out) {
-    g.visit([&](const auto& v) { kernels::spmm(v, x.view(), out.view()); });
-  };
-  const std::int64_t n = a_host.num_rows();
-  const Tensor x = Tensor::from_array(ds.target().features, gpu);
-  const std::int64_t classes = ds.meta.num_classes;
-  const Array<std::int64_t>& labels = ds.target().labels;
-  const kernels::IndexView train = kernels::view_of(ds.split.train);
-
-  struct Layer {
-    std::int64_t in, out;
-    Tensor w, b, gw, gb, mw, vw, mb, vb;
-  };
-  std::vector<Layer> layers;
-  for (int l = 0; l < o.layers; ++l) {
-    const std::int64_t in = l == 0 ? x.cols() : o.hidden;
-    const std::int64_t out = l == o.layers - 1 ? classes : o.hidden;
-    layers.push_back({in, out, glorot(in, out, static_cast<std::uint64_t>(l)), Tensor::zeros(1, out, gpu),
-                      Tensor::zeros(in, out, gpu), Tensor::zeros(1, out, gpu), Tensor::zeros(in, out, gpu),
-                      Tensor::zeros(in, out, gpu), Tensor::zeros(1, out, gpu), Tensor::zeros(1, out, gpu)});
-  }
-  kernels::AdamHyper adam;
-  adam.lr = 0.01f;
-  std::vector<double> times, losses;
-  for (int epoch = 0; epoch < o.epochs; ++epoch) {
-    kernels::cuda::synchronize(0);
-    const auto start = std::chrono::steady_clock::now();
-    // Forward. Layer l aggregates the narrower side: Â·(H·W) when out < in, else (Â·H)·W.
-    std::vector<Tensor> inputs, mids, outputs;  // dropped-out inputs (l > 0), Â·H or H·W, Z (ReLU'd for l < L - 1)
-    for (int l = 0; l < o.layers; ++l) {
-      const Layer& layer = layers[static_cast<std::size_t>(l)];
-      const Tensor& h = l == 0 ? x : inputs.back();
-      Tensor z = Tensor::empty(n, layer.out, gpu);
-      if (layer.out < layer.in) {
-        Tensor t = Tensor::empty(n, layer.out, gpu);
-        kernels::gemm(h.view(), Transpose::no, layer.w.view(), Transpose::no, t.view());
-        spmm(a, t, z);
-        mids.push_back(std::move(t));
-      } else {
-        Tensor t = Tensor::empty(n, layer.in, gpu);
-        spmm(a, h, t);
-        kernels::gemm(t.view(), Transpose::no, layer.w.view(), Transpose::no, z.view());
-        mids.push_back(std::move(t));
-      }
-      kernels::add_bias(z.view(), layer.b.view());
-      if (l < o.layers - 1) {
-        kernels::relu_forward(z.view(), z.view());
-        Tensor dropped = Tensor::empty(n, layer.out, gpu);
-        kernels::dropout_forward(z.view(), dropped.view(), o.dropout,
-                                 {1, static_cast<std::uint64_t>(epoch), static_cast<std::uint32_t>(l)}, {});
-        inputs.push_back(std::move(dropped));
-      }
-      outputs.push_back(std::move(z));
-    }
-    Tensor grad = Tensor::empty(n, classes, gpu);
-    const kernels::LossSum loss = kernels::log_softmax_nll(outputs.back().view(), labels.data(), train,
-                                                           1.0f / static_cast<float>(train.size), grad.view());
-    // Backward: grad holds dL/dZ of layer l.
-    for (int l = o.layers - 1; l >= 0; --l) {
-      Layer& layer = layers[static_cast<std::size_t>(l)];
-      const Tensor& h = l == 0 ? x : inputs[static_cast<std::size_t>(l - 1)];
-      const Tensor& t = mids[static_cast<std::size_t>(l)];
-      kernels::column_sums(grad.view(), layer.gb.view());
-      Tensor grad_h;
-      if (layer.out < layer.in) {
-        Tensor grad_t = Tensor::empty(n, layer.out, gpu);
-        spmm(at, grad, grad_t);
-        kernels::gemm(h.view(), Transpose::yes, grad_t.view(), Transpose::no, layer.gw.view());
-        if (l > 0) {
-          grad_h = Tensor::empty(n, layer.in, gpu);
-          kernels::gemm(grad_t.view(), Transpose::no, layer.w.view(), Transpose::yes, grad_h.view());
-        }
-      } else {
-        kernels::gemm(t.view(), Transpose::yes, grad.view(), Transpose::no, layer.gw.view());
-        if (l > 0) {
-          Tensor grad_t = Tensor::empty(n, layer.in, gpu);
-          kernels::gemm(grad.view(), Transpose::no, layer.w.view(), Transpose::yes, grad_t.view());
-          grad_h = Tensor::empty(n, layer.in, gpu);
-          spmm(at, grad_t, grad_h);
-        }
-      }
-      kernels::adam_step(layer.w.view(), layer.gw.view(), layer.mw.view(), layer.vw.view(), adam, epoch + 1);
-      kernels::adam_step(layer.b.view(), layer.gb.view(), layer.mb.view(), layer.vb.view(), adam, epoch + 1);
-      if (l > 0) {
-        const std::uint32_t below = static_cast<std::uint32_t>(l - 1);
-        kernels::dropout_backward(grad_h.view(), grad_h.view(), o.dropout,
-                                  {1, static_cast<std::uint64_t>(epoch), below}, {});
-        kernels::relu_backward(outputs[below].view(), grad_h.view(), grad_h.view());
-        grad = std::move(grad_h);
-      }
-    }
-    kernels::cuda::synchronize(0);
-    times.push_back(seconds_since(start));
-    losses.push_back(loss.loss_sum / static_cast<double>(loss.count));
-    log_info(fmt::format("gpu-gcn epoch {:>3}: loss {:.4f}, {:.1f} ms", epoch, losses.back(), times.back() * 1e3));
-  }
-  std::vector<double> timed(times.begin() + 1, times.end());
-  std::nth_element(timed.begin(), timed.begin() + static_cast<std::ptrdiff_t>(timed.size() / 2), timed.end());
-  const double median = timed[timed.size() / 2];
-  const std::int64_t peak =
-      kernels::tensor_peak_bytes(gpu) + static_cast<std::int64_t>(a.bytes() + a_transposed.bytes());
-  nlohmann::json result = {{"benchmark", "gpu-gcn"},
-                           {"dataset", o.dataset},
-                           {"gpu", gpu_description()},
-                           {"num_nodes", n},
-                           {"num_edges", a_host.num_edges()},
-                           {"layers", o.layers},
-                           {"hidden", o.hidden},
-                           {"dropout", o.dropout},
-                           {"epoch_times_s", times},
-                           {"epoch_time_median_s", median},
-                           {"losses", losses},
-                           {"peak_memory_bytes", peak}};
-  log_info(fmt::format("gpu-gcn: median epoch {:.1f} ms, peak {} (tensors and graph)", median * 1e3,
-                       human_bytes(static_cast<std::uint64_t>(peak))));
-  if (!o.json.empty()) write_json(o.json, result);
-  return 0;
-#else
-  return skip("gpu-gcn", o.json);
 #endif
 }
 

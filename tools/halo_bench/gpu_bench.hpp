@@ -1,6 +1,6 @@
-// The GPU benchmarks of halo-bench: `gpu-spmm` (halo's SpMM kernel against cached cuSPARSE, with
-// the minimum-bytes roofline and a device-to-device copy measured in the same run) and `gpu-gcn`
-// (one full-graph GCN training epoch built from the kernels, all on the GPU).
+// The GPU benchmark of halo-bench `gpu-spmm`: halo's SpMM kernel against cached cuSPARSE, with the
+// minimum-bytes roofline and a device-to-device copy measured in the same run. (Training on a GPU
+// is timed with halo-train itself: bench/gpu_gcn.py.)
 #pragma once
 
 #include <cstdint>
@@ -16,17 +16,7 @@ struct GpuSpmmBench {
   std::string json;
 };
 
-struct GpuGcnBench {
-  std::string dataset;
-  int layers = 3;
-  std::int64_t hidden = 256;
-  float dropout = 0.5f;
-  int epochs = 10;
-  std::string json;
-};
-
-// Both write {"skipped": reason} and return 0 where no GPU is visible (or CUDA is not built).
+// Writes {"skipped": reason} and returns 0 where no GPU is visible (or CUDA is not built).
 int run_gpu_spmm_bench(const GpuSpmmBench& options);
-int run_gpu_gcn_bench(const GpuGcnBench& options);
 
 }  // namespace halo::tools

@@ -1,7 +1,7 @@
 // halo-bench: kernel benchmarks with JSON output. `spmm` times the aggregation kernel on a
 // dataset's graph at several feature widths, next to a STREAM-style copy measured in the same run
-// (the memory-bandwidth ceiling of this machine); `gpu-spmm` and `gpu-gcn` do the same on a GPU
-// (halo's SpMM against cuSPARSE) and time a GCN training epoch there; `gpu-feature-streaming`
+// (the memory-bandwidth ceiling of this machine); `gpu-spmm` does the same on a GPU
+// (halo's SpMM against cuSPARSE); `gpu-feature-streaming`
 // times feature streaming on a GPU against a pinned copy and against in-memory training;
 // `inflate` times the decompression alone of a dataset's gzipped files (a read's floor); `load`
 // times opening a dataset directory with and without its checks, against reading its files.
@@ -39,15 +39,6 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   gsub->add_option("--json", gpu_spmm.json, "Write the results as JSON to FILE ('-' = stdout)")->check(writable_output_file());
 
-  GpuGcnBench gpu_gcn;
-  CLI::App* csub = app.add_subcommand("gpu-gcn", "Time full-graph GCN training epochs on the GPU");
-  csub->add_option("--dataset", gpu_gcn.dataset, "halo dataset directory")->required()->check(CLI::ExistingDirectory);
-  csub->add_option("--layers", gpu_gcn.layers, "GCN layers")->capture_default_str()->check(CLI::PositiveNumber);
-  csub->add_option("--hidden", gpu_gcn.hidden, "Hidden width")->capture_default_str()->check(CLI::PositiveNumber);
-  csub->add_option("--dropout", gpu_gcn.dropout, "Dropout after each hidden layer")->capture_default_str();
-  csub->add_option("--epochs", gpu_gcn.epochs, "Epochs (the first is not timed)")->capture_default_str();
-  csub->add_option("--json", gpu_gcn.json, "Write the results as JSON to FILE ('-' = stdout)")->check(writable_output_file());
-
   GpuFeatureStreamingBench streaming;
   CLI::App* fsub = app.add_subcommand("gpu-feature-streaming",
                                       "Stream features past a GPU budget against a pinned copy and in-memory training");
@@ -83,7 +74,6 @@ int main(int argc, char** argv) {
   configure_logging(quiet, false);
   return run_program("halo-bench", [&] {
     if (gsub->parsed()) return run_gpu_spmm_bench(gpu_spmm);
-    if (csub->parsed()) return run_gpu_gcn_bench(gpu_gcn);
     if (fsub->parsed()) return run_gpu_feature_streaming_bench(streaming);
     if (isub->parsed()) return run_inflate_bench(inflate);
     if (lsub->parsed()) return run_load_bench(load);

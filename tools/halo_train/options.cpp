@@ -255,11 +255,11 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_flag("--plan-only", o.plan_only,
                "Print (and with --json write) every rank's memory plan, halo rows and halo traffic per epoch, and "
                "whether it fits, then stop: nothing is trained (with --partitions only partition.json is read; with "
-               "--dataset its graph is partitioned in memory; a heterogeneous dataset's one process is planned from "
-               "its model's layout)");
+               "--dataset and --world-size its graph is partitioned in memory; with --dataset alone one process is "
+               "planned as training would plan it)");
   app.add_option("--world-size", o.world_size,
                  "--plan-only with --dataset: the ranks to plan for (the dataset is partitioned in memory, as "
-                 "halo-partition would); a heterogeneous dataset is planned on one process, without it")
+                 "halo-partition would); without it, one process (a heterogeneous dataset: always)")
       ->check(CLI::Range(2, 1 << 20));
   app.add_option("--device-memory", o.device_memory,
                  "--plan-only: each rank's memory (e.g. 141G; a GPU's with --device cuda); default: this machine's "

@@ -1,7 +1,7 @@
 // halo-train --plan-only: part counts (partition::part_sizes / estimate_part_sizes), each rank's
 // plan from them (train::plan_rank), its halo traffic (train::halo_bytes_per_epoch), printed and
-// written as JSON; a heterogeneous dataset's one-process plan from its model's layout
-// (train::plan_heterogeneous).
+// written as JSON; a dataset's one-process plan as training makes it (train::plan_homogeneous,
+// or from a heterogeneous model's layout, train::plan_heterogeneous).
 #include "tools/halo_train/plan_only.hpp"
 
 #include <fmt/format.h>
@@ -49,8 +49,8 @@ std::string stored_dtype(const datasets::Dataset& ds) {
   return "f32";
 }
 
-std::vector<partition::PartSizes> sizes_from_dataset(const TrainOptions& o, const datasets::Dataset& ds,
-                                                     JobShape& job) {
+// What every rank of a homogeneous dataset's job shares, from the dataset.
+void describe_job(const datasets::Dataset& ds, JobShape& job) {
   const bool multilabel = ds.meta.task == datasets::Task::multilabel;
   job.name = ds.meta.name;
   job.feature_dim = ds.target().feature_dim();
@@ -58,6 +58,11 @@ std::vector<partition::PartSizes> sizes_from_dataset(const TrainOptions& o, cons
   job.classes = multilabel ? ds.meta.num_tasks : ds.meta.num_classes;
   job.label_columns = multilabel ? ds.meta.num_tasks : 1;
   job.weighted = ds.graph.has_weights();
+}
+
+std::vector<partition::PartSizes> sizes_from_dataset(const TrainOptions& o, const datasets::Dataset& ds,
+                                                     JobShape& job) {
+  describe_job(ds, job);
   partition::PartitionOptions options;
   options.method = partition::method_from_string(o.plan_partitioner);
   options.num_parts = o.world_size;
@@ -137,36 +142,19 @@ int plan_heterogeneous_job(const TrainOptions& o, const datasets::Dataset& ds, s
   return fits ? 0 : 1;
 }
 
-}  // namespace
+// One rank's part and its plan.
+struct PlannedRank {
+  train::PartShape shape;
+  train::RankPlan plan;
+};
 
-int plan_only(const TrainOptions& o) {
-  const std::int64_t memory =
-      o.device_memory.empty() ? train::machine_available_bytes() : train::parse_byte_size(o.device_memory);
-  if (memory <= 0)
-    throw InvalidArgument("--plan-only: this machine's available memory is unknown; give --device-memory BYTES");
-  JobShape job;
-  std::vector<partition::PartSizes> sizes;
-  if (o.partitions.empty()) {
-    const datasets::Dataset ds = read_training_dataset(o);
-    if (ds.meta.is_hetero) return plan_heterogeneous_job(o, ds, memory);
-    if (o.world_size < 2)
-      throw InvalidArgument("--plan-only with --dataset '" + ds.meta.name +
-                            "' needs --world-size P (2 or more "
-                            "ranks); one process's plan is printed by halo-train -v before its first epoch");
-    sizes = sizes_from_dataset(o, ds, job);
-  } else {
-    sizes = sizes_from_partitions(o, job);
-  }
+// Every rank's plan from its part's counts (times --plan-scale).
+std::vector<PlannedRank> plan_ranks(const TrainOptions& o, const std::vector<partition::PartSizes>& sizes,
+                                    const JobShape& job, std::int64_t memory) {
   const double k = o.plan_scale;
-  const train::ModelShape model(o.model, job.feature_dim, job.classes);
-  json ranks = json::array();
-  bool all_fit = true;
-  std::int64_t halo_bytes_total = 0;
-  log_info(fmt::format("plan of '{}' on {} ranks of {} each ({}{}), model {} {} x {}", job.name, sizes.size(),
-                       train::format_bytes(memory), o.train.device.to_string(),
-                       k != 1.0 ? fmt::format(", counts x {}", k) : "", o.model.kind, o.model.layers, o.model.hidden));
-  for (std::size_t r = 0; r < sizes.size(); ++r) {
-    const partition::PartSizes& p = sizes[r];
+  const train::ModelShape model(o.model, job.feature_dim, job.classes, o.train.device);
+  std::vector<PlannedRank> planned;
+  for (const partition::PartSizes& p : sizes) {
     train::PartShape shape;
     shape.owned = scaled(p.owned, k);
     shape.halo = scaled(p.halo, k);
@@ -180,7 +168,62 @@ int plan_only(const TrainOptions& o) {
     shape.label_values = shape.owned * job.label_columns;
     shape.feature_dim = job.feature_dim;
     shape.classes = job.classes;
-    const train::RankPlan plan = train::plan_rank(shape, model, o.train, memory);
+    planned.push_back({shape, train::plan_rank(shape, model, o.train, memory)});
+  }
+  return planned;
+}
+
+// A homogeneous dataset trained by one process: the plan train() makes (train::plan_homogeneous),
+// beside the dataset's counts as one part without halo.
+PlannedRank plan_one_process(const TrainOptions& o, const datasets::Dataset& ds, std::int64_t memory, JobShape& job) {
+  if (o.plan_scale != 1.0)
+    throw InvalidArgument("--plan-scale scales the parts of a job of several ranks; give --world-size P (2 or more)");
+  describe_job(ds, job);
+  job.partition = {{"source", "one process"}};
+  PlannedRank one;
+  one.shape.owned = ds.graph.num_rows();
+  one.shape.entries = ds.graph.num_edges();
+  one.shape.weighted = job.weighted;
+  one.shape.train = static_cast<std::int64_t>(ds.split.train.size());
+  one.shape.valid = static_cast<std::int64_t>(ds.split.valid.size());
+  one.shape.test = static_cast<std::int64_t>(ds.split.test.size());
+  one.shape.label_values = one.shape.owned * job.label_columns;
+  one.shape.feature_dim = job.feature_dim;
+  one.shape.classes = job.classes;
+  one.plan = train::plan_homogeneous(ds, o.model, o.train, memory);
+  return one;
+}
+
+}  // namespace
+
+int plan_only(const TrainOptions& o) {
+  const std::int64_t memory =
+      o.device_memory.empty() ? train::machine_available_bytes() : train::parse_byte_size(o.device_memory);
+  if (memory <= 0)
+    throw InvalidArgument("--plan-only: this machine's available memory is unknown; give --device-memory BYTES");
+  JobShape job;
+  std::vector<PlannedRank> planned;
+  if (o.partitions.empty()) {
+    const datasets::Dataset ds = read_training_dataset(o);
+    if (ds.meta.is_hetero) return plan_heterogeneous_job(o, ds, memory);
+    if (o.world_size < 2) {
+      planned.push_back(plan_one_process(o, ds, memory, job));
+    } else {
+      planned = plan_ranks(o, sizes_from_dataset(o, ds, job), job, memory);
+    }
+  } else {
+    planned = plan_ranks(o, sizes_from_partitions(o, job), job, memory);
+  }
+  const double k = o.plan_scale;
+  json ranks = json::array();
+  bool all_fit = true;
+  std::int64_t halo_bytes_total = 0;
+  log_info(fmt::format("plan of '{}' on {} {} of {} each ({}{}), model {} {} x {}", job.name, planned.size(),
+                       planned.size() == 1 ? "rank" : "ranks", train::format_bytes(memory), o.train.device.to_string(),
+                       k != 1.0 ? fmt::format(", counts x {}", k) : "", o.model.kind, o.model.layers, o.model.hidden));
+  for (std::size_t r = 0; r < planned.size(); ++r) {
+    const train::PartShape& shape = planned[r].shape;
+    const train::RankPlan& plan = planned[r].plan;
     const std::int64_t halo_bytes = train::halo_bytes_per_epoch(shape.halo, job.feature_dim, o.model, job.classes);
     halo_bytes_total += halo_bytes;
     all_fit = all_fit && plan.fits;
@@ -215,7 +258,7 @@ int plan_only(const TrainOptions& o) {
   if (!o.json.empty())
     write_json(o.json, json{{"plan_only", true},
                             {"dataset", job.name},
-                            {"world_size", sizes.size()},
+                            {"world_size", planned.size()},
                             {"device", o.train.device.to_string()},
                             {"memory_bytes_per_rank", memory},
                             {"plan_scale", k},

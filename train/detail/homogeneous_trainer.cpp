@@ -82,6 +82,29 @@ DatasetShape dataset_shape(const datasets::Dataset& ds) {
           multilabel ? ds.meta.num_tasks : ds.meta.num_classes};
 }
 
+// The problem of a whole dataset on one process, without its operators (built once the plan has
+// passed). Borrows ds, config and comm.
+TrainingProblem whole_dataset_problem(const datasets::Dataset& ds, const TrainConfig& config,
+                                      dist::Communicator& comm) {
+  const datasets::NodeType& target = ds.target();
+  TrainingProblem problem;
+  problem.shape = dataset_shape(ds);
+  if (target.half_features.empty())
+    problem.features = &target.features;
+  else
+    problem.half_features = &target.half_features;
+  problem.labels = &target.labels;
+  if (ds.meta.task == datasets::Task::multilabel) problem.tasks = ds.meta.num_tasks;
+  problem.train = kernels::view_of(ds.split.train);
+  problem.valid = kernels::view_of(ds.split.valid);
+  problem.test = kernels::view_of(ds.split.test);
+  problem.comm = &comm;
+  problem.plan_memory = [&ds, &config](const ModelShape& shape) {
+    return plan_training_memory(ds, shape, config.optimizer);
+  };
+  return problem;
+}
+
 }  // namespace
 
 }  // namespace halo::train::detail
@@ -164,6 +187,40 @@ TrainSummary train_planned(TrainingProblem& problem, const ModelConfig& model_co
 
 }  // namespace
 
+namespace {
+
+// The plan train_homogeneous_problem checks: the features placed, and the model's recompute "auto"
+// resolved (ModelShape::recompute_for).
+struct ProblemPlan {
+  MemoryPlan plan;
+  FeaturePlacement placement;
+  ModelConfig resolved;
+};
+
+ProblemPlan plan_problem(TrainingProblem& problem, const ModelConfig& model_config, const TrainConfig& config,
+                         std::int64_t process_bytes, std::int64_t available) {
+  const DatasetShape& shape = problem.shape;
+  const auto plan = [&](const ModelShape& model, MemoryPlan& out) {
+    return config.device.is_cuda() ? detail::plan_gpu_memory(problem, model, config, available, out)
+                                   : detail::plan_memory(problem, model, config, process_bytes, available, out);
+  };
+  // Recompute "auto": planned keeping Â·x first, then recomputing it (one SpMM per aggregate-first
+  // layer) when that would stream the features (a pass over them per epoch, slower GEMMs) or not fit.
+  ProblemPlan out;
+  out.resolved = model_config;
+  if (out.resolved.recompute == "auto") out.resolved.recompute = "none";
+  out.placement = plan(ModelShape(out.resolved, shape.feature_dim, shape.num_classes, config.device), out.plan);
+  const std::string chosen =
+      ModelShape(model_config, shape.feature_dim, shape.num_classes, config.device)
+          .recompute_for(out.placement.streamed || !detail::plan_fits(out.plan, config.memory_limit, available));
+  if (chosen != out.resolved.recompute) {
+    out.resolved.recompute = chosen;
+    out.placement = plan(ModelShape(out.resolved, shape.feature_dim, shape.num_classes, config.device), out.plan);
+  }
+  return out;
+}
+
+}  // namespace
 
 TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConfig& model_config,
                                        const TrainConfig& config, const EpochCallback& on_epoch) {
@@ -188,23 +245,11 @@ TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConf
   const std::string where = gpu ? " on " + config.device.to_string() : "";
   const std::int64_t available = detail::device_memory_available(config.device);
   TrainSummary summary;
-  const auto plan = [&](const ModelShape& model, MemoryPlan& out) {
-    return gpu ? detail::plan_gpu_memory(problem, model, config, available, out)
-               : detail::plan_memory(problem, model, config, process_bytes, available, out);
-  };
-  // Recompute "auto": planned keeping Â·x first, then recomputing it (one SpMM per aggregate-first
-  // layer) when that would stream the features (a pass over them per epoch, slower GEMMs) or not fit.
-  ModelConfig resolved = model_config;
-  if (resolved.recompute == "auto") resolved.recompute = "none";
-  FeaturePlacement placement = plan(ModelShape(resolved, shape.feature_dim, shape.num_classes), summary.memory_plan);
-  const std::string chosen = ModelShape(model_config, shape.feature_dim, shape.num_classes)
-                                 .recompute_for(placement.streamed || !detail::plan_fits(summary.memory_plan,
-                                                                                         config.memory_limit, available));
-  if (chosen != resolved.recompute) {
-    resolved.recompute = chosen;
-    placement = plan(ModelShape(resolved, shape.feature_dim, shape.num_classes), summary.memory_plan);
-  }
-  const ModelShape model_shape(resolved, shape.feature_dim, shape.num_classes);
+  ProblemPlan planned = plan_problem(problem, model_config, config, process_bytes, available);
+  summary.memory_plan = std::move(planned.plan);
+  const ModelConfig& resolved = planned.resolved;
+  const FeaturePlacement& placement = planned.placement;
+  const ModelShape model_shape(resolved, shape.feature_dim, shape.num_classes, config.device);
   summary.recompute = resolved.recompute;
   detail::log_and_check_memory_plan(summary.memory_plan, config, available);
   detail::log_activation_savings(model_shape, placement);
@@ -222,22 +267,9 @@ TrainSummary train_homogeneous(const datasets::Dataset& ds, const ModelConfig& m
                                const TrainConfig& config, const EpochCallback& on_epoch) {
   detail::check_train_config(config);
   check_trainable(ds);
-  const datasets::NodeType& target = ds.target();
   std::optional<GraphOperators> operators;
   dist::LocalCommunicator local;
-  TrainingProblem problem;
-  problem.shape = dataset_shape(ds);
-  if (target.half_features.empty())
-    problem.features = &target.features;
-  else
-    problem.half_features = &target.half_features;
-  problem.labels = &target.labels;
-  if (ds.meta.task == datasets::Task::multilabel) problem.tasks = ds.meta.num_tasks;
-  problem.train = kernels::view_of(ds.split.train);
-  problem.valid = kernels::view_of(ds.split.valid);
-  problem.test = kernels::view_of(ds.split.test);
-  problem.comm = &local;
-  problem.plan_memory = [&](const ModelShape& shape) { return plan_training_memory(ds, shape, config.optimizer); };
+  TrainingProblem problem = whole_dataset_problem(ds, config, local);
   problem.build_operators = [&](TrainingProblem& p) {
     const Clock::time_point start = Clock::now();
     operators.emplace(build_graph_operators(ds.graph, model_config.kind, config.device));
@@ -246,6 +278,23 @@ TrainSummary train_homogeneous(const datasets::Dataset& ds, const ModelConfig& m
     p.operators = &*operators;
   };
   return train_homogeneous_problem(problem, model_config, config, on_epoch);
+}
+
+RankPlan plan_homogeneous(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config,
+                          std::int64_t memory_bytes) {
+  detail::check_train_config(config);
+  check_trainable(ds);
+  dist::LocalCommunicator local;
+  TrainingProblem problem = whole_dataset_problem(ds, config, local);
+  detail::check_feature_settings(model, config, problem.shape, problem.half_features != nullptr ? 2 : 4);
+  ProblemPlan planned =
+      plan_problem(problem, model, config, std::max<std::int64_t>(0, process_bytes_besides_arrays()), memory_bytes);
+  RankPlan out;
+  out.fits = detail::plan_fits(planned.plan, config.memory_limit, memory_bytes);
+  out.plan = std::move(planned.plan);
+  out.placement = planned.placement;
+  out.recompute = planned.resolved.recompute;
+  return out;
 }
 
 }  // namespace halo::train::detail

@@ -5,6 +5,7 @@
 
 #include "datasets/dataset.hpp"
 #include "train/models/model_config.hpp"
+#include "train/rank_plan.hpp"
 #include "train/trainer.hpp"
 #include "train/training_problem.hpp"
 
@@ -19,5 +20,11 @@ TrainSummary train_homogeneous(const datasets::Dataset& ds, const ModelConfig& m
 // (metrics are all-reduced).
 TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConfig& model, const TrainConfig& config,
                                        const EpochCallback& on_epoch = {});
+
+// The plan train_homogeneous makes and checks before it allocates anything, with `memory_bytes` of
+// memory (the GPU's on a GPU: none is needed to plan) and the process's resident set as
+// "process before training" on the CPU; fits as it would pass (config.memory_limit too).
+RankPlan plan_homogeneous(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config,
+                          std::int64_t memory_bytes);
 
 }  // namespace halo::train::detail

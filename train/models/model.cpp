@@ -107,7 +107,7 @@ struct Model::Impl {
 // GCN example puts all of conv1's parameters in its decayed group, so it decays conv1's bias too.)
 Model::Model(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes, std::uint64_t seed,
              GraphOperators& operators, kernels::Device device)
-    : impl_(std::make_unique<Impl>(ModelShape(config, in_dim, num_classes))) {
+    : impl_(std::make_unique<Impl>(ModelShape(config, in_dim, num_classes, device))) {
   const bool attention = config.kind == "gat";
   Aggregation* aggregation = config.kind == "gcn" ? operators.gcn.get() : operators.mean.get();
   HALO_EXPECTS(attention ? operators.attention != nullptr : aggregation != nullptr,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph/base/error.hpp"
+#include "kernels/attention.hpp"
 #include "kernels/bf16_rows.hpp"
 #include "train/layers/gat_conv.hpp"
 #include "train/layers/layer_input.hpp"
@@ -33,8 +34,9 @@ class Footprint {
 
 }  // namespace
 
-ModelShape::ModelShape(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes)
-    : config_(config), in_dim_(in_dim), num_classes_(num_classes) {
+ModelShape::ModelShape(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes,
+                       const kernels::Device& device)
+    : config_(config), in_dim_(in_dim), num_classes_(num_classes), device_(device) {
   HALO_EXPECTS(config.kind == "gcn" || config.kind == "sage" || config.kind == "gat",
                "Model: kind must be gcn, sage or gat, got '" + config.kind + "'");
   HALO_EXPECTS(config.kind != "gat" || (config.heads >= 1 && config.out_heads >= 1),
@@ -207,7 +209,7 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
       const std::int64_t head_grad = i == last ? heads_out : 0;  // the mean's gradient
       const std::int64_t sources = local(heads * head_width(i) + heads);  // every local row's gradients
       const std::int64_t grads = heads_out + rows(2 * heads);
-      const std::int64_t workspace = rows(4 * heads);
+      const std::int64_t workspace = rows(kernels::attention_workspace_width(heads, device_.is_cuda()));
       if (recomputes_projection()) {  // x·W (its product reading x) and its scores again
         f.take(rows(heads * head_width(i)));
         f.take(scratch[k]);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/device.hpp"
 #include "train/models/model_config.hpp"
 
 namespace halo::train {
@@ -14,12 +15,15 @@ class ModelShape {
  public:
   // Throws InvalidArgument for settings Model refuses: a kind other than gcn, sage or gat, no layer,
   // a hidden width below 1 with more than one layer, a non-positive input width or class count,
-  // a negative weight decay, an activation dtype other than f32 or bf16. O(1).
-  ModelShape(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes);
+  // a negative weight decay, an activation dtype other than f32 or bf16. `device` is where the
+  // model trains: the attention kernels' workspace differs between the CPU and a GPU. O(1).
+  ModelShape(const ModelConfig& config, std::int64_t in_dim, std::int64_t num_classes,
+             const kernels::Device& device = kernels::Device::cpu());
 
   const ModelConfig& config() const { return config_; }
   std::int64_t in_dim() const { return in_dim_; }
   std::int64_t num_classes() const { return num_classes_; }
+  const kernels::Device& device() const { return device_; }
   int layers() const { return config_.layers; }
   bool attention() const { return config_.kind == "gat"; }
   // The width between layers: hidden, or for GAT its heads · hidden concatenated.
@@ -92,7 +96,7 @@ class ModelShape {
   // temporaries and what it keeps for backward: dropout outputs not taken in place, Â·x of
   // aggregate-first layers, GAT's x · W with its scores and softmax statistics, conv outputs kept
   // for batch norm with its statistics, activation outputs; in backward the gradients, GAT's
-  // scores' gradients and the attention kernel's workspace, 4 heads wide), the most alive at
+  // scores' gradients and the attention kernel's workspace, kernels::attention_workspace_width), the most alive at
   // once. On a rank (halo_rows >= 0) also the aggregations' inputs and gradients extended by its
   // halo rows, and GAT's [x · W | source scores] of every local row. O(layers).
   std::int64_t activation_bytes(std::int64_t vertices, std::int64_t halo_rows = -1) const;
@@ -118,6 +122,7 @@ class ModelShape {
   ModelConfig config_;
   std::int64_t in_dim_;
   std::int64_t num_classes_;
+  kernels::Device device_;
 };
 
 }  // namespace halo::train

@@ -17,6 +17,7 @@
 
 #include "graph/base/half.hpp"
 #include "graph/build.hpp"
+#include "kernels/attention.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/loss.hpp"
 #include "tests/reference/naive_csr.hpp"
@@ -735,6 +736,25 @@ TEST_CASE("ModelShape gives the parameters and layer order of the Model built fr
   for (const Parameter* p : model.parameters()) values += p->value.numel();
   CHECK(shape.parameter_bytes() == values * 4);
   CHECK(shape.aggregates_first(0) == model.first_layer_aggregates_first());
+}
+
+TEST_CASE("ModelShape counts the attention backward's workspace of the device it trains on", "[train]") {
+  // GAT 2 layers of 8 heads x 8 on 4000 vertices: the backward of the first layer holds its
+  // kernel's workspace beside its gradients, 4 H floats a row on the CPU, H on a GPU.
+  const ModelConfig gat = config_of("gat", 2, 8, 0.6f, 0.6f, false, true);
+  const std::int64_t n = 4000;
+  const ModelShape cpu(gat, 16, 7), gpu(gat, 16, 7, kernels::Device::cuda());
+  CHECK(cpu.device() == kernels::Device::cpu());
+  CHECK(gpu.device() == kernels::Device::cuda());
+  const std::int64_t difference = cpu.activation_bytes(n) - gpu.activation_bytes(n);
+  CHECK(difference > 0);
+  CHECK(difference <= n * 3 * gat.heads * 4);
+  CHECK(kernels::attention_workspace_width(8, false) == 32);
+  CHECK(kernels::attention_workspace_width(8, true) == 8);
+  // GCN has no such workspace: the same bytes on both.
+  const ModelConfig gcn = config_of("gcn", 3, 64, 0.5f, 0.0f, false, true);
+  CHECK(ModelShape(gcn, 500, 7).activation_bytes(n) ==
+        ModelShape(gcn, 500, 7, kernels::Device::cuda()).activation_bytes(n));
 }
 
 TEST_CASE("Model refuses bad configurations and missing operators", "[train]") {
