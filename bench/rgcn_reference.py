@@ -17,6 +17,9 @@ losses on acm and dblp to 1e-7 relative over the first epochs (a one-off check, 
 Run as a child process, one JSON object on stdout:
     rgcn_reference.py accuracy DATASET_DIR HYPERPARAMETERS_JSON
     rgcn_reference.py timing DATASET_DIR HYPERPARAMETERS_JSON EPOCHS
+DATASET_DIR is in OGB's raw layout, or for timing a halo dataset directory (numpy only, no OGB
+package: bench/gpu_hetero_vs_pyg.py on a lent GPU); "device": "cuda" in the hyperparameters times
+on the GPU.
 """
 import contextlib
 import json
@@ -35,9 +38,35 @@ from torch_geometric.utils import to_torch_csr_tensor
 from convert_throughput import load_ogb_reader
 
 
+def load_halo_dir(dataset_dir):
+    """A heterogeneous halo dataset directory (halo-convert ogb --add-reverse-relations: its
+    relations already hold the reverse ones; rows are destinations) in load()'s form, read with
+    numpy alone: for machines without OGB's package (a lent GPU), timing only."""
+    with open(os.path.join(dataset_dir, "dataset.json")) as f:
+        meta = json.load(f)
+    num_nodes = {t["name"]: t["count"] for t in meta["node_types"]}
+    edges = {}
+    for r in meta["relations"]:
+        folder = os.path.join(dataset_dir, "relations", f"{r['src']}__{r['rel']}__{r['dst']}")
+        indptr = torch.from_numpy(np.load(os.path.join(folder, "indptr.npy")).astype(np.int64))
+        indices = torch.from_numpy(np.load(os.path.join(folder, "indices.npy")).astype(np.int64))
+        edges[(r["src"], r["rel"], r["dst"])] = torch.sparse_csr_tensor(
+            indptr, indices, torch.ones(indices.shape[0]), size=(num_nodes[r["dst"]], num_nodes[r["src"]]))
+    nodes = os.path.join(dataset_dir, "nodes")
+    features = {t["name"]: torch.from_numpy(np.load(os.path.join(nodes, t["name"], "node_feat.npy")))
+                for t in meta["node_types"] if t["feature_dim"] > 0}
+    target = meta["target_type"]
+    y = torch.from_numpy(np.load(os.path.join(nodes, target, "node_label.npy")).astype(np.int64).reshape(-1))
+    idx = {k: torch.from_numpy(np.load(os.path.join(dataset_dir, "split", k + ".npy")).astype(np.int64))
+           for k in ("train", "valid", "test")}
+    return {"num_nodes": num_nodes, "edges": edges, "features": features, "target": target, "y": y, "split": idx}
+
+
 def load(dataset_dir, split):
     """The dataset as OGB's own readers return it, with reverse relations added and the split of
-    the labelled type."""
+    the labelled type; a halo dataset directory (it has a dataset.json) through load_halo_dir."""
+    if os.path.exists(os.path.join(dataset_dir, "dataset.json")):
+        return load_halo_dir(dataset_dir)
     raw = os.path.join(dataset_dir, "raw")
     with contextlib.redirect_stdout(sys.stderr):  # OGB's readers print progress; stdout carries the result
         ogb = load_ogb_reader()
@@ -219,26 +248,46 @@ def accuracy(dataset_dir, hp, model_class=RGCN):
             "runs": runs}
 
 
+def on_device(value, device):
+    """`value` (a tensor, or dicts of them) moved to `device`."""
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, dict):
+        return {k: on_device(v, device) for k, v in value.items()}
+    return value
+
+
 def timing(dataset_dir, hp, epochs, model_class=RGCN):
     """Median time of a full-batch training epoch (forward, loss, backward, Adam step), the first
-    epoch left out as warm-up."""
-    data = load(dataset_dir, hp["split"])
+    epoch left out as warm-up, on hp["device"] (default cpu; on cuda every epoch waits for the GPU,
+    and peak_memory_bytes is PyTorch's max_memory_allocated over the whole run)."""
+    device = torch.device(hp.get("device", "cpu"))
+    gpu = device.type == "cuda"
+    data = on_device(load(dataset_dir, hp["split"]), device)
     torch.manual_seed(hp["seed"])
     num_classes = int(data["y"].max()) + 1
-    model = model_class(data, hp, num_classes)
+    model = model_class(data, hp, num_classes).to(device)
     optimizer = torch.optim.Adam(model.parameter_groups(hp["weight_decay"]), lr=hp["lr"])
     train = data["split"]["train"]
     times = []
     model.train()
     for _ in range(epochs + 1):
+        if gpu:
+            torch.cuda.synchronize()
         start = time.perf_counter()
         optimizer.zero_grad()
         loss = F.cross_entropy(model(data["features"], data["edges"])[train], data["y"][train])
         loss.backward()
         optimizer.step()
+        if gpu:
+            torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
     times = times[1:]
-    return {"epoch_times_s": times, "epoch_time_median_s": statistics.median(times), "final_loss": loss.item()}
+    result = {"epoch_times_s": times, "epoch_time_median_s": statistics.median(times), "final_loss": loss.item(),
+              "device": str(device)}
+    if gpu:
+        result.update({"peak_memory_bytes": torch.cuda.max_memory_allocated(), "gpu": torch.cuda.get_device_name(0)})
+    return result
 
 
 def main(model_class=RGCN):

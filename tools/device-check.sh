@@ -33,7 +33,8 @@
 #                                     gpu-gat (the same for HGT, RGAT and GAT), gpu-feature-streaming,
 #                                     gpu-spmm-bench, gpu-gcn-bench, gpu-gat-bench (GAT against
 #                                     PyG's GATConv), gpu-memory-plan (the plan against the bytes
-#                                     halo held on the GPU).
+#                                     halo held on the GPU), gpu-hetero-bench (HGT and RGAT against
+#                                     PyG on the same GPU).
 #
 # The budget (default 480 s) covers everything from the first step to the last. Each step has an
 # estimate (what it needs to be worth starting) and a cap; it runs under `timeout` with
@@ -46,7 +47,7 @@
 # to its end), device-check.log, steps/NAME.log for each step, gpu-tests.xml (JUnit), the
 # sanitizers' reports, gpu_train.json, gpu_train_gat.json, gpu_rgcn.json, gpu_hgt.json, gpu_rgat.json
 # and gpu_gat.json (+ the runs' summaries), gpu_feature_streaming.json, gpu_spmm.json, gpu_gcn.json,
-# gpu_gat_vs_pyg.json, gpu_memory_plan.json.
+# gpu_gat_vs_pyg.json, gpu_memory_plan.json, gpu_hetero_vs_pyg.json.
 # Environment: HALO_CHECK_JOBS (build parallelism, default every core); HALO_CHECK_PREP and
 # HALO_CHECK_BUILD (other prepared and build folders, for tests of this script).
 set -uo pipefail
@@ -490,6 +491,14 @@ step_gpu_memory_plan() {
   python3 "$root/bench/gpu_memory_plan.py" --bin "$build/bin" --out "$out/gpu_memory_plan.json"
 }
 
+# HGT and RGAT (the mag hyperparameters of bench/hgt_vs_pyg.py) on the GPU against PyG's HGTConv
+# and per-relation GATConv on the same GPU (issue #29), alternating turns, on the prepared
+# ogbn-mag-shaped graph at 1/100.
+step_gpu_hetero_bench() {
+  python3 "$root/bench/gpu_hetero_vs_pyg.py" --dataset "$prep/rgcn-dataset" --halo-train "$build/bin/halo-train" \
+    --work "$build/hetero-bench" --turns 2 --epochs 5 --threads 8 --output "$out/gpu_hetero_vs_pyg.json"
+}
+
 if [ "${1:-}" = "--run-step" ] && [ $# -eq 2 ]; then
   export PATH
   "step_${2//-/_}"
@@ -616,7 +625,7 @@ else
 fi
 gpu_steps=(gpu-tests:40:150 memcheck:40:150 racecheck:20:60 synccheck:15:30 gpu-train-timing:5:60 gpu-rgcn:10:90
   gpu-hgt:10:60 gpu-rgat:10:60 gpu-gat:10:60 gpu-feature-streaming:20:90 gpu-spmm-bench:15:90 gpu-gcn-bench:40:240
-  gpu-gat-bench:30:150 gpu-memory-plan:30:150)
+  gpu-gat-bench:30:150 gpu-memory-plan:30:180 gpu-hetero-bench:30:120)
 for entry in "${gpu_steps[@]}"; do
   IFS=: read -r name estimate cap <<<"$entry"
   if [ "$built" = 1 ]; then
