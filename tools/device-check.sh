@@ -339,8 +339,9 @@ describe_sanitizer() {
 }
 
 # The Catch test spec (commas: any of them) of the tests of the kernels that use shared memory or
-# warp shuffles (attention.cu, spmm.cu, elementwise.cu's reductions, loss.cu), small enough for racecheck.
-shared_memory_tests="attention forward and backward on a GPU equal*,spmm on a GPU equals the CPU twin*,spmm on a GPU reads and writes strided views*,column_sums and the sums of squares and products on a GPU*,log_softmax_nll on a GPU*,count_correct on a GPU*,batch-norm statistics on a GPU*"
+# warp shuffles (attention.cu, dot_attention.cu, spmm.cu, elementwise.cu's reductions, loss.cu), small enough
+# for racecheck.
+shared_memory_tests="attention forward and backward on a GPU equal*,dot-product attention on a GPU equals*,spmm on a GPU equals the CPU twin*,spmm on a GPU reads and writes strided views*,column_sums and the sums of squares and products on a GPU*,log_softmax_nll on a GPU*,count_correct on a GPU*,batch-norm statistics on a GPU*"
 
 step_memcheck() {
   local cs

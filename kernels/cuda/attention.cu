@@ -12,29 +12,15 @@
 #include <cstdint>
 
 #include "kernels/attention.hpp"
-#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/cuda/attention_warp.cuh"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/cuda/kernel_util.cuh"
 
 namespace halo::kernels::cuda {
 namespace {
 
-constexpr int head_block = 8;      // heads per pass over a row: one block of the dropout mask
-constexpr int chunk_entries = 32;  // entries whose coefficients sit in shared memory at once
-constexpr int column_blocks = 4;   // 32-column blocks a lane sums at once (128 columns a pass)
-constexpr int warps_per_block = threads_per_block / 32;
-static_assert(threads_per_block % 32 == 0, "whole warps per block");
 // The kernels below are launched with __launch_bounds__(threads_per_block, 2): at most 128
 // registers a thread (ptxas: no spills at sm_90), so two blocks, 16 warps, share each SM.
-
-// One warp's shared memory: the coefficients of a chunk of entries for a block of heads, and the
-// chunk's other ends (sources in forward, destinations in backward's second pass). A head's row is
-// one float longer than the chunk, so that lanes reading one entry's coefficients of different
-// heads meet different banks.
-struct ChunkCoefficients {
-  float weight[head_block][chunk_entries + 1];
-  std::int64_t other[chunk_entries];
-};
 
 struct Operands {
   const float* h;
@@ -53,10 +39,6 @@ struct Operands {
   __device__ float score(std::int64_t i, std::int64_t j, std::int64_t k) const {
     return src[j * src_stride + k] + dst[i * dst_stride + k];
   }
-  // The heads of the block starting at head `first_head`: at most head_block.
-  __device__ int block_heads(std::int64_t first_head) const {
-    return static_cast<int>(heads - first_head < head_block ? heads - first_head : head_block);
-  }
 };
 
 // values[t] for a t known only at run time, without indexing the array (which would move it out
@@ -69,74 +51,20 @@ __device__ inline float pick(const float (&values)[head_block], int t) {
   return v;
 }
 
-// Σ_f x[f] · y[f] over n values, in order, by one lane.
-__device__ inline float lane_dot(const float* x, const float* y, std::int64_t n) {
-  float s = 0.0f;
-  for (std::int64_t f = 0; f < n; ++f) s += x[f] * y[f];
-  return s;
-}
-
-// The columns of a pass: lane `lane`'s column r of the pass starting at `begin` over `columns`
-// columns of `width` per head (-1 past the end), and its head within the block.
-struct PassColumns {
-  int column[column_blocks];
-  int head[column_blocks];
-  __device__ PassColumns(int begin, int columns, int width, int lane) {
-#pragma unroll
-    for (int r = 0; r < column_blocks; ++r) {
-      const int q = begin + 32 * r + lane;
-      column[r] = q < columns ? q : -1;
-      head[r] = q < columns ? q / width : 0;
-    }
-  }
-};
-
-// acc[r] += Σ over the chunk's n entries, in order, of weight[head][x] · rows[other[x]][column].
-__device__ inline void add_chunk(const ChunkCoefficients& chunk, int n, const float* rows, std::int64_t stride,
-                                 std::int64_t offset, const PassColumns& pass, float (&acc)[column_blocks]) {
-  for (int x = 0; x < n; ++x) {
-    const float* row = rows + chunk.other[x] * stride + offset;
-#pragma unroll
-    for (int r = 0; r < column_blocks; ++r)
-      if (pass.column[r] >= 0) acc[r] += chunk.weight[pass.head[r]][x] * row[pass.column[r]];
-  }
-}
-
-// acc[r] += Σ over the row's entries [first, last), in CSR order, of each entry's coefficient for
-// the column's head times the column of the entry's other end's row in `rows` (offset by `offset`
-// columns): 32 entries a chunk, lane l calling fill(other end) for the chunk's entry l to leave its
-// coefficients in chunk.weight[head][l].
-template <class I, class Fill>
-__device__ void sum_by_chunks(const I* indices, std::int64_t first, std::int64_t last, int lane,
-                              ChunkCoefficients& chunk, const float* rows, std::int64_t stride, std::int64_t offset,
-                              const PassColumns& pass, float (&acc)[column_blocks], const Fill& fill) {
-  for (std::int64_t c0 = first; c0 < last; c0 += chunk_entries) {
-    const int n = static_cast<int>(last - c0 < chunk_entries ? last - c0 : chunk_entries);
-    if (lane < n) {
-      const auto other = static_cast<std::int64_t>(indices[c0 + lane]);
-      chunk.other[lane] = other;
-      fill(other);
-    }
-    __syncwarp();
-    add_chunk(chunk, n, rows, stride, offset, pass, acc);
-    __syncwarp();
-  }
-}
-
 template <class I>
 __global__ void __launch_bounds__(threads_per_block, 2)
     forward_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, Operands o, float* out,
                    std::int64_t out_stride, float* row_max, std::int64_t max_stride, float* row_sum,
                    std::int64_t sum_stride) {
-  __shared__ ChunkCoefficients shared[warps_per_block];
-  ChunkCoefficients& chunk = shared[threadIdx.x / 32];
+  __shared__ ChunkCoefficients<head_block> shared[warps_per_block];
+  ChunkCoefficients<head_block>& chunk = shared[threadIdx.x / 32];
   const std::int64_t warps = (static_cast<std::int64_t>(gridDim.x) * blockDim.x) / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int width = static_cast<int>(o.width);
   for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows; i += warps) {
     const std::int64_t first = indptr[i], last = indptr[i + 1];
     for (std::int64_t k0 = 0; k0 < o.heads; k0 += head_block) {
-      const int nh = o.block_heads(k0);
+      const int nh = block_heads(o.heads, k0);
       // The softmax's maximum and sum per head: lanes over entries, then across the warp.
       float m[head_block], s[head_block];
 #pragma unroll
@@ -203,7 +131,7 @@ __global__ void __launch_bounds__(threads_per_block, 2)
   for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows; i += warps) {
     const std::int64_t first = indptr[i], last = indptr[i + 1];
     for (std::int64_t k0 = 0; k0 < o.heads; k0 += head_block) {
-      const int nh = o.block_heads(k0);
+      const int nh = block_heads(o.heads, k0);
       float m[head_block], s[head_block], sum[head_block], weighted[head_block], sloped[head_block];
 #pragma unroll
       for (int t = 0; t < head_block; ++t) {
@@ -252,15 +180,15 @@ __global__ void __launch_bounds__(threads_per_block, 2)
                std::int64_t max_stride, const float* row_sum, std::int64_t sum_stride, const float* grad_out,
                std::int64_t grad_stride, const float* c, std::int64_t c_stride, float* grad_h, std::int64_t gh_stride,
                float* grad_src, std::int64_t gs_stride) {
-  __shared__ ChunkCoefficients shared[warps_per_block];
-  ChunkCoefficients& chunk = shared[threadIdx.x / 32];
+  __shared__ ChunkCoefficients<head_block> shared[warps_per_block];
+  ChunkCoefficients<head_block>& chunk = shared[threadIdx.x / 32];
   const std::int64_t warps = (static_cast<std::int64_t>(gridDim.x) * blockDim.x) / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int width = static_cast<int>(o.width);
   for (std::int64_t j = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; j < rows; j += warps) {
     const std::int64_t first = indptr[j], last = indptr[j + 1];
     for (std::int64_t k0 = 0; k0 < o.heads; k0 += head_block) {
-      const int nh = o.block_heads(k0);
+      const int nh = block_heads(o.heads, k0);
       const int columns = nh * width;
       float gs[head_block] = {};
       // One pass at least, even without columns: the first pass also sums grad_src.
@@ -385,10 +313,10 @@ void attention_forward(const graph::CsrView<I>& a, ConstTensorView h, ConstTenso
 }
 
 template <class I>
-void attention_backward(const graph::CsrView<I>& a, const graph::CsrView<I>& at, ConstTensorView h,
-                        ConstTensorView src, ConstTensorView dst, const AttentionSpec& spec, AttentionIds ids,
-                        ConstTensorView row_max, ConstTensorView row_sum, ConstTensorView grad_out, TensorView grad_h,
-                        TensorView grad_src, TensorView grad_dst) {
+void attention_backward(const graph::CsrView<I>& a, const graph::CsrView<I>& at, ConstTensorView h, ConstTensorView src,
+                        ConstTensorView dst, const AttentionSpec& spec, AttentionIds ids, ConstTensorView row_max,
+                        ConstTensorView row_sum, ConstTensorView grad_out, TensorView grad_h, TensorView grad_src,
+                        TensorView grad_dst) {
   const int d = h.device.index;
   ScopedDevice scoped(d);
   const Operands o = operands_of(h, src, dst, spec, ids);
@@ -409,12 +337,10 @@ void attention_backward(const graph::CsrView<I>& a, const graph::CsrView<I>& at,
   }
 }
 
-template void attention_forward(const graph::CsrView<std::int32_t>&, ConstTensorView, ConstTensorView,
-                                ConstTensorView, const AttentionSpec&, AttentionIds, TensorView, TensorView,
-                                TensorView);
-template void attention_forward(const graph::CsrView<std::int64_t>&, ConstTensorView, ConstTensorView,
-                                ConstTensorView, const AttentionSpec&, AttentionIds, TensorView, TensorView,
-                                TensorView);
+template void attention_forward(const graph::CsrView<std::int32_t>&, ConstTensorView, ConstTensorView, ConstTensorView,
+                                const AttentionSpec&, AttentionIds, TensorView, TensorView, TensorView);
+template void attention_forward(const graph::CsrView<std::int64_t>&, ConstTensorView, ConstTensorView, ConstTensorView,
+                                const AttentionSpec&, AttentionIds, TensorView, TensorView, TensorView);
 template void attention_backward(const graph::CsrView<std::int32_t>&, const graph::CsrView<std::int32_t>&,
                                  ConstTensorView, ConstTensorView, ConstTensorView, const AttentionSpec&, AttentionIds,
                                  ConstTensorView, ConstTensorView, ConstTensorView, TensorView, TensorView, TensorView);
@@ -432,9 +358,9 @@ void head_scores_backward(ConstTensorView h, ConstTensorView a, ConstTensorView 
                           TensorView grad_a) {
   const int d = h.device.index;
   ScopedDevice scoped(d);
-  launch_elementwise(d, h.rows, h.cols,
-                     HeadScoresInputGrad{a.data, a.stride, grad_score.data, grad_score.stride, grad_h.data,
-                                         grad_h.stride, a.cols});
+  launch_elementwise(
+      d, h.rows, h.cols,
+      HeadScoresInputGrad{a.data, a.stride, grad_score.data, grad_score.stride, grad_h.data, grad_h.stride, a.cols});
   // grad_a as one row of heads · width columns: column c sums grad_score[j, c / width] · h[j, c].
   const DeviceBuffer<double> totals = column_totals<1>(
       d, h.rows, h.cols, HeadScoresWeightTerm{h.data, h.stride, grad_score.data, grad_score.stride, a.cols});

@@ -1,7 +1,10 @@
 // Building blocks of the CUDA attention kernels (attention.cu, dot_attention.cu), which give one
-// warp to each row: warp-wide maximum, sum and dot product (a fixed butterfly, so every lane gets
-// the same value and every run the same bits), and the attention-dropout mask of
-// kernels/detail/attention_mask.hpp on the device.
+// warp to each row and take its heads in blocks of head_block: warp-wide maximum and sum (a fixed
+// butterfly, so every lane gets the same value and every run the same bits), the attention-dropout
+// mask of kernels/detail/attention_mask.hpp on the device (one Philox draw serves an entry's block
+// of heads), and the sums over a row's entries of a coefficient times a gathered row: the lanes
+// leave the coefficients of a chunk of 32 entries (one entry a lane) in shared memory, then walk
+// the chunk in CSR order, each lane owning columns 32 apart of the block's heads together.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +17,12 @@
 namespace halo::kernels::cuda {
 
 constexpr unsigned int all_lanes = 0xffffffffu;
+constexpr int head_block = 8;                     // heads per pass over a row: one block of the dropout mask
+constexpr int chunk_entries = 32;                 // entries whose coefficients sit in shared memory at once
+constexpr int column_blocks = 4;                  // 32-column blocks a lane sums at once
+constexpr int pass_columns = 32 * column_blocks;  // columns a warp sums at once
+constexpr int warps_per_block = threads_per_block / 32;
+static_assert(threads_per_block % 32 == 0, "whole warps per block");
 
 __device__ inline float warp_max(float x) {
   for (int offset = 16; offset > 0; offset /= 2) x = fmaxf(x, __shfl_xor_sync(all_lanes, x, offset));
@@ -25,11 +34,16 @@ __device__ inline float warp_sum(float x) {
   return x;
 }
 
-// Σ_f x[f] · y[f] over n values, lane-strided, then summed across the warp.
-__device__ inline float warp_dot(const float* x, const float* y, std::int64_t n, int lane) {
+// Σ_f x[f] · y[f] over n values, in order, by one lane.
+__device__ inline float lane_dot(const float* x, const float* y, std::int64_t n) {
   float s = 0.0f;
-  for (std::int64_t f = lane; f < n; f += 32) s += x[f] * y[f];
-  return warp_sum(s);
+  for (std::int64_t f = 0; f < n; ++f) s += x[f] * y[f];
+  return s;
+}
+
+// The heads of the block starting at head `first_head` of `heads`: at most head_block.
+__device__ inline int block_heads(std::int64_t heads, std::int64_t first_head) {
+  return static_cast<int>(heads - first_head < head_block ? heads - first_head : head_block);
 }
 
 // The mask of one call: keep(i, j, k) = mask · 1 / (1 - p) of head k of the edge i <- j.
@@ -57,12 +71,21 @@ struct DeviceEdgeMask {
     if (!dropout) return 1.0f;
     return detail::attention_kept(bits, k, threshold) ? scale : 0.0f;
   }
-  __device__ float keep(std::int64_t i, std::int64_t j, std::int64_t k) const {
-    if (!dropout) return 1.0f;
+  // The same draws as a mask of the kept heads of the block (bit t for its head t; all without
+  // dropout), for loops over heads that are not unrolled: a bit is picked without indexing an
+  // array, so nothing moves to local memory.
+  __device__ unsigned int kept_heads(std::int64_t i, std::int64_t j, std::int64_t block) const {
+    if (!dropout) return (1u << head_block) - 1;
     std::uint32_t bits[4];
-    draws(i, j, k / 8, bits);
-    return keep_of(bits, k);
+    draws(i, j, block, bits);
+    unsigned int kept = 0;
+#pragma unroll
+    for (int t = 0; t < head_block; ++t)
+      if (detail::attention_kept(bits, t, threshold)) kept |= 1u << t;
+    return kept;
   }
+  // keep of head t of a block from its kept_heads (1 without dropout, the scale being 1).
+  __device__ float keep_bit(unsigned int kept, int t) const { return (kept >> t) & 1u ? scale : 0.0f; }
 };
 
 inline DeviceEdgeMask device_edge_mask(float p, const DropoutKey& key, AttentionIds ids) {
@@ -76,5 +99,79 @@ inline DeviceEdgeMask device_edge_mask(float p, const DropoutKey& key, Attention
 
 // Blocks for one warp per row.
 inline unsigned int warp_blocks(std::int64_t rows) { return blocks_for(rows * 32); }
+
+// One warp's shared memory: `Rows` rows of coefficients (a row per head of the block, or more
+// where an entry has several coefficients a head) of a chunk of entries, and the chunk's other
+// ends (sources in forward, destinations in backward's second pass). A row is one float longer
+// than the chunk, so that lanes reading one entry's coefficients of different rows meet different
+// banks.
+template <int Rows>
+struct ChunkCoefficients {
+  float weight[Rows][chunk_entries + 1];
+  std::int64_t other[chunk_entries];
+};
+
+// The columns of a pass: lane `lane`'s column r of the pass over columns [begin, end) of a block
+// of heads of `width` columns each (-1 past the end), and the row of its coefficients in the
+// chunk: its head within the block, plus `first_row`.
+struct PassColumns {
+  int column[column_blocks];
+  int head[column_blocks];
+  __device__ PassColumns(int begin, int end, int width, int lane, int first_row = 0) {
+#pragma unroll
+    for (int r = 0; r < column_blocks; ++r) {
+      const int q = begin + 32 * r + lane;
+      column[r] = q < end ? q : -1;
+      head[r] = q < end ? first_row + q / width : 0;
+    }
+  }
+};
+
+// acc[r] += Σ over the chunk's n entries, in order, of weight[head][x] · rows[other[x]][column].
+template <int Rows>
+__device__ void add_chunk(const ChunkCoefficients<Rows>& chunk, int n, const float* rows, std::int64_t stride,
+                          std::int64_t offset, const PassColumns& pass, float (&acc)[column_blocks]) {
+  for (int x = 0; x < n; ++x) {
+    const float* row = rows + chunk.other[x] * stride + offset;
+#pragma unroll
+    for (int r = 0; r < column_blocks; ++r)
+      if (pass.column[r] >= 0) acc[r] += chunk.weight[pass.head[r]][x] * row[pass.column[r]];
+  }
+}
+
+// The row's entries [first, last) in CSR order, 32 a chunk: every lane calls fill(has, other),
+// `has` whether the chunk has an entry `lane` and `other` its other end (0 if not), which leaves
+// that entry's coefficients in chunk.weight[...][lane] (fill is called by the whole warp, so it
+// may use the warp's shuffles); then add(n) sums the chunk's n entries.
+template <class I, int Rows, class Fill, class Add>
+__device__ void for_chunks(const I* indices, std::int64_t first, std::int64_t last, int lane,
+                           ChunkCoefficients<Rows>& chunk, const Fill& fill, const Add& add) {
+  for (std::int64_t c0 = first; c0 < last; c0 += chunk_entries) {
+    const int n = static_cast<int>(last - c0 < chunk_entries ? last - c0 : chunk_entries);
+    const bool has = lane < n;
+    const std::int64_t other = has ? static_cast<std::int64_t>(indices[c0 + lane]) : 0;
+    if (has) chunk.other[lane] = other;
+    fill(has, other);
+    __syncwarp();
+    add(n);
+    __syncwarp();
+  }
+}
+
+// acc[r] += Σ over the row's entries [first, last), in CSR order, of each entry's coefficient for
+// the column's head times the column of the entry's other end's row in `rows` (offset by `offset`
+// columns): for_chunks, lane l calling fill(other end) for the chunk's entry l only.
+template <class I, int Rows, class Fill>
+__device__ void sum_by_chunks(const I* indices, std::int64_t first, std::int64_t last, int lane,
+                              ChunkCoefficients<Rows>& chunk, const float* rows, std::int64_t stride,
+                              std::int64_t offset, const PassColumns& pass, float (&acc)[column_blocks],
+                              const Fill& fill) {
+  for_chunks(
+      indices, first, last, lane, chunk,
+      [&](bool has, std::int64_t other) {
+        if (has) fill(other);
+      },
+      [&](int n) { add_chunk(chunk, n, rows, stride, offset, pass, acc); });
+}
 
 }  // namespace halo::kernels::cuda
