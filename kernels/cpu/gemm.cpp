@@ -7,16 +7,44 @@
 // bands ran 1.05-1.3x faster on every shape measured (GCN's forward, input and weight gradients,
 // 2 708 to 1 000 000 rows). A band's rows are its own GEMM, so c does not depend on the order
 // the bands run in; it may on the band boundaries, which depend only on m and the thread count.
+// Also kernels/blas_kernels.hpp's blas_core() and blas_config(): only this file includes cblas.h.
 #include <cblas.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 
+#include "graph/base/log.hpp"
 #include "graph/base/parallel.hpp"
+#include "kernels/blas_kernels.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+
+namespace halo::kernels {
+
+std::string blas_core() { return openblas_get_corename(); }
+
+std::string blas_config() { return openblas_get_config(); }
+
+}  // namespace halo::kernels
 
 namespace halo::kernels::cpu {
 namespace {
+
+// An application that embeds halo and did not restart itself as halo's programs do
+// (tools/common/blas_restart.hpp) is told once, at its first product, what it loses.
+void warn_of_fallback_kernels() {
+  static std::once_flag told;
+  std::call_once(told, [] {
+    const std::string fitting = fitting_blas_core();
+    if (!fitting.empty())
+      log_warning(
+          fmt::format("OpenBLAS does not know this CPU and runs its {} kernels (SSE3): set "
+                      "OPENBLAS_CORETYPE={} before the program starts, and CPU products run several "
+                      "times faster",
+                      blas_core(), fitting));
+  });
+}
 
 // Resizes OpenBLAS's pool when OpenMP's thread count changed since the last call (tests and
 // programs may call omp_set_num_threads); a plain call costs one atomic load.
@@ -68,6 +96,7 @@ void gemm(ConstTensorView a, Transpose transpose_a, ConstTensorView b, Transpose
         256);
     return;
   }
+  warn_of_fallback_kernels();
   size_openblas_threads();
   const std::int64_t bands = std::max<std::int64_t>(
       1, std::min<std::int64_t>({max_threads(), m / kMinBandRows, m * n * k / kMinParallelWork}));

@@ -2,11 +2,21 @@
 // over rows of c in parallel, blocked along k so a panel of op(b) stays in cache. Each value of c
 // is summed in increasing k by one thread, so the result does not depend on the thread count.
 // Far slower than OpenBLAS on large products; it exists so that builds without OpenBLAS work.
+// Also kernels/blas_kernels.hpp's blas_core() and blas_config() for such a build.
 #include <algorithm>
 #include <vector>
 
 #include "graph/base/parallel.hpp"
+#include "kernels/blas_kernels.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+
+namespace halo::kernels {
+
+std::string blas_core() { return ""; }
+
+std::string blas_config() { return "halo's portable loop (built without BLAS)"; }
+
+}  // namespace halo::kernels
 
 namespace halo::kernels::cpu {
 

@@ -25,6 +25,7 @@
 #include "kernels/device.hpp"
 #include "kernels/tensor.hpp"
 #include "partition/partition_dir.hpp"
+#include "tools/common/blas_restart.hpp"
 #include "tools/common/eta.hpp"
 #include "tools/common/folder_hints.hpp"
 #include "tools/common/program.hpp"
@@ -146,7 +147,9 @@ int main(int argc, char** argv) {
   TrainOptions options;
   add_train_options(app, options);
   if (const int code = parse_command_line(app, "halo-train", argc, argv); code >= 0) return code;
+  restart_on_fitting_blas_kernels(argv);
   configure_logging(options.quiet, options.verbose);
+  if (const std::string note = blas_restart_note(); !note.empty()) log_info(note);
   stop_cleanly_on_signals("halo-train: stopping at the end of this epoch" +
                           std::string(options.train.checkpoint_dir.empty() ? "" : ", after a checkpoint") +
                           " (signal again to stop at once)");

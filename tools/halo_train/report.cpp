@@ -1,13 +1,14 @@
 // halo-train's progress lines, summary line and JSON summary.
 #include "tools/halo_train/report.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <fstream>
 #include <thread>
 #include <vector>
 
-#include <fmt/format.h>
-
+#include "tools/common/blas_restart.hpp"
 #include "tools/common/program.hpp"
 
 namespace halo::tools {
@@ -202,7 +203,8 @@ json describe_machine() {
   return json{{"cpu", cpu},
               {"logical_cores", std::thread::hardware_concurrency()},
               {"memory_bytes", memory},
-              {"load_average", load}};
+              {"load_average", load},
+              {"blas", blas_json()}};
 }
 
 }  // namespace halo::tools
