@@ -6,9 +6,10 @@ Geometric's GCNConv full-batch (sparse CSR adjacency, cached normalisation), sam
 inputs, bias, Adam), same GPU, each in its own process. Reports the median epoch time of the
 training steps (first epoch excluded, no evaluation passes) and the peak device memory of each:
 halo's device_peak_bytes (every byte halo held on the GPU: tensors, graph operators, index
-arrays, cuBLAS's workspace) beside its memory plan; PyTorch's max_memory_allocated over the timed
-epochs (after the first, which builds PyG's cached normalisation). Goals: halo at least 3x faster
-(issue #6) with at most 0.4x the memory (issue #31).
+arrays, cuBLAS's workspace) beside its memory plan, and where halo's steps spent their time (SpMM,
+GEMM, the rest); PyTorch's max_memory_allocated over the timed epochs (after the first, which
+builds PyG's cached normalisation). Goals: halo at least 3x faster (issue #6) with at most 0.4x
+the memory (issue #31).
 """
 import argparse
 import json
@@ -19,6 +20,7 @@ import time
 
 from common import child_env, load_average, machine, write_result
 from gpu_dataset import gpu_visible, products_scale_dataset
+from halo_gpu_run import plan_against_peak, time_split_per_epoch, train_on_gpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -69,25 +71,18 @@ def run_json(cmd, timeout):
 
 
 def halo_run(args, data):
-    """halo-train on the GPU with the benchmark's model; its summary's epoch times, losses, peak and plan."""
-    out = os.path.join(args.work, "halo-gpu-gcn.json")
-    if os.path.exists(out):
-        os.remove(out)
-    subprocess.run([os.path.join(args.bin, "halo-train"), "--dataset", data, "--device", "cuda", "--model", "gcn",
-                    "--layers", str(args.layers), "--hidden", str(args.hidden), "--dropout", str(args.dropout),
-                    "--input-dropout", "0", "--bias", "--epochs", str(args.epochs), "--eval-every",
-                    str(args.epochs + 1), "--patience", "0", "--threads", str(args.threads), "--json", out, "-q"],
-                   check=True, timeout=args.timeout, env=child_env())
-    with open(out) as f:
-        s = json.load(f)
+    """halo-train on the GPU with the benchmark's model; its epoch times, losses, peak and plan."""
+    s = train_on_gpu(args.bin, data, ["--model", "gcn", "--layers", str(args.layers), "--hidden", str(args.hidden),
+                                      "--dropout", str(args.dropout), "--input-dropout", "0", "--bias"],
+                     args.epochs, os.path.join(args.work, "halo-gpu-gcn.json"), args.threads, args.timeout)
     epochs = s["runs"][0]["epochs"]
     times = [e["time_s"] for e in epochs]
     timed = sorted(times[1:])
-    plan = s["memory_plan"]
+    plan = plan_against_peak(s)
     return {"dataset": data, "epoch_times_s": times, "epoch_time_median_s": timed[len(timed) // 2],
-            "losses": [e["loss"] for e in epochs], "peak_memory_bytes": s["device_peak_bytes"],
-            "planned_bytes": plan["total"], "plan_over_peak": plan["total"] / s["device_peak_bytes"],
-            "memory_plan": {k: v for k, v in plan.items() if isinstance(v, (int, float))},
+            "time_split_s_per_epoch": time_split_per_epoch(s), "losses": [e["loss"] for e in epochs],
+            "peak_memory_bytes": plan["device_peak_bytes"], "planned_bytes": plan["planned_bytes"],
+            "plan_over_peak": plan["plan_over_peak"], "memory_plan": plan["plan"],
             "recompute": s.get("recompute", "none"), "num_nodes": s["dataset"]["num_nodes"],
             "num_edges": s["dataset"]["num_edges"], "device": s["device"], "threads": s["threads"]}
 

@@ -20,13 +20,13 @@ GAT 2 layers of 8 heads x 8 (the paper's model) on sbm.
     python3 bench/gpu_memory_plan.py [--bin build/bin] [--out bench/results/gpu_memory_plan.json]
 """
 import argparse
-import json
 import os
 import subprocess
 import time
 
 from common import load_average, machine, write_result
 from gpu_dataset import gpu_visible, products_scale_dataset, products_scale_dir
+from halo_gpu_run import plan_against_peak, train_on_gpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRAPHS = {
@@ -54,18 +54,8 @@ def generate(bin_dir, work, name):
 
 
 def train(bin_dir, work, data, args, epochs):
-    out = os.path.join(work, "plan-run.json")
-    if os.path.exists(out):
-        os.remove(out)
-    subprocess.run([os.path.join(bin_dir, "halo-train"), "--dataset", data, "--device", "cuda", *args, "--epochs",
-                    str(epochs), "--eval-every", str(epochs + 1), "--patience", "0", "--threads", "8", "--json", out,
-                    "-q"], check=True, timeout=120)
-    with open(out) as f:
-        s = json.load(f)
-    plan = s["memory_plan"]
-    return {"planned_bytes": plan["total"], "device_peak_bytes": s["device_peak_bytes"],
-            "plan_over_peak": plan["total"] / s["device_peak_bytes"], "tensor_peak_bytes": s["tensor_peak_bytes"],
-            "plan": {k: v for k, v in plan.items() if isinstance(v, (int, float))},
+    s = train_on_gpu(bin_dir, data, args, epochs, os.path.join(work, "plan-run.json"))
+    return {**plan_against_peak(s), "tensor_peak_bytes": s["tensor_peak_bytes"],
             "recompute": s.get("recompute", "none"), "epoch_time_median_s": s["epoch_time_median_s"]}
 
 
