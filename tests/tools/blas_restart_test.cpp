@@ -1,6 +1,6 @@
 // Tests of tools/common/blas_restart.*, through halo-train: its products run on OpenBLAS kernels
-// that fit this CPU (it restarts itself when OpenBLAS fell back to Prescott's, and says so), and a
-// core the user forced stands.
+// that fit this CPU (it restarts itself when OpenBLAS fell back to Prescott's, and says so with -v),
+// and a core the user forced stands.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,7 +20,7 @@ nlohmann::json train_with(const std::string& environment, const ScratchDir& scra
   REQUIRE(halo::test::run_program("halo-convert", "synth sbm " + data + " --nodes 300 --force -q", scratch).exit_code ==
           0);
   const halo::test::ProgramResult r = halo::test::run_program(
-      "halo-train", "--dataset " + data + " --epochs 2 --hidden 8 --threads 1 --json -", scratch, environment);
+      "halo-train", "--dataset " + data + " --epochs 2 --hidden 8 --threads 1 -v --json -", scratch, environment);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   err = r.err;

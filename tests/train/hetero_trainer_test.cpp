@@ -156,7 +156,13 @@ TEST_CASE("R-GCN training warns, naming them, of vertex types that never reach t
   venue.count = 1;
   ds.node_types.push_back(std::move(venue));
   std::vector<std::string> warnings;
-  set_log_sink([&](LogLevel, const std::string& m) { warnings.push_back(m); }, LogLevel::warning);
+  // What the machine's OpenBLAS is told (kernels/blas_kernels.hpp: this CPU unknown to it) is not
+  // the training's to count.
+  set_log_sink(
+      [&](LogLevel, const std::string& m) {
+        if (m.rfind("OpenBLAS", 0) != 0) warnings.push_back(m);
+      },
+      LogLevel::warning);
   const TrainConfig c = test::short_training(2);
   halo::train::train(ds, small_rgcn(), c);
   const std::vector<std::string> before = warnings;

@@ -16,7 +16,8 @@ namespace halo::tools {
 // any thread starts and before anything is written.
 void restart_on_fitting_blas_kernels(char** argv);
 
-// After such a restart, one line for the log saying what changed; else empty.
+// After such a restart, one line for the log saying what changed (halo-train logs it with -v, beside
+// its thread choice: at the default level a failing run still prints one line); else empty.
 std::string blas_restart_note();
 
 // The BLAS a summary describes: {"core", "config", "replaced_core"} (replaced_core: the core

@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
   if (const int code = parse_command_line(app, "halo-train", argc, argv); code >= 0) return code;
   restart_on_fitting_blas_kernels(argv);
   configure_logging(options.quiet, options.verbose);
-  if (const std::string note = blas_restart_note(); !note.empty()) log_info(note);
+  if (const std::string note = blas_restart_note(); !note.empty()) log_debug(note);
   stop_cleanly_on_signals("halo-train: stopping at the end of this epoch" +
                           std::string(options.train.checkpoint_dir.empty() ? "" : ", after a checkpoint") +
                           " (signal again to stop at once)");
