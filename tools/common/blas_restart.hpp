@@ -12,8 +12,9 @@ namespace halo::tools {
 
 // When kernels::fitting_blas_core() names a core, sets OPENBLAS_CORETYPE to it and restarts the
 // program; returns when OpenBLAS's choice stands, or when the restart failed (the program then goes
-// on with OpenBLAS's choice, and its first product logs a warning). Call it first in main, before
-// any thread starts and before anything is written.
+// on with OpenBLAS's choice, and its first product logs a warning). Call it in main once the
+// command line is parsed (help and usage errors need no restart), before any thread starts and
+// before anything is written.
 void restart_on_fitting_blas_kernels(char** argv);
 
 // After such a restart, one line for the log saying what changed (halo-train logs it with -v, beside
