@@ -41,6 +41,11 @@ struct TrainConfig {
   bool normalize_features = false;     // divide each feature row by its sum (tkipf/gcn preprocess_features)
   std::string checkpoint_dir;          // empty = no checkpoints
   int checkpoint_every = 0;            // save every k epochs (and when a run ends); 0 = only when a run ends
+  // Non-empty: when a run ends, rank 0 writes what it predicted for every vertex of the labelled
+  // type at its best evaluation to predictions_dir/run-NNNN/y_pred.npy, as OGB's evaluators take
+  // it (train/detail/best_predictions.hpp): each vertex's class, int64 n x 1, or for a
+  // multi-label task its scores (logits), float32 n x tasks.
+  std::string predictions_dir;
   bool resume = false;                 // continue from checkpoint_dir's checkpoints where they exist
   bool allow_nonfinite = false;        // go on when the training loss is NaN or infinite (else stop, naming the epoch)
   bool verify_checksums = true;        // distributed runs: check each part's CRC-32s on read (its structure always is)
@@ -96,6 +101,8 @@ struct RunResult {
   double final_test_acc = 0.0;  // at the last evaluated epoch (what tkipf/gcn reports)
   bool stopped_early = false;
   bool resumed = false;         // started from a checkpoint
+  std::string predictions_path;  // TrainConfig::predictions_dir: the file written; empty if none
+  int predictions_epoch = 0;     // the epoch it holds the predictions of (best_epoch unless resumed)
   TimeSplit time_split;         // over the epochs this process ran
 };
 

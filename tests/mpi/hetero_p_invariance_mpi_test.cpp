@@ -2,7 +2,8 @@
 // heterogeneous dataset computes what one process computes on the whole dataset — per-epoch
 // losses to 1e-5 relative and the same accuracies — with dropout on every layer's inputs,
 // embedding tables for the types without features (updated sparsely by their owners), bases
-// (R-GCN), several heads (HGT, RGAT), attention dropout (RGAT), on a generated graph and on acm.
+// (R-GCN), several heads (HGT, RGAT), attention dropout (RGAT), on a generated graph and on acm;
+// rank 0 writes the labelled type's predictions one process writes.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -32,10 +33,13 @@ void check_invariance(const datasets::Dataset& ds, const std::string& name, cons
   train::dist::Communicator& world = test::mpi_world();
   const std::string parts = test::partition_for_world(ds, name);
   INFO(name << " on " << world.size() << " ranks");
-  const train::TrainConfig c = train_config(epochs);
+  train::TrainConfig c = train_config(epochs);
+  c.predictions_dir = test::shared_scratch(name + "-" + m.kind + "-predictions-one");
   const train::TrainSummary one = train::train(ds, m, c);
+  c.predictions_dir = test::shared_scratch(name + "-" + m.kind + "-predictions-many");
   const train::TrainSummary many = train::train(parts, world, m, c);
   test::check_same_training(one, many);
+  test::check_same_predictions(one, many, ds.target().labels.data(), kernels::view_of(ds.split.test));
   const auto& a = one.runs.at(0).epochs;
   CHECK(a.back().loss < 0.9 * a.front().loss);  // it learns: the comparison is not of constants
 }

@@ -1,8 +1,8 @@
 // P-invariance: training on the world's P parts computes what one process computes on the whole
 // dataset — per-epoch losses to 1e-5 relative and the same accuracies — for GCN and GraphSAGE
 // with dropout and batch norm (also with bf16 activations), on a generated SBM graph and on cora;
-// and the halo traffic of an epoch is exactly the analytic minimum of the partition; checkpoints
-// move between rank counts.
+// and the halo traffic of an epoch is exactly the analytic minimum of the partition; rank 0 writes
+// the predictions one process writes; checkpoints move between rank counts.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -52,10 +52,13 @@ void check_invariance(const datasets::Dataset& ds, const std::string& name) {
   for (const std::string kind : {"gcn", "sage", "gat"}) {
     INFO(name << " " << kind << " on " << world.size() << " ranks");
     const train::ModelConfig m = model_config(kind);
-    const train::TrainConfig c = train_config();
+    train::TrainConfig c = train_config();
+    c.predictions_dir = test::shared_scratch(name + "-" + kind + "-predictions-one");
     const train::TrainSummary one = train::train(ds, m, c);
+    c.predictions_dir = test::shared_scratch(name + "-" + kind + "-predictions-many");
     const train::TrainSummary many = train::train(parts, world, m, c);
     test::check_same_training(one, many);
+    test::check_same_predictions(one, many, ds.target().labels.data(), kernels::view_of(ds.split.test));
     std::int64_t sent = 0, received = 0;
     for (const train::RankTraffic& r : many.ranks) {
       sent += r.bytes_sent;

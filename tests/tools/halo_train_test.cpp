@@ -4,17 +4,18 @@
 // shared datasets are present) Kipf & Welling's GCN accuracy on cora.
 #include <sys/wait.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "datasets/npy.hpp"
+#include "tests/support/predictions_file.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/test_paths.hpp"
 #include "tests/tools/run_program.hpp"
@@ -378,6 +379,31 @@ TEST_CASE("halo-train --resume takes finished runs from --checkpoint without tra
   const nlohmann::json b = nlohmann::json::parse(again.out);
   CHECK(b["runs"][0]["resumed"] == true);
   CHECK(b["runs"][0]["epochs"] == a["runs"][0]["epochs"]);
+}
+
+TEST_CASE("halo-train --predictions writes each run's y_pred.npy, which scores the test accuracy it reports",
+          "[tools]") {
+  ScratchDir scratch;
+  const std::string data = make_dataset(scratch);
+  const Result r = halo::test::run_program(
+      "halo-train", "--dataset " + data + " --epochs 20 --runs 2 --predictions " + (scratch / "out") + " --json -",
+      scratch);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("run 1: predictions of epoch ") != std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["settings"]["predictions"] == scratch / "out");
+  const auto labels = halo::datasets::read_npy<std::int64_t>(data + "/node_label.npy");
+  const auto test = halo::datasets::read_npy<std::int64_t>(data + "/split/test.npy");
+  for (int run = 0; run < 2; ++run) {
+    const nlohmann::json& summary = j["runs"][run];
+    CHECK(summary["predictions"] == scratch / ("out/run-000" + std::to_string(run) + "/y_pred.npy"));
+    CHECK(summary["predictions_epoch"] == summary["best_epoch"]);
+    const auto classes = halo::test::read_predicted_classes(summary["predictions"].get<std::string>());
+    CHECK(classes.rows() == 500);
+    CHECK(halo::test::predicted_accuracy(classes, labels.data(), halo::kernels::view_of(test)) ==
+          summary["test_acc"].get<double>());
+  }
 }
 
 // The JSON summary of halo-train with tools/configs/CONFIG on the shared cora, 3 runs; nothing

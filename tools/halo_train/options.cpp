@@ -229,6 +229,10 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
   app.add_flag("--resume", t.resume, "Continue from the checkpoints in --checkpoint DIR");
+  app.add_option("--predictions", t.predictions_dir,
+                 "Write each run's predictions for every vertex of the labelled type at its best validation epoch "
+                 "to DIR/run-NNNN/y_pred.npy, as OGB's Evaluator takes them: the class (int64, n x 1), or for a "
+                 "multi-label task the scores (float32 logits, n x tasks)");
   app.add_option("--memory-limit", o.memory_limit,
                  "Refuse runs whose memory plan exceeds BYTES (e.g. 8G, 512M); features that do not fit are streamed");
   app.add_option("--feature-memory-budget", o.feature_memory_budget,
@@ -348,6 +352,7 @@ nlohmann::json describe_settings(const TrainOptions& o) {
               {"checkpoint", t.checkpoint_dir},
               {"checkpoint-every", t.checkpoint_every},
               {"resume", t.resume},
+              {"predictions", t.predictions_dir},
               {"memory-limit", t.memory_limit},
               {"feature-memory-budget", t.feature_memory_budget},
               {"precompute-first-aggregation", t.precompute_first_aggregation},

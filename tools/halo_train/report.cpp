@@ -98,6 +98,8 @@ json run_json(const train::RunResult& r) {
               {"final_test_acc", r.final_test_acc},
               {"stopped_early", r.stopped_early},
               {"resumed", r.resumed},
+              {"predictions", r.predictions_path},
+              {"predictions_epoch", r.predictions_epoch},
               {"time_split", time_split_json(r.time_split)},
               {"epochs", std::move(epochs)}};
 }

@@ -36,6 +36,10 @@ struct HeteroProblem {
   int target = 0;                              // type index of the labelled type
   const std::int64_t* labels = nullptr;        // per output row of the target type
   kernels::IndexView train, valid, test;       // output rows of the target type
+  // Each output row of the target type's index among all vertices of that type (empty: the
+  // identity, on one process), and their count: where TrainConfig::predictions_dir puts its rows.
+  kernels::IndexView target_ids;
+  std::int64_t target_count = 0;
   dist::Communicator* comm = nullptr;
   std::int64_t graph_entries = 0;              // this process's relation entries, for the memory plan
   std::int64_t process_bytes = 0;              // resident before training

@@ -213,6 +213,7 @@ void describe(const datasets::Dataset& ds, const RgcnGraph& graph, const TrainCo
   problem.graph = &graph;
   problem.target = g.vertex_type(ds.meta.target_type);
   problem.labels = ds.target().labels.data();
+  problem.target_count = ds.target().count;
   problem.train = kernels::view_of(ds.split.train);
   problem.valid = kernels::view_of(ds.split.valid);
   problem.test = kernels::view_of(ds.split.test);
@@ -282,6 +283,8 @@ TrainSummary train_hetero_problem(HeteroProblem& problem, const HeteroModelConfi
     context.train = problem.train;
     context.valid = problem.valid;
     context.test = problem.test;
+    context.prediction_ids = problem.target_ids;
+    context.prediction_rows = problem.target_count;
     context.fingerprint = fingerprint(problem, model_config, config);
     count_splits(context);
     auto make_model = [&](int /*run*/, std::uint64_t seed) -> std::unique_ptr<Trainable> {

@@ -172,6 +172,8 @@ TrainSummary train_planned(TrainingProblem& problem, const ModelConfig& model_co
   context.valid = problem.valid;
   context.test = problem.test;
   context.global_ids = problem.global_ids;
+  context.prediction_ids = problem.global_ids;
+  context.prediction_rows = shape.num_nodes;
   context.fingerprint = training_fingerprint(shape, model_config, config);
   context.input = &input;
   detail::count_splits(context);

@@ -2,6 +2,8 @@
 // epoch, runs with early stopping and checkpoints, and the summary's statistics.
 #include "train/detail/run_loop.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -12,8 +14,6 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "graph/base/error.hpp"
 #include "graph/base/interrupt.hpp"
 #include "graph/base/log.hpp"
@@ -23,6 +23,7 @@
 #include "kernels/multilabel_loss.hpp"
 #include "kernels/timing.hpp"
 #include "train/checkpoint.hpp"
+#include "train/detail/best_predictions.hpp"
 #include "train/detail/gradient_all_reduce.hpp"
 #include "train/features/detail/feature_setup.hpp"
 #include "train/metrics.hpp"
@@ -245,10 +246,11 @@ void train_step(LoopContext& c, Trainable& model, Optimizer& optimizer, std::uin
   }
 }
 
-// Dropout off, the full halo: accuracies on the three splits and the validation loss.
-void evaluate(LoopContext& c, Trainable& model, std::uint64_t seed, int epoch, EpochRecord& r) {
+// Dropout off, the full halo: accuracies on the three splits and the validation loss. Returns the
+// logits of every row.
+kernels::Tensor evaluate(LoopContext& c, Trainable& model, std::uint64_t seed, int epoch, EpochRecord& r) {
   const Clock::time_point start = Clock::now();
-  const kernels::Tensor logits = model.forward(make_step(c, false, seed, epoch));
+  kernels::Tensor logits = model.forward(make_step(c, false, seed, epoch));
   r.evaluated = true;
   const std::array<double, 3> acc = c.tasks > 0 ? roc_aucs(c, logits) : accuracies(c, logits);
   r.train_acc = acc[0];
@@ -257,6 +259,7 @@ void evaluate(LoopContext& c, Trainable& model, std::uint64_t seed, int epoch, E
   const kernels::LossSum v = all_reduce_loss(c, split_loss(c, valid_split, logits, 0.0f, kernels::TensorView{}));
   r.valid_loss = v.loss_sum / static_cast<double>(v.count) + l2_term(model);
   r.eval_time_s = seconds_since(start);
+  return logits;
 }
 
 // Every rank's traffic, in rank order, on every rank.
@@ -293,6 +296,29 @@ std::vector<RankTraffic> gather_traffic(dist::Communicator& communicator, const 
     out[q].compute_s = times[3 * q + 2];
   }
   return out;
+}
+
+// Writes the run's kept predictions (TrainConfig::predictions_dir) and says where in `result`;
+// warns when the run has none (a finished run restored from its checkpoint) or they are not of
+// its best epoch (that epoch was evaluated before the run was resumed).
+void write_predictions(LoopContext& c, const BestPredictions& kept, RunResult& result) {
+  if (kept.epoch() == 0) {
+    log_warning(
+        fmt::format("run {}: no predictions written: it evaluated no epoch in this process (it was finished "
+                    "in its checkpoint; train it again without --resume for them)",
+                    result.run));
+    return;
+  }
+  if (kept.epoch() != result.best_epoch)
+    log_warning(
+        fmt::format("run {}: its predictions are of epoch {}, the best evaluated since it resumed; its best, "
+                    "epoch {}, was evaluated before",
+                    result.run, kept.epoch(), result.best_epoch));
+  result.predictions_path = predictions_path(c.config.predictions_dir, result.run);
+  result.predictions_epoch = kept.epoch();
+  kept.write(c.comm, c.prediction_ids, c.prediction_rows, result.predictions_path);
+  log_info(
+      fmt::format("run {}: predictions of epoch {} written to {}", result.run, kept.epoch(), result.predictions_path));
 }
 
 RunResult finish_run(RunResult result, const RunTracker& tracker) {
@@ -366,7 +392,11 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
     first_epoch = saved.epoch + 1;
     log_info(fmt::format("run {}: resumed from {} after epoch {}{}", run, checkpoint_path(cfg.checkpoint_dir, run),
                          saved.epoch, saved.finished ? " (finished)" : ""));
-    if (saved.finished) return finish_run(std::move(result), tracker);
+    if (saved.finished) {
+      result = finish_run(std::move(result), tracker);
+      if (!cfg.predictions_dir.empty()) write_predictions(c, BestPredictions(c.tasks), result);
+      return result;
+    }
   }
   auto save = [&](int epoch, bool finished) {
     CheckpointState state;
@@ -384,6 +414,8 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
     log_debug(fmt::format("run {}: checkpoint of epoch {} saved in {:.3f} s", run, epoch, seconds_since(start)));
   };
   int last_saved = result.resumed ? first_epoch - 1 : 0;
+  BestPredictions predictions(c.tasks);
+  double kept_valid_acc = nan;
   for (int epoch = first_epoch; epoch <= cfg.epochs; ++epoch) {
     EpochRecord r;
     r.epoch = epoch;
@@ -391,9 +423,17 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
     // The loss is all-reduced: every rank stops here together.
     if (!std::isfinite(r.loss) && !cfg.allow_nonfinite) throw_diverged(c, run, epoch, r.loss, last_saved);
     r.train_acc = r.valid_acc = r.test_acc = r.valid_loss = nan;
-    if (epoch % cfg.eval_every == 0 || epoch == cfg.epochs) evaluate(c, model, result.seed, epoch, r);
+    kernels::Tensor logits;
+    if (epoch % cfg.eval_every == 0 || epoch == cfg.epochs) logits = evaluate(c, model, result.seed, epoch, r);
     result.epochs.push_back(r);
     const bool stop = tracker.observe(r);
+    // The best validation accuracy of the evaluations this process made, the first of ties, as
+    // the tracker picks (a resumed run's best may be older).
+    if (!cfg.predictions_dir.empty() && r.evaluated && (predictions.epoch() == 0 || r.valid_acc > kept_valid_acc)) {
+      predictions.keep(logits, epoch);
+      kept_valid_acc = r.valid_acc;
+    }
+    logits = kernels::Tensor();
     if (on_epoch) on_epoch(run, r);
     const bool last = stop || epoch == cfg.epochs;
     if (!cfg.checkpoint_dir.empty() &&
@@ -414,7 +454,9 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
       break;
     }
   }
-  return finish_run(std::move(result), tracker);
+  result = finish_run(std::move(result), tracker);
+  if (!cfg.predictions_dir.empty()) write_predictions(c, predictions, result);
+  return result;
 }
 
 

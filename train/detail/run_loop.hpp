@@ -40,6 +40,10 @@ struct LoopContext {
   std::int64_t tasks = 0;
   kernels::IndexView train, valid, test;    // this process's rows of each split
   kernels::IndexView global_ids;            // dropout keys of the rows; empty = identity
+  // TrainConfig::predictions_dir: each row's row in the predictions file (empty = identity), and
+  // the file's rows over all ranks (the labelled type's vertices).
+  kernels::IndexView prediction_ids;
+  std::int64_t prediction_rows = 0;
   // global_ids built on the training device at the first step, with the view it was built from
   // (a change of global_ids builds it again), handed to the layers through Step.
   std::optional<kernels::DeviceIndex> device_global_ids;

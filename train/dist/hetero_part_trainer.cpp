@@ -108,6 +108,11 @@ TrainSummary train_hetero_part(const std::string& partition_dir, Communicator& c
   const Array<std::int64_t> train = target_rows(part.split.train, first, labelled.count, partition_dir);
   const Array<std::int64_t> valid = target_rows(part.split.valid, first, labelled.count, partition_dir);
   const Array<std::int64_t> test = target_rows(part.split.test, first, labelled.count, partition_dir);
+  // The owned rows of the labelled type by their index among all its vertices (predictions).
+  const auto target_slot = static_cast<std::size_t>(target);
+  Array<std::int64_t> target_ids = Array<std::int64_t>::vector(labelled.count);
+  for (std::int64_t k = 0; k < labelled.count; ++k)
+    target_ids[k] = rp.global_ids[target_slot][k] - rp.type_offsets[target_slot];
   std::int64_t entries = 0;
   for (const graph::CsrGraph& r : rp.relations) entries += r.num_edges();
   log_info(fmt::format("rank {} of {}: part of {} owned and {} halo vertices, {} entries, ready in {:.2f} s",
@@ -125,6 +130,8 @@ TrainSummary train_hetero_part(const std::string& partition_dir, Communicator& c
   problem.train = kernels::view_of(train);
   problem.valid = kernels::view_of(valid);
   problem.test = kernels::view_of(test);
+  problem.target_ids = kernels::view_of(target_ids);
+  problem.target_count = rp.type_offsets[target_slot + 1] - rp.type_offsets[target_slot];
   problem.comm = &comm;
   problem.graph_entries = entries;
   problem.process_bytes = process_bytes;
