@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from torch_geometric.nn import GATConv
 
 from common import machine, write_result
+from pyg_training import train_until_stale
 
 
 def read_csv(path, dtype):
@@ -68,32 +69,8 @@ class GAT(torch.nn.Module):
 def one_run(seed, x, y, edge_index, splits, classes, residual):
     torch.manual_seed(seed)
     model = GAT(x.shape[1], classes, residual)
-    decayed = [p for n, p in model.named_parameters() if not n.endswith("bias")]
-    others = [p for n, p in model.named_parameters() if n.endswith("bias")]
-    optimizer = torch.optim.Adam([{"params": decayed, "weight_decay": 5e-4}, {"params": others, "weight_decay": 0.0}],
-                                 lr=0.005)
-    best_valid, best_test, since_best, epochs, seconds = -1.0, 0.0, 0, 0, []
-    for epoch in range(1, 1001):
-        start = time.perf_counter()
-        model.train()
-        optimizer.zero_grad()
-        loss = F.cross_entropy(model(x, edge_index)[splits["train"]], y[splits["train"]])
-        loss.backward()
-        optimizer.step()
-        seconds.append(time.perf_counter() - start)
-        model.eval()
-        with torch.no_grad():
-            pred = model(x, edge_index).argmax(dim=1)
-        acc = {k: float((pred[v] == y[v]).float().mean()) for k, v in splits.items()}
-        epochs = epoch
-        if acc["valid"] > best_valid:
-            best_valid, best_test, since_best = acc["valid"], acc["test"], 0
-        else:
-            since_best += 1
-            if since_best >= 100:
-                break
-    return {"seed": seed, "valid_acc": best_valid, "test_acc": best_test, "epochs": epochs,
-            "epoch_time_median_s": statistics.median(seconds)}
+    return dict(seed=seed, **train_until_stale(model, x, y, edge_index, splits, lr=0.005, weight_decay=5e-4,
+                                               max_epochs=1000, patience=100))
 
 
 def main():

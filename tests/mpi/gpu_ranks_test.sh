@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # halo-train --device cuda under mpirun -np 2: where this build has CUDA and NCCL and the machine
-# two GPUs, it trains over NCCL; anywhere else (no GPU, one GPU, no CUDA or NCCL in the build)
+# two GPUs, it trains over NCCL (and rank 0 writes both ranks' predictions); anywhere else (no GPU, one GPU, no CUDA or NCCL in the build)
 # every rank fails in time with its own one-line error and the job exits non-zero — an agreed
 # failure, so no rank is cut short by MPI_Abort before it has said why.
 # Usage: gpu_ranks_test.sh BUILD_DIR MPIEXEC
@@ -21,7 +21,7 @@ grep -q '^HALO_WITH_CUDA:BOOL=ON' "$build/CMakeCache.txt" && grep -q '^HALO_WITH
 
 start=$SECONDS
 timeout 300 "$mpiexec" -np 2 --oversubscribe "$build/bin/halo-train" --partitions "$scratch/parts" --device cuda \
-  --epochs 3 --threads 1 -q --json "$scratch/summary.json" > "$scratch/out" 2>&1
+  --epochs 3 --threads 1 -q --json "$scratch/summary.json" --predictions "$scratch/predictions" > "$scratch/out" 2>&1
 code=$?
 if [[ $cuda_and_nccl -eq 1 && $gpus -ge 2 ]]; then
   if [[ $code -ne 0 ]]; then
@@ -32,6 +32,11 @@ if [[ $cuda_and_nccl -eq 1 && $gpus -ge 2 ]]; then
   if ! grep -q '"device": "cuda:0"' "$scratch/summary.json"; then
     echo "FAIL: rank 0 did not train on cuda:0"
     cat "$scratch/summary.json"
+    exit 1
+  fi
+  # Rank 0 gathered both ranks' predictions through NCCL: a .npy of 2000 rows.
+  if ! head -c 128 "$scratch/predictions/run-0000/y_pred.npy" | grep -a -q "'shape': (2000, 1)"; then
+    echo "FAIL: no predictions of the 2000 vertices in $scratch/predictions/run-0000/y_pred.npy"
     exit 1
   fi
   echo "ok: 2 ranks trained over NCCL on $gpus GPUs in $((SECONDS - start)) s"

@@ -1,8 +1,9 @@
 // Tests of single-process training on a GPU (train/detail/homogeneous_trainer.*,
 // train/layers/aggregation.*, the GPU plan of train/features/detail/feature_setup.*):
-// LocalAggregation on a GPU gives the naive A·x and Aᵀ·g; GCN and GraphSAGE (dropout, batch norm) trained on the GPU give the CPU run's per-epoch losses to 1e-4
-// relative, on a generated SBM graph and on cora; a GPU run resumed from its checkpoint repeats
-// the uninterrupted losses bitwise. Those cases are tagged [gpu] and skip where no GPU is visible.
+// LocalAggregation on a GPU gives the naive A·x and Aᵀ·g; GCN and GraphSAGE (dropout, batch norm) trained on the GPU
+// give the CPU run's per-epoch losses to 1e-4 relative, on a generated SBM graph and on cora; a GPU run resumed from
+// its checkpoint repeats the uninterrupted losses bitwise; its predictions file scores its test accuracy. Those cases
+// are tagged [gpu] and skip where no GPU is visible.
 // The refusals (a GPU that is not there, distributed runs over host buffers) and the GPU's memory
 // plan are checked on every machine.
 #include <catch2/catch.hpp>
@@ -20,6 +21,7 @@
 #include "kernels/spmm.hpp"
 #include "tests/reference/naive_layers.hpp"
 #include "tests/support/gpu.hpp"
+#include "tests/support/predictions_file.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/test_paths.hpp"
 #include "tests/train/trainer_fixture.hpp"
@@ -155,6 +157,26 @@ TEST_CASE("train on a GPU gives the CPU run's losses for GCN and GraphSAGE with 
   CHECK(has_item(gpu.memory_plan, "graph operators"));
   // The same function: the loss falls as on the CPU.
   CHECK(gpu.runs[0].epochs.back().loss < gpu.runs[0].epochs.front().loss);
+}
+
+TEST_CASE("train on a GPU writes predictions that score its test accuracy, as the CPU run's do", "[gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  const datasets::Dataset ds = test::small_sbm();
+  test::ScratchDir scratch;
+  TrainConfig config = test::short_training(20);
+  config.predictions_dir = scratch / "cpu";
+  const TrainSummary cpu = train(ds, test::small_gcn(), config);
+  config.device = Device::cuda();
+  config.predictions_dir = scratch / "gpu";
+  const TrainSummary gpu = train(ds, test::small_gcn(), config);
+  const halo::Array<std::int64_t> on_cpu = test::read_predicted_classes(cpu.runs.at(0).predictions_path);
+  const halo::Array<std::int64_t> on_gpu = test::read_predicted_classes(gpu.runs.at(0).predictions_path);
+  const std::int64_t* labels = ds.target().labels.data();
+  CHECK(test::predicted_accuracy(on_gpu, labels, kernels::view_of(ds.split.test)) == gpu.runs[0].test_acc);
+  REQUIRE(on_gpu.size() == on_cpu.size());
+  std::int64_t differ = 0;
+  for (std::int64_t v = 0; v < on_cpu.size(); ++v) differ += on_cpu[v] != on_gpu[v];
+  CHECK(differ * 200 <= on_cpu.size());  // rows whose two best logits are within rounding may differ
 }
 
 TEST_CASE("train on a GPU resumed from its checkpoint repeats the uninterrupted losses bitwise", "[gpu]") {
