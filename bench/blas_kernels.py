@@ -26,12 +26,15 @@ GRAPH = ["rmat", "--nodes", "1000000", "--avg-degree", "30", "--features", "128"
 MODEL = ["--model", "gcn", "--layers", "3", "--hidden", "256", "--dropout", "0.5", "--input-dropout", "0", "--bias"]
 
 
-def train(bin_dir, data, args, forced_core):
+def train(bin_dir, data, args, forced_core, model=MODEL):
+    """halo-train `model` for args.epochs epochs (no evaluation); its OpenBLAS core, the median of
+    the epochs after the first, the GEMMs' share and seconds, the final loss and the peak memory.
+    `forced_core`: the OPENBLAS_CORETYPE to run on, or None for halo-train's own choice."""
     env = dict(os.environ)
     env.pop("OPENBLAS_CORETYPE", None)
     if forced_core:
         env["OPENBLAS_CORETYPE"] = forced_core
-    out = subprocess.run([os.path.join(bin_dir, "halo-train"), "--dataset", data, *MODEL, "--epochs", str(args.epochs),
+    out = subprocess.run([os.path.join(bin_dir, "halo-train"), "--dataset", data, *model, "--epochs", str(args.epochs),
                           "--eval-every", str(args.epochs + 1), "--patience", "0", "--threads", str(args.threads),
                           "-q", "--json", "-"], check=True, capture_output=True, text=True, env=env).stdout
     s = json.loads(out)
@@ -45,21 +48,32 @@ def train(bin_dir, data, args, forced_core):
             "peak_memory_bytes": s["peak_memory_bytes"]}
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def rmat_dataset(bin_dir, work):
+    """The 1 M-vertex R-MAT dataset (GRAPH) in `work`, generated once."""
+    data = os.path.join(work, "rmat-1000000-30")
+    if not os.path.exists(os.path.join(data, "dataset.json")):
+        subprocess.run([os.path.join(bin_dir, "halo-convert"), "synth", *GRAPH[:1], data, *GRAPH[1:], "--force", "-q"],
+                       check=True)
+    return data
+
+
+def turns_on_rmat(doc, result_name):
+    """The command line of a bench that times halo-train in alternating turns on the R-MAT graph:
+    --bin, --work (where the graph is kept), --turns, --epochs, --threads and --out (the result)."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     p.add_argument("--work", default=os.path.join(ROOT, "bench", "work", "blas"))
     p.add_argument("--turns", type=int, default=3)
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "blas_kernels.json"))
-    args = p.parse_args()
+    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results", result_name))
+    return p.parse_args()
 
+
+def main():
+    args = turns_on_rmat(__doc__, "blas_kernels.json")
     started = time.time()
-    data = os.path.join(args.work, "rmat-1000000-30")
-    if not os.path.exists(os.path.join(data, "dataset.json")):
-        subprocess.run([os.path.join(args.bin, "halo-convert"), "synth", *GRAPH[:1], data, *GRAPH[1:], "--force",
-                        "-q"], check=True)
+    data = rmat_dataset(args.bin, args.work)
     result = {"benchmark": "blas_kernels", "machine": machine(), "load_average_start": load_average(),
               "graph": "R-MAT, 1 M vertices, mean degree 30, 128 features", "model": "GCN 3 x 256, dropout 0.5",
               "threads": args.threads, "epochs_per_run": args.epochs, "turns": []}
