@@ -18,17 +18,28 @@ namespace {
 
 constexpr std::int64_t exact_float_integers = std::int64_t{1} << 24;
 
-// The sum over ranks of `values`, on the communicator's device when it moves GPU buffers (NCCL).
-void all_reduce_on(dist::Communicator& comm, std::vector<float>& values, std::int64_t rows, std::int64_t width) {
+// Values per all-reduce: the training has filled the GPU to its plan, so the file's values (444 MB
+// for ogbn-papers100M's classes) cross in pieces of 64 MB that the plan's headroom holds.
+constexpr std::int64_t reduce_chunk_values = std::int64_t{1} << 24;
+
+// The sum over ranks of `values`, piece by piece, on the communicator's device when it moves GPU
+// buffers (NCCL).
+void all_reduce_on(dist::Communicator& comm, std::vector<float>& values) {
   if (comm.size() == 1) return;
   const kernels::Device device = comm.device();
-  if (!device.is_cuda()) {
-    dist::all_reduce(comm, values);
-    return;
+  const auto total = static_cast<std::int64_t>(values.size());
+  for (std::int64_t first = 0; first < total; first += reduce_chunk_values) {
+    const std::int64_t n = std::min(reduce_chunk_values, total - first);
+    float* piece = values.data() + first;
+    if (!device.is_cuda()) {
+      comm.all_reduce(piece, n, dist::DataType::float32);
+      continue;
+    }
+    kernels::Tensor buffer = kernels::Tensor::from_vector(1, n, std::vector<float>(piece, piece + n), device);
+    comm.all_reduce(buffer.data(), n, dist::DataType::float32);
+    const std::vector<float> reduced = buffer.to_vector();
+    std::copy(reduced.begin(), reduced.end(), piece);
   }
-  kernels::Tensor buffer = kernels::Tensor::from_vector(rows, width, values, device);
-  comm.all_reduce(buffer.data(), buffer.numel(), dist::DataType::float32);
-  values = buffer.to_vector();
 }
 
 }  // namespace
@@ -68,7 +79,7 @@ void BestPredictions::write(dist::Communicator& comm, kernels::IndexView ids, st
                  fmt::format("predictions for {}: row {} has id {}, outside 0 .. {}", path, k, at, rows - 1));
     std::copy_n(values_.begin() + k * width, width, all.begin() + at * width);
   }
-  all_reduce_on(comm, all, rows, width);
+  all_reduce_on(comm, all);
   if (comm.rank() == 0) {
     const std::filesystem::path parent = std::filesystem::path(path).parent_path();
     std::error_code ec;

@@ -5,7 +5,8 @@
 // writing gathers them into the dataset's vertex order on rank 0.
 //
 // Memory: one value per row (multi-label: one per task) on the host of every rank while the run
-// trains, and the whole file's values on every rank while they are gathered (one all-reduce).
+// trains, and the whole file's values on every rank's host while they are gathered (all-reduced
+// in pieces of 64 MB, which is all that a GPU holds of them).
 #pragma once
 
 #include <cstdint>
