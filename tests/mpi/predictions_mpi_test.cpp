@@ -31,7 +31,7 @@ TEST_CASE("P ranks' predictions of more vertices than one all-reduce piece land 
   std::vector<float> logits(static_cast<std::size_t>(rows * 3), 0.0f);
   for (std::int64_t k = 0; k < rows; ++k) logits[static_cast<std::size_t>(k * 3 + class_of(ids[k]))] = 1.0f;
   train::detail::BestPredictions kept(0);
-  kept.keep(kernels::Tensor::from_vector(rows, 3, logits), 7);
+  kept.offer(kernels::Tensor::from_vector(rows, 3, logits), 7, 0.5);
   const std::string dir = test::shared_scratch("predictions-pieces");
   kept.write(world, {ids.data(), rows}, vertices, dir + "/y_pred.npy");
   const Array<std::int64_t> classes = test::read_predicted_classes(dir + "/y_pred.npy");

@@ -28,7 +28,7 @@ TEST_CASE("BestPredictions keeps each row's first largest logit and writes every
       kernels::Tensor::from_vector(3, 3, {0.1f, 0.7f, -2.0f, 5.0f, 1.0f, 5.0f, -1.0f, -3.0f, -0.5f});
   BestPredictions kept(0);
   CHECK(kept.epoch() == 0);
-  kept.keep(logits, 12);
+  kept.offer(logits, 12, 0.5);
   CHECK(kept.epoch() == 12);
   test::ScratchDir scratch;
   train::dist::LocalCommunicator one;
@@ -53,7 +53,7 @@ TEST_CASE("BestPredictions keeps each row's first largest logit and writes every
   }
   SECTION("a multi-label task keeps the scores themselves") {
     BestPredictions scores(3);
-    scores.keep(logits, 4);
+    scores.offer(logits, 4, 0.5);
     scores.write(one, {ids.data(), 3}, 3, scratch / "scores.npy");
     const Array<float> back = datasets::read_npy<float>(scratch / "scores.npy");
     REQUIRE(back.rows() == 3);

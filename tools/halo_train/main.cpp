@@ -142,10 +142,9 @@ int train_partitions_on_gpus(TrainOptions& options, train::dist::Communicator& w
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "halo-train: full-graph training of GCN, GraphSAGE, GAT, R-GCN, RGAT and HGT models on a halo dataset directory, "
-      "or "
-      "on a partition directory with one MPI rank per part (on the CPU, or one GPU per rank over NCCL)"};
+  CLI::App app{"halo-train: full-graph training of GCN, GraphSAGE, GAT, R-GCN, RGAT and HGT models on a halo dataset "
+               "directory, or on a partition directory with one MPI rank per part (on the CPU, or one GPU per rank "
+               "over NCCL)"};
   TrainOptions options;
   add_train_options(app, options);
   if (const int code = parse_command_line(app, "halo-train", argc, argv); code >= 0) return code;

@@ -2,12 +2,12 @@
 // evaluation, gathered from every rank and written as OGB's y_pred.
 #include "train/detail/best_predictions.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <filesystem>
 #include <system_error>
+
+#include <fmt/format.h>
 
 #include "datasets/npy.hpp"
 #include "graph/base/array.hpp"
@@ -35,20 +35,23 @@ void all_reduce_on(dist::Communicator& comm, std::vector<float>& values) {
       comm.all_reduce(piece, n, dist::DataType::float32);
       continue;
     }
-    kernels::Tensor buffer = kernels::Tensor::from_vector(1, n, std::vector<float>(piece, piece + n), device);
+    const kernels::TensorView host{piece, 1, n, n, kernels::Device::cpu()};
+    kernels::Tensor buffer = kernels::Tensor::empty(1, n, device);
+    buffer.copy_from(host);
     comm.all_reduce(buffer.data(), n, dist::DataType::float32);
-    const std::vector<float> reduced = buffer.to_vector();
-    std::copy(reduced.begin(), reduced.end(), piece);
+    kernels::copy(buffer.view(), host);
   }
 }
 
 }  // namespace
 
-void BestPredictions::keep(const kernels::Tensor& logits, int epoch) {
+void BestPredictions::offer(const kernels::Tensor& logits, int epoch, double valid_acc) {
+  if (epoch_ != 0 && !(valid_acc > valid_acc_)) return;
+  epoch_ = epoch;
+  valid_acc_ = valid_acc;
   const std::vector<float> host = logits.to_vector();
   const std::int64_t cols = logits.cols();
   rows_ = logits.rows();
-  epoch_ = epoch;
   if (tasks_ > 0) {
     HALO_EXPECTS(cols == tasks_, fmt::format("BestPredictions: logits have {} columns, the task {}", cols, tasks_));
     values_ = host;

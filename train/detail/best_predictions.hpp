@@ -23,8 +23,9 @@ class BestPredictions {
   // tasks: 0 for one class per vertex, else the binary tasks of a multi-label task.
   explicit BestPredictions(std::int64_t tasks) : tasks_(tasks) {}
 
-  // Keeps the predictions of `logits` (this process's rows, on any device), made at `epoch`.
-  void keep(const kernels::Tensor& logits, int epoch);
+  // Keeps the predictions of `logits` (this process's rows, on any device), made at `epoch`, when
+  // none is kept yet or `valid_acc` beats the kept one's (ties keep the earlier, as RunTracker).
+  void offer(const kernels::Tensor& logits, int epoch, double valid_acc);
 
   // The epoch of the kept predictions; 0 when none was kept.
   int epoch() const { return epoch_; }
@@ -37,6 +38,7 @@ class BestPredictions {
  private:
   std::int64_t tasks_;
   int epoch_ = 0;
+  double valid_acc_ = 0.0;
   std::int64_t rows_ = 0;
   std::vector<float> values_;  // rows_ x width: the class as a float (exact below 2^24), or the scores
 };

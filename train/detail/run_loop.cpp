@@ -2,8 +2,6 @@
 // epoch, runs with early stopping and checkpoints, and the summary's statistics.
 #include "train/detail/run_loop.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -13,6 +11,8 @@
 #include <limits>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "graph/base/error.hpp"
 #include "graph/base/interrupt.hpp"
@@ -415,7 +415,6 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
   };
   int last_saved = result.resumed ? first_epoch - 1 : 0;
   BestPredictions predictions(c.tasks);
-  double kept_valid_acc = nan;
   for (int epoch = first_epoch; epoch <= cfg.epochs; ++epoch) {
     EpochRecord r;
     r.epoch = epoch;
@@ -427,12 +426,8 @@ RunResult run_one(LoopContext& c, int run, Trainable& model, const EpochCallback
     if (epoch % cfg.eval_every == 0 || epoch == cfg.epochs) logits = evaluate(c, model, result.seed, epoch, r);
     result.epochs.push_back(r);
     const bool stop = tracker.observe(r);
-    // The best validation accuracy of the evaluations this process made, the first of ties, as
-    // the tracker picks (a resumed run's best may be older).
-    if (!cfg.predictions_dir.empty() && r.evaluated && (predictions.epoch() == 0 || r.valid_acc > kept_valid_acc)) {
-      predictions.keep(logits, epoch);
-      kept_valid_acc = r.valid_acc;
-    }
+    // The best of the evaluations this process made (a resumed run's best may be older).
+    if (!cfg.predictions_dir.empty() && r.evaluated) predictions.offer(logits, epoch, r.valid_acc);
     logits = kernels::Tensor();
     if (on_epoch) on_epoch(run, r);
     const bool last = stop || epoch == cfg.epochs;
