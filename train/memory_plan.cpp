@@ -23,6 +23,9 @@ namespace {
 
 constexpr const char* features_item = "features";
 constexpr const char* activations_item = "activations";
+constexpr const char* parameters_item = "parameters";
+constexpr const char* gradients_item = "gradients";
+constexpr const char* optimizer_item = "optimizer state";
 // The 4 MiB blocks in which the cache, Â·X's panels and the scans read a mapped file.
 constexpr std::int64_t read_block_bytes = 4 << 20;
 constexpr std::int64_t budget_granule = 1 << 20;
@@ -78,9 +81,9 @@ MemoryPlan plan_items(const GraphSize& g, std::int64_t operator_bytes, std::int6
       {features_item, 4 * n * feature_dim},
       {"labels and splits", label_and_split_bytes},
       {activations_item, model.activation_bytes(n, halo_rows)},  // the logits and their gradient among them
-      {"parameters", params},
-      {"gradients", params},
-      {"optimizer state", optimizer_state},
+      {parameters_item, params},
+      {gradients_item, params},
+      {optimizer_item, optimizer_state},
   };
   // The CPU SpMM's dense panel of its input at the widest width a layer may aggregate (an upper
   // bound: GCN aggregates the narrower side of each layer).
@@ -207,7 +210,10 @@ FeaturePlacement place_features(std::int64_t resident_total, std::int64_t stream
 }
 
 MemoryPlan plan_feature_input(MemoryPlan resident, std::int64_t input_activation_bytes,
-                              const FeaturePlacement& placement, std::int64_t precomputed_bytes) {
+                              const FeaturePlacement& placement, std::int64_t precomputed_bytes, bool features_kept) {
+  const bool features_freed = precomputed_bytes > 0 && !placement.streamed && !features_kept;
+  std::int64_t freed_features = 0;
+  std::int64_t model_bytes = 0;  // what the model allocates once the first layer's input is set up
   MemoryPlan plan;
   for (MemoryItem& item : resident.items) {
     if (item.name == features_item && placement.streamed) {
@@ -215,11 +221,21 @@ MemoryPlan plan_feature_input(MemoryPlan resident, std::int64_t input_activation
       if (placement.in_flight_bytes > 0) plan.items.push_back({"features: file pages in flight", placement.in_flight_bytes});
       continue;
     }
+    if (item.name == features_item && features_freed) {
+      freed_features = item.bytes;
+      continue;
+    }
     if (item.name == activations_item && (placement.streamed || precomputed_bytes > 0))
       item.bytes = std::max<std::int64_t>(0, item.bytes - input_activation_bytes);
+    if (item.name == activations_item || item.name == parameters_item || item.name == gradients_item ||
+        item.name == optimizer_item)
+      model_bytes += item.bytes;
     plan.items.push_back(std::move(item));
   }
   if (precomputed_bytes > 0) plan.items.push_back({"first aggregation (precomputed)", precomputed_bytes});
+  // X and Â·X live together while Â·X is computed; the model comes after X is gone.
+  if (freed_features > model_bytes)
+    plan.items.push_back({"features while Â·X is computed", freed_features - model_bytes});
   return plan;
 }
 

@@ -105,9 +105,14 @@ FeaturePlacement place_features(std::int64_t resident_total, std::int64_t stream
 // of the budget, followed by "features: file pages in flight" when nonzero; streamed or with the
 // first aggregation precomputed (precomputed_bytes > 0, an item of its own), "activations" loses
 // `input_activation_bytes` (ModelShape::input_activation_bytes: the input dropout's output and an
-// aggregate-first layer's Â·x, neither of which exists then). O(items).
+// aggregate-first layer's Â·x, neither of which exists then). With the aggregation precomputed
+// and the features resident, a model that reads Â·X alone (features_kept false: GCN) frees X once
+// Â·X is computed, before the model exists: "features" then becomes "features while Â·X is
+// computed", what X outgrows the model's items by (activations, parameters, gradients, optimizer
+// state; no item when it does not). O(items).
 MemoryPlan plan_feature_input(MemoryPlan resident, std::int64_t input_activation_bytes,
-                              const FeaturePlacement& placement, std::int64_t precomputed_bytes);
+                              const FeaturePlacement& placement, std::int64_t precomputed_bytes,
+                              bool features_kept = true);
 
 // Refuses `bytes` needed before anything is allocated: InvalidArgument when limit_bytes > 0 and
 // they exceed it, UnsupportedError when available_bytes >= 0 and they exceed that; the message is

@@ -15,15 +15,16 @@ RankPlan plan_rank_as(const PartShape& shape, const ModelShape& model, const Tra
   const MemoryPlan resident = plan_part_shape_memory(shape, model, config.optimizer);
   const std::int64_t input_bytes = model.input_activation_bytes(shape.owned, shape.halo);
   const std::int64_t precomputed = config.precompute_first_aggregation ? 4 * shape.owned * shape.feature_dim : 0;
+  const bool kept = keeps_features_beside_aggregation(model.config());
   const bool gpu = config.device.is_cuda();
   const auto on_device = [&](MemoryPlan plan) { return gpu ? detail::gpu_memory_plan(std::move(plan)) : plan; };
   RankPlan out;
   out.placement =
-      place_features(on_device(plan_feature_input(resident, input_bytes, {}, precomputed)).total_bytes(),
+      place_features(on_device(plan_feature_input(resident, input_bytes, {}, precomputed, kept)).total_bytes(),
                      on_device(plan_feature_input(resident, input_bytes, {true, 0, 0}, 0)).total_bytes(), shape.owned,
                      shape.feature_dim, false, config.feature_memory_budget, config.memory_limit, memory_bytes);
-  out.plan =
-      on_device(plan_feature_input(resident, input_bytes, out.placement, out.placement.streamed ? 0 : precomputed));
+  out.plan = on_device(
+      plan_feature_input(resident, input_bytes, out.placement, out.placement.streamed ? 0 : precomputed, kept));
   const std::int64_t total = out.plan.total_bytes();
   out.fits = total <= memory_bytes && (config.memory_limit <= 0 || total <= config.memory_limit);
   out.recompute = model.config().recompute;

@@ -21,6 +21,7 @@
 #include "tests/kernels/kernel_test_util.hpp"
 #include "tests/reference/naive_csr.hpp"
 #include "tests/support/gpu.hpp"
+#include "tests/support/memory_plan_items.hpp"
 #include "tests/support/test_paths.hpp"
 #include "tests/train/trainer_fixture.hpp"
 #include "train/checkpoint.hpp"
@@ -32,6 +33,7 @@
 
 using namespace halo;
 using namespace halo::train;
+using halo::test::has_item;
 using kernels::ConstTensorView;
 using kernels::Device;
 using kernels::Tensor;
@@ -115,12 +117,6 @@ std::vector<double> losses(const RunResult& r) {
   std::vector<double> out;
   for (const EpochRecord& e : r.epochs) out.push_back(e.loss);
   return out;
-}
-
-bool has_item(const MemoryPlan& plan, const std::string& name) {
-  for (const MemoryItem& item : plan.items)
-    if (item.name == name) return true;
-  return false;
 }
 
 }  // namespace

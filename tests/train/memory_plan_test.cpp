@@ -229,8 +229,9 @@ TEST_CASE("place_features keeps features resident when the plan fits and streams
   }
 }
 
-TEST_CASE("plan_feature_input swaps the feature tensor for the streaming budget and drops the input's activations",
-          "[train]") {
+TEST_CASE(
+    "plan_feature_input swaps the feature tensor for the streaming budget or Â·X and drops the input's activations",
+    "[train]") {
   const datasets::Dataset ds = test::small_sbm();
   GraphOperators ops = build_graph_operators(ds.graph, "gcn");
   Model model(test::small_gcn(), 12, 3, 1, ops);
@@ -257,4 +258,23 @@ TEST_CASE("plan_feature_input swaps the feature tensor for the streaming budget 
   CHECK(item(precomputed, "features") == 4 * n * 12);
   CHECK(item(precomputed, "first aggregation (precomputed)") == 4 * n * 12);
   CHECK(item(precomputed, "activations") == model.activation_bytes(n) - input_bytes);
+
+  // GCN reads Â·X alone: X goes before the model exists, so it counts only where it outweighs
+  // the model (activations, parameters, gradients, optimizer state).
+  const MemoryPlan replaced = plan_feature_input(resident, input_bytes, FeaturePlacement{}, 4 * n * 12, false);
+  for (const MemoryItem& i : replaced.items) CHECK(i.name != "features");
+  for (const MemoryItem& i : replaced.items) CHECK(i.name != "features while Â·X is computed");
+  CHECK(replaced.total_bytes() == precomputed.total_bytes() - 4 * n * 12);
+  const MemoryPlan wide_features{{{"features", 5000},
+                                  {"activations", 1000},
+                                  {"parameters", 100},
+                                  {"gradients", 100},
+                                  {"optimizer state", 200},
+                                  {"graph (CSR)", 50}}};
+  const MemoryPlan setup_peak = plan_feature_input(wide_features, 0, FeaturePlacement{}, 5000, false);
+  CHECK(item(setup_peak, "features while Â·X is computed") == 5000 - 1400);
+  CHECK(setup_peak.total_bytes() == 2 * 5000 + 50);
+  // Streamed, Â·X crosses the bus as X would have: nothing of X is resident to free.
+  const MemoryPlan streamed_precomputed = plan_feature_input(resident, input_bytes, {true, 5000, 0}, 4 * n * 12, false);
+  CHECK(item(streamed_precomputed, "features: staging and cache (streamed)") == 5000);
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/base/error.hpp"
+#include "tests/support/memory_plan_items.hpp"
 #include "tests/train/trainer_fixture.hpp"
 #include "train/detail/homogeneous_trainer.hpp"
 #include "train/metrics.hpp"
@@ -25,6 +26,7 @@ namespace kernels = halo::kernels;
 using halo::Array;
 using halo::InvalidArgument;
 using halo::UnsupportedError;
+using halo::test::has_item;
 using halo::test::short_training;
 using halo::test::small_gcn;
 using halo::test::small_sbm;
@@ -531,4 +533,35 @@ TEST_CASE("train builds the graph operators only once the memory plan has passed
   CHECK_THROWS_WITH(detail::train_homogeneous_problem(problem, model, config),
                     Catch::Contains("although the memory plan allowed the run") && Catch::Contains("graph operators") &&
                         Catch::Contains("(" + std::to_string(fits.memory_plan.total_bytes()) + " bytes)"));
+}
+
+TEST_CASE("the plan of a precomputed first aggregation frees GCN's features, as the run does, to the byte", "[train]") {
+  // The plan's tensor items against the tensors' measured peak: its other items (the process, the
+  // CSR, the operators, labels and splits, the CPU SpMM's panel) are not tensors.
+  const auto tensor_bytes = [](const MemoryPlan& plan) {
+    std::int64_t bytes = 0;
+    for (const MemoryItem& i : plan.items)
+      if (i.name != "process before training" && i.name != "graph (CSR)" && i.name != "graph operators" &&
+          i.name != "labels and splits" && i.name != cpu_spmm_panel_item)
+        bytes += i.bytes;
+    return bytes;
+  };
+  // 12 features: the model outweighs X, which is gone before the model exists; 400 features: X
+  // and Â·X together are the peak, while Â·X is computed.
+  const std::int64_t features = GENERATE(12, 400);
+  ModelConfig model = small_gcn();
+  model.kind = GENERATE("gcn", "sage");
+  CAPTURE(features, model.kind);
+  model.input_dropout = 0.0f;
+  const datasets::Dataset ds = halo::test::wide_sbm(features);
+  TrainConfig config = short_training(3);
+  const TrainSummary plain = train(ds, model, config);
+  config.precompute_first_aggregation = true;
+  const TrainSummary precomputed = train(ds, model, config);
+  CHECK(tensor_bytes(plain.memory_plan) == plain.tensor_peak_bytes);
+  CHECK(tensor_bytes(precomputed.memory_plan) == precomputed.tensor_peak_bytes);
+  // GraphSAGE's root term multiplies X beside Â·X.
+  const bool gcn = model.kind == "gcn";
+  CHECK(has_item(precomputed.memory_plan, "features") == !gcn);
+  CHECK(has_item(precomputed.memory_plan, "features while Â·X is computed") == (gcn && features == 400));
 }

@@ -125,4 +125,8 @@ class ModelShape {
   kernels::Device device_;
 };
 
+// With the first aggregation precomputed, the first layer still multiplies the features
+// themselves (GraphSAGE's root term), so they stay beside Â·X; a GCN layer reads Â·X alone.
+inline bool keeps_features_beside_aggregation(const ModelConfig& m) { return m.kind == "sage"; }
+
 }  // namespace halo::train

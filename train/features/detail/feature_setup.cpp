@@ -48,11 +48,12 @@ FeaturePlacement plan_memory(TrainingProblem& problem, const ModelShape& model, 
   resident.items.insert(resident.items.begin(), {"process before training", process_bytes});
   const std::int64_t input_bytes = model.input_activation_bytes(x.rows());
   const std::int64_t precomputed = config.precompute_first_aggregation ? 4 * x.rows() * x.cols() : 0;
+  const bool kept = keeps_features_beside_aggregation(model.config());
   const FeaturePlacement placement =
-      place_features(plan_feature_input(resident, input_bytes, {}, precomputed).total_bytes(),
+      place_features(plan_feature_input(resident, input_bytes, {}, precomputed, kept).total_bytes(),
                      plan_feature_input(resident, input_bytes, {true, 0, 0}, precomputed).total_bytes(), x.rows(),
                      x.cols(), x.is_mapped(), config.feature_memory_budget, config.memory_limit, available);
-  plan = plan_feature_input(std::move(resident), input_bytes, placement, precomputed);
+  plan = plan_feature_input(std::move(resident), input_bytes, placement, precomputed, kept);
   return placement;
 }
 
@@ -61,16 +62,18 @@ FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const ModelShape& mod
   const FeatureSource x = problem_features(problem);
   MemoryPlan resident = problem.plan_memory(model);
   const std::int64_t input_bytes = model.input_activation_bytes(x.rows());
-  // A precomputed Â·X lives on the GPU beside resident features; streamed, it is computed and
-  // kept in host memory and crosses the bus through the same staging buffers and cache as X would.
+  // A precomputed Â·X lives on the GPU in place of resident features (beside them for GraphSAGE);
+  // streamed, it is computed and kept in host memory and crosses the bus through the same staging
+  // buffers and cache as X would.
   const std::int64_t precomputed = config.precompute_first_aggregation ? 4 * x.rows() * x.cols() : 0;
+  const bool kept = keeps_features_beside_aggregation(model.config());
   // The source stays in host memory: no file pages are mapped on the GPU (mapped = false).
   const FeaturePlacement placement =
-      place_features(gpu_memory_plan(plan_feature_input(resident, input_bytes, {}, precomputed)).total_bytes(),
+      place_features(gpu_memory_plan(plan_feature_input(resident, input_bytes, {}, precomputed, kept)).total_bytes(),
                      gpu_memory_plan(plan_feature_input(resident, input_bytes, {true, 0, 0}, 0)).total_bytes(),
                      x.rows(), x.cols(), false, config.feature_memory_budget, config.memory_limit, gpu_bytes);
   plan = gpu_memory_plan(
-      plan_feature_input(std::move(resident), input_bytes, placement, placement.streamed ? 0 : precomputed));
+      plan_feature_input(std::move(resident), input_bytes, placement, placement.streamed ? 0 : precomputed, kept));
   return placement;
 }
 
@@ -191,7 +194,7 @@ FeatureInputOptions feature_input_options(const ModelConfig& m, const TrainConfi
   o.budget_bytes = placement.budget_bytes;
   o.normalize_rows = config.normalize_features;
   o.precompute_aggregation = config.precompute_first_aggregation;
-  o.keep_features = m.kind == "sage";
+  o.keep_features = keeps_features_beside_aggregation(m);
   o.device = config.device;
   return o;
 }
