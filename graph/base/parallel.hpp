@@ -51,14 +51,16 @@ class ExceptionSlot {
 };
 
 // Calls fn(chunk_begin, chunk_end) over [begin, end) cut into chunks of `grain` indices,
-// scheduled dynamically over the threads. Work after a failure is skipped.
+// scheduled dynamically over the threads; on one thread too, chunk by chunk in order, so that a
+// caller bounding its memory by the chunk (releasing a file map's pages behind each) is bounded
+// whatever the thread count. Work after a failure is skipped.
 template <class F>
 void parallel_for_ranges(std::int64_t begin, std::int64_t end, F&& fn, std::int64_t grain = 4096) {
   if (end <= begin) return;
   grain = std::max<std::int64_t>(grain, 1);
   const std::int64_t chunks = (end - begin + grain - 1) / grain;
   if (chunks == 1 || max_threads() == 1) {
-    fn(begin, end);
+    for (std::int64_t b = begin; b < end; b += grain) fn(b, std::min(end, b + grain));
     return;
   }
   ExceptionSlot slot;

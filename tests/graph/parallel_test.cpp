@@ -1,10 +1,13 @@
-// Tests of graph/base/parallel.*: coverage of the loops, exceptions carried out of parallel
-// regions, the parallel prefix sum and parallel_find_first against serial loops.
+// Tests of graph/base/parallel.*: coverage of the loops and their chunks, exceptions carried out
+// of parallel regions, the parallel prefix sum and parallel_find_first against serial loops.
 #include "graph/base/parallel.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <mutex>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "graph/base/error.hpp"
@@ -34,6 +37,28 @@ TEST_CASE("parallel_for visits every index of the range exactly once", "[graph]"
   bool called = false;
   parallel_for_ranges(5, 5, [&](std::int64_t, std::int64_t) { called = true; });
   CHECK_FALSE(called);
+}
+
+TEST_CASE("parallel_for_ranges hands out chunks of at most grain indices, on one thread as on several", "[graph]") {
+  // Callers bound their memory by the chunk (a file map's pages released behind each), so one
+  // thread must not get the whole range in one call.
+  const ThreadCount scope(GENERATE(1, 3));
+  const std::int64_t begin = 7, end = 7 + 10 * 64 + 5, grain = 64;
+  std::mutex mutex;
+  std::vector<std::pair<std::int64_t, std::int64_t>> chunks;
+  parallel_for_ranges(
+      begin, end,
+      [&](std::int64_t b, std::int64_t e) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        chunks.emplace_back(b, e);
+      },
+      grain);
+  std::sort(chunks.begin(), chunks.end());
+  REQUIRE(chunks.size() == 11);
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    CHECK(chunks[c].first == begin + static_cast<std::int64_t>(c) * grain);
+    CHECK(chunks[c].second == std::min(end, chunks[c].first + grain));
+  }
 }
 
 TEST_CASE("parallel_for carries an exception out of the parallel region", "[graph]") {
