@@ -14,7 +14,8 @@ Graphs (halo-convert synth), as bench/memory_vs_pyg.py:
   products  the ogbn-products-scale R-MAT graph of bench/gpu_dataset.py, when it is already there
             (gpu_spmm.py and gpu_gcn.py make it), 2.45 M vertices, ~124 M stored entries
 Configurations: GCN 3 x 256 (dropout 0.5, none on the inputs, as memory_vs_pyg.py) as planned,
-with --activation-dtype bf16, --recompute aggregation and --recompute layer; GraphSAGE 3 x 256;
+with --activation-dtype bf16, --recompute aggregation, --recompute layer and
+--precompute-first-aggregation (as the OGB recipes train: X freed once Â·X is computed); GraphSAGE 3 x 256;
 GAT 2 layers of 8 heads x 8 (the paper's model) on sbm.
 
     python3 bench/gpu_memory_plan.py [--bin build/bin] [--out bench/results/gpu_memory_plan.json]
@@ -39,6 +40,7 @@ CONFIGS = [
     ("gcn 3x256 bf16 activations", ["--model", "gcn", *GCN, "--activation-dtype", "bf16"]),
     ("gcn 3x256 recompute aggregation", ["--model", "gcn", *GCN, "--recompute", "aggregation"]),
     ("gcn 3x256 recompute layer", ["--model", "gcn", *GCN, "--recompute", "layer"]),
+    ("gcn 3x256 precomputed first aggregation", ["--model", "gcn", *GCN, "--precompute-first-aggregation"]),
     ("sage 3x256", ["--model", "sage", *GCN]),
 ]
 GAT = ("gat 2 layers 8x8", ["--model", "gat", "--layers", "2", "--hidden", "8", "--heads", "8", "--dropout", "0.6",
