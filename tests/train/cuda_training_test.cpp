@@ -310,7 +310,6 @@ TEST_CASE(
   halo::train::dist::LocalCommunicator comm;
   SbmProblem p(comm);
   const Model model(test::small_gcn(), p.ds.target().features.cols(), p.ds.meta.num_classes, 1, p.operators);
-  const std::int64_t aggregated = 4 * p.ds.target().features.rows() * p.ds.target().features.cols();
   TrainConfig config = test::short_training(1);
   config.device = Device::cuda();
   MemoryPlan without;

@@ -105,13 +105,13 @@ TEST_CASE(
       if (item.name == "features") CHECK(item.bytes == (s == &a && kept ? 3 * 4 : 3 * 2 * 4));
 }
 
-TEST_CASE("R-GCN training refuses homogeneous data, and GCN training heterogeneous data, naming the kind that fits",
+TEST_CASE("R-GCN training refuses homogeneous data, and GCN training heterogeneous data, naming the kinds that fit",
           "[train]") {
   datasets::Dataset hetero = test::tiny_hetero();
   TrainConfig c = test::short_training(3);
   CHECK_THROWS_WITH(halo::train::train(test::tiny_homogeneous(), small_rgcn(), c),
-                    Catch::Contains("--model gcn or sage"));
-  CHECK_THROWS_WITH(halo::train::train(hetero, test::small_gcn(), c), Catch::Contains("--model rgcn"));
+                    Catch::Contains("--model gcn, sage or gat"));
+  CHECK_THROWS_WITH(halo::train::train(hetero, test::small_gcn(), c), Catch::Contains("--model rgcn, hgt or rgat"));
 }
 
 TEST_CASE("train refuses an unknown model kind and settings the R-GCN family does not have", "[train]") {

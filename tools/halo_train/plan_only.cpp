@@ -117,9 +117,8 @@ int plan_heterogeneous_job(const TrainOptions& o, const datasets::Dataset& ds, s
                     "train on the cpu and plan themselves when they start",
                     ds.meta.name));
   if (!train::is_heterogeneous_kind(o.model.kind))
-    throw InvalidArgument(
-        fmt::format("--plan-only: '{}' is heterogeneous; plan it with --model rgcn, hgt or rgat, not {}", ds.meta.name,
-                    o.model.kind));
+    throw InvalidArgument(fmt::format("--plan-only: '{}' is heterogeneous; plan it with --model {}, not {}",
+                                      ds.meta.name, train::heterogeneous_kinds, o.model.kind));
   train::TrainConfig config = o.train;
   if (config.memory_limit <= 0) config.memory_limit = memory;  // a GPU's table streaming is decided from it
   const train::MemoryPlan plan = train::plan_heterogeneous(ds, o.model, config);

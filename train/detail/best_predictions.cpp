@@ -22,12 +22,14 @@ constexpr std::int64_t exact_float_integers = std::int64_t{1} << 24;
 // for ogbn-papers100M's classes) cross in pieces of 64 MB that the plan's headroom holds.
 constexpr std::int64_t reduce_chunk_values = std::int64_t{1} << 24;
 
-// The sum over ranks of `values`, piece by piece, on the communicator's device when it moves GPU
-// buffers (NCCL).
+// The sum over ranks of `values`, piece by piece, through one device buffer when the communicator
+// moves GPU buffers (NCCL).
 void all_reduce_on(dist::Communicator& comm, std::vector<float>& values) {
   if (comm.size() == 1) return;
   const kernels::Device device = comm.device();
   const auto total = static_cast<std::int64_t>(values.size());
+  kernels::Tensor buffer;
+  if (device.is_cuda()) buffer = kernels::Tensor::empty(1, std::min(reduce_chunk_values, total), device);
   for (std::int64_t first = 0; first < total; first += reduce_chunk_values) {
     const std::int64_t n = std::min(reduce_chunk_values, total - first);
     float* piece = values.data() + first;
@@ -36,10 +38,10 @@ void all_reduce_on(dist::Communicator& comm, std::vector<float>& values) {
       continue;
     }
     const kernels::TensorView host{piece, 1, n, n, kernels::Device::cpu()};
-    kernels::Tensor buffer = kernels::Tensor::empty(1, n, device);
-    buffer.copy_from(host);
-    comm.all_reduce(buffer.data(), n, dist::DataType::float32);
-    kernels::copy(buffer.view(), host);
+    const kernels::TensorView on_device = buffer.view().slice_cols(0, n);
+    kernels::copy(host, on_device);
+    comm.all_reduce(on_device.data, n, dist::DataType::float32);
+    kernels::copy(on_device, host);
   }
 }
 

@@ -1,4 +1,5 @@
-// R-GCN behind train() (train/trainer.hpp): an HeteroModel per run, driven by the shared trainer loop.
+// R-GCN, HGT and RGAT behind train() (train/trainer.hpp): an HeteroModel per run, driven by the
+// shared trainer loop.
 #include "train/detail/hetero_problem.hpp"
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "train/features/detail/feature_setup.hpp"
 #include "train/layers/rgcn_conv.hpp"
 #include "train/memory_plan.hpp"
+#include "train/models/model_config.hpp"
 #include "train/trainable.hpp"
 
 namespace halo::train::detail {
@@ -46,7 +48,7 @@ class HeteroTrainable : public Trainable {
 };
 
 void check_inputs(const datasets::Dataset& ds) {
-  HALO_EXPECTS(ds.meta.is_hetero, "dataset '" + ds.meta.name + "' is homogeneous; train it with --model gcn or sage");
+  HALO_EXPECTS(ds.meta.is_hetero, "dataset '" + ds.meta.name + "' is homogeneous; train it with --model " + homogeneous_kinds);
   HALO_EXPECTS(ds.meta.task == datasets::Task::multiclass,
                std::string("dataset '") + ds.meta.name + "' has a " + datasets::to_string(ds.meta.task) +
                    " task; only multiclass training is supported");

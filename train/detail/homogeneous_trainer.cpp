@@ -1,4 +1,4 @@
-// train() for GCN and GraphSAGE, on the CPU or one GPU: the problem's checks, memory plan and
+// train() for GCN, GraphSAGE and GAT, on the CPU or one GPU: the problem's checks, memory plan and
 // first-layer input, then the shared loop (train/detail/run_loop.hpp) over a Model bound to that
 // input.
 #include "train/detail/homogeneous_trainer.hpp"
@@ -18,6 +18,7 @@
 #include "train/detail/run_loop.hpp"
 #include "train/features/detail/feature_setup.hpp"
 #include "train/features/feature_input.hpp"
+#include "train/models/model_config.hpp"
 #include "train/trainable.hpp"
 #include "train/training_problem.hpp"
 
@@ -29,7 +30,7 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 void check_trainable(const datasets::Dataset& ds) {
-  HALO_EXPECTS(!ds.meta.is_hetero, "dataset '" + ds.meta.name + "' is heterogeneous; train it with --model rgcn");
+  HALO_EXPECTS(!ds.meta.is_hetero, "dataset '" + ds.meta.name + "' is heterogeneous; train it with --model " + heterogeneous_kinds);
   const datasets::NodeType& t = ds.target();
   HALO_EXPECTS(t.has_features(), "dataset '" + ds.meta.name + "' has no node features" +
                                         (ds.meta.task == datasets::Task::multilabel

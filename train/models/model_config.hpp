@@ -1,6 +1,6 @@
 // ModelConfig: the model a user asks train() for (train/trainer.hpp). Its kind picks the family:
-// GCN and GraphSAGE stacks (train/models/model.hpp) for homogeneous datasets, R-GCN
-// (train/models/hetero_model.hpp) for heterogeneous ones.
+// GCN, GraphSAGE and GAT stacks (train/models/model.hpp) for homogeneous datasets, R-GCN, HGT and
+// RGAT (train/models/hetero_model.hpp) for heterogeneous ones.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +51,10 @@ struct ModelConfig {
 
 // True for the kinds that train on heterogeneous datasets ("rgcn", "hgt", "rgat").
 bool is_heterogeneous_kind(const std::string& kind);
+
+// Each family's kinds, as the refusals that send a dataset to the other family name them.
+inline constexpr const char* homogeneous_kinds = "gcn, sage or gat";
+inline constexpr const char* heterogeneous_kinds = "rgcn, hgt or rgat";
 
 // Refuses an unknown kind, and settings the kind's family does not have (R-GCN: batch norm, first
 // layer only decay), with InvalidArgument naming them.
