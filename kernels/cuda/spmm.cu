@@ -18,8 +18,12 @@
 // cuSPARSE needs them, 32-bit row offsets and a vector of unit weights) is made once per graph;
 // dense descriptors and the work buffer once per (graph, width, strides, beta).
 //
-// The automatic choice times both on the first product of each (graph, width) and keeps the
-// faster (spmm_choice.hpp); when determinism is asked it is halo's kernel, without timing.
+// The automatic choice times both on the first product of each (graph, width) that overwrites its
+// output, keeps the faster (spmm_choice.hpp) and frees what cuSPARSE was given for a width it did
+// not win; when determinism is asked it is halo's kernel, without timing. A product that adds into
+// its output before one of its width has overwritten an output runs halo's kernel untimed: timing
+// it would take a scratch copy of the whole output (as large again on the GPU, at the first step,
+// where the memory plan has no room for it).
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -187,11 +191,6 @@ struct CombineChunks {
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
-// The leading dimension of a row-major view for libraries (a one-row view may carry any stride).
-std::int64_t leading_dimension(std::int64_t rows, std::int64_t cols, std::int64_t stride) {
-  return rows > 1 ? stride : (cols > 1 ? cols : 1);
-}
-
 template <class I, int VEC>
 void launch_halo(const DeviceCsrInfo& info, const SpmmArgs<I>& p, float* out, std::int64_t out_stride, bool accumulate,
                  cudaStream_t stream) {
@@ -264,6 +263,16 @@ struct PlanKey {
   }
 };
 
+// The leading dimension of a row-major view for libraries (a one-row view may carry any stride).
+std::int64_t leading_dimension(std::int64_t rows, std::int64_t cols, std::int64_t stride) {
+  return rows > 1 ? stride : (cols > 1 ? cols : 1);
+}
+
+PlanKey plan_key(ConstTensorView x, TensorView out, bool accumulate) {
+  return {x.cols, leading_dimension(x.rows, x.cols, x.stride), leading_dimension(out.rows, out.cols, out.stride),
+          accumulate};
+}
+
 struct CusparsePlan {
   cusparseDnMatDescr_t x = nullptr;
   cusparseDnMatDescr_t y = nullptr;
@@ -295,6 +304,15 @@ std::string cusparse_refusal(const DeviceCsrInfo& info, ConstTensorView x, Tenso
   if (info.index_type == graph::IndexType::i32 && info.num_edges > INT32_MAX)
     return "int32 column ids with more than 2^31 - 1 nonzeros need 64-bit offsets, which cuSPARSE pairs with 64-bit "
            "ids only";
+  // Not yet run on a GPU: whether cuSPARSE addresses dense operands past 2^31 floats with 32-bit
+  // ids (a papers100M part at width 256) is not documented, and halo's kernel's offsets are 64-bit.
+  const auto past_int32 = [](std::int64_t rows, std::int64_t cols, std::int64_t stride) {
+    return rows * leading_dimension(rows, cols, stride) > INT32_MAX;
+  };
+  if (info.index_type == graph::IndexType::i32 &&
+      (past_int32(x.rows, x.cols, x.stride) || past_int32(out.rows, out.cols, out.stride)))
+    return "with int32 column ids a dense operand of more than 2^31 - 1 floats is not known to be addressed in 64 "
+           "bits by cuSPARSE";
   // cuSPARSE needs its dense operands aligned to their element type only (4 bytes for float).
   if (reinterpret_cast<std::uintptr_t>(x.data) % alignof(float) != 0 ||
       reinterpret_cast<std::uintptr_t>(out.data) % alignof(float) != 0)
@@ -348,8 +366,7 @@ void run_cusparse(const DeviceCsrInfo& info, const std::int64_t* indptr, ConstTe
   constexpr cusparseSpMMAlg_t algorithm = CUSPARSE_SPMM_CSR_ALG2;
   const float alpha = 1.0f;
   const float beta = accumulate ? 1.0f : 0.0f;
-  const PlanKey key{x.cols, leading_dimension(x.rows, x.cols, x.stride),
-                    leading_dimension(out.rows, out.cols, out.stride), accumulate};
+  const PlanKey key = plan_key(x, out, accumulate);
   DeviceContext& context = device_context(info.device);
   const std::lock_guard<std::mutex> lock(context.library_mutex);
   const cusparseHandle_t handle = context.cusparse();
@@ -373,6 +390,17 @@ void run_cusparse(const DeviceCsrInfo& info, const std::int64_t* indptr, ConstTe
   cusparse_try(cusparse_api().spmm(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
                             matrix.descriptor, plan->x, &beta, plan->y, CUDA_R_32F, algorithm, plan->work.data()),
                "cusparseSpMM", info);
+}
+
+// Frees what timing gave cuSPARSE for a product it did not win (or could not take): that
+// product's plan, and the graph's descriptor with its 32-bit offsets and unit weights when no
+// width cuSPARSE won still uses them. The caller holds g_state_mutex; the GPU's stream orders the
+// frees after the timed runs.
+void drop_cusparse_plan(const DeviceCsrInfo& info, ConstTensorView x, TensorView out) {
+  const auto state = g_states.find(info.id);
+  if (state == g_states.end()) return;
+  state->second.plans.erase(plan_key(x, out, false));
+  if (state->second.plans.empty()) g_states.erase(state);
 }
 
 // ---- dispatch ----
@@ -438,32 +466,34 @@ void spmm_impl(const graph::CsrView<I>& a, ConstTensorView x, TensorView out, Ac
     } else if (!refusal.empty()) {
       impl = SpmmImpl::halo;
       g_choices.store(key, impl);
+    } else if (accumulate) {
+      impl = SpmmImpl::halo;  // untimed, and nothing stored: the first overwriting product chooses
     } else {
-      // Time both into `out` itself when it is overwritten anyway, else into a scratch copy of
-      // its shape, so the caller's out sees only the final product.
-      DeviceBuffer<float> scratch;
-      TensorView target = out;
-      if (accumulate) {
-        scratch = DeviceBuffer<float>(d, out.rows * out.cols);
-        target = TensorView{scratch.data(), out.rows, out.cols, out.cols, out.device};
-      }
+      // Both are timed into `out` itself, which the final product overwrites.
       constexpr int repeat = 3;
-      const std::vector<double> halo_ms = time_runs(d, repeat, [&] { run_halo(info, a, x, target, false); });
-      // A cuSPARSE that cannot or will not take the product is ruled out here instead of failing
-      // it (a fault of the GPU itself would surface again at the next call).
+      const std::vector<double> halo_ms = time_runs(d, repeat, [&] { run_halo(info, a, x, out, false); });
+      // A cuSPARSE that cannot or will not take the product, or whose descriptors and buffers do
+      // not fit beside the training's tensors, is ruled out here instead of failing it (a fault
+      // of the GPU itself would surface again at the next call).
       std::vector<double> cusparse_ms;
       try {
         cusparse_ms = time_runs(d, repeat, [&] {
           const std::lock_guard<std::mutex> lock(g_state_mutex);
-          run_cusparse(info, a.indptr, x, target, false);
+          run_cusparse(info, a.indptr, x, out, false);
         });
       } catch (const UnsupportedError&) {
         cusparse_ms.clear();
       } catch (const CudaError&) {
         cusparse_ms.clear();
+      } catch (const OutOfMemoryError&) {
+        cusparse_ms.clear();
       }
       impl = choose_spmm_impl(halo_ms, cusparse_ms);
       g_choices.store(key, impl);
+      if (impl != SpmmImpl::cusparse) {
+        const std::lock_guard<std::mutex> lock(g_state_mutex);
+        drop_cusparse_plan(info, x, out);
+      }
     }
   }
   if (impl == SpmmImpl::cusparse) {

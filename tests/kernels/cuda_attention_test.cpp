@@ -1,6 +1,6 @@
 // GPU tests of kernels/cuda/attention.cu and the ELU kernels against their CPU twins: attention
 // forward and backward (with and without dropout, both index widths, dropout keyed on global ids,
-// 1 to 12 heads, a hub row, empty rows),
+// 1 to 12 heads, heads wider than a column pass, a hub row, empty rows),
 // the per-head scores and their backward, ELU forward and backward; the same bits on every run.
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -53,9 +53,10 @@ TEST_CASE("attention forward and backward on a GPU equal the CPU twin's within r
   const bool wide = GENERATE(false, true);
   const float p = GENERATE(0.0f, 0.6f);
   // Heads in blocks of 8 (one dropout draw per entry and block): one block, part of one, one and
-  // a part; head widths below and past the warp.
+  // a part; head widths below and past the warp, and past the 128 columns of one pass (a head's
+  // columns in two pieces).
   const std::int64_t heads = GENERATE(1, 3, 8, 12);
-  const std::int64_t width = GENERATE(7, 40);
+  const std::int64_t width = GENERATE(7, 40, 129);
   CAPTURE(wide, p, heads, width);
   const graph::CsrGraph a = test::hub_graph(17, 400, 3, 700, wide);
   const graph::CsrGraph at = graph::transpose(a);

@@ -1,6 +1,7 @@
 // GPU tests of kernels/cuda/dot_attention.cu against its CPU twin: forward and backward with and
 // without dropout, both index widths, dropout keyed on global ids, 1 to 12 heads, a hub row, empty
-// rows, key and value widths that differ (below 8, past a warp); the same bits on every run.
+// rows, key and value widths that differ (below 8, past a warp, past one pass of columns); the same
+// bits on every run.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <limits>
@@ -53,9 +54,10 @@ TEST_CASE("dot-product attention on a GPU equals the CPU twin's within rounding,
   // a part.
   const std::int64_t heads = GENERATE(1, 3, 8, 12);
   // Key and value widths apart: one below 8 and one past a warp (33: no lane-serial dot ends on a
-  // multiple of 4); 40 and 33 columns a head split a block's heads over several passes.
-  const bool narrow_keys = GENERATE(true, false);
-  const std::int64_t fk = narrow_keys ? 7 : 33, fv = narrow_keys ? 40 : 8;
+  // multiple of 4); 40 and 33 columns a head split a block's heads over several passes; 130 and 129
+  // split one head's columns over two passes of 128.
+  const int widths = GENERATE(0, 1, 2);
+  const std::int64_t fk = widths == 0 ? 7 : widths == 1 ? 33 : 130, fv = widths == 0 ? 40 : widths == 1 ? 8 : 129;
   CAPTURE(wide, p, heads, fk, fv);
   const graph::CsrGraph a = test::hub_graph(27, 400, 3, 700, wide);
   const graph::CsrGraph at = graph::transpose(a);

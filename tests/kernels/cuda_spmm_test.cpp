@@ -230,7 +230,10 @@ TEST_CASE("a forced cuSPARSE with determinism asked is refused, naming halo's ke
   CHECK(std::all_of(untouched.begin(), untouched.end(), [](float v) { return std::isnan(v); }));
 }
 
-TEST_CASE("the automatic SpMM choice is made once per graph and width and dropped with the graph", "[kernels][gpu]") {
+TEST_CASE(
+    "the automatic SpMM choice is made once per graph and width, by an overwriting product, and dropped with the "
+    "graph",
+    "[kernels][gpu]") {
   HALO_SKIP_WITHOUT_GPU();
   test::ScopedCudaSettings settings;
   settings.set(SpmmImpl::automatic);
@@ -244,14 +247,27 @@ TEST_CASE("the automatic SpMM choice is made once per graph and width and droppe
   gpu_spmm(dg, test::on_gpu(x).view(), out.view());
   CHECK(spmm_error(test::on_host(out).view(), reference(sparse, test::to_dense(x.view()))) == "");
   REQUIRE(kernels::cuda::spmm_choice(id, 64).has_value());
-  // First use in add mode: timed on scratch memory, so the output gets the product exactly once.
+  // First use of a width in add mode: halo's kernel, untimed (timing would need a copy of the
+  // output), so the output gets the product exactly once and the choice waits for an overwrite.
   const Tensor x2 = test::random_tensor(rng, 1000, 32);
   const Tensor start = test::random_tensor(rng, 1000, 32);
   const test::Dense start_d = test::to_dense(start.view());
   Tensor acc = test::on_gpu(start);
   gpu_spmm(dg, test::on_gpu(x2).view(), acc.view(), Accumulate::add);
   CHECK(spmm_error(test::on_host(acc).view(), reference(sparse, test::to_dense(x2.view()), &start_d)) == "");
+  CHECK_FALSE(kernels::cuda::spmm_choice(id, 32).has_value());
+  Tensor overwritten = Tensor::full(1000, 32, nan_value, Device::cuda());
+  gpu_spmm(dg, test::on_gpu(x2).view(), overwritten.view());
+  CHECK(spmm_error(test::on_host(overwritten).view(), reference(sparse, test::to_dense(x2.view()))) == "");
   CHECK(kernels::cuda::spmm_choice(id, 32).has_value());
+  // Whichever won, a later product of each width, adding or overwriting, is right (cuSPARSE's
+  // plan kept where it won, rebuilt where it lost and was freed).
+  for (const Accumulate mode : {Accumulate::overwrite, Accumulate::add}) {
+    Tensor again = test::on_gpu(start);
+    gpu_spmm(dg, test::on_gpu(x2).view(), again.view(), mode);
+    CHECK(spmm_error(test::on_host(again).view(),
+                     reference(sparse, test::to_dense(x2.view()), mode == Accumulate::add ? &start_d : nullptr)) == "");
+  }
   { const DeviceCsr gone = std::move(dg); }
   CHECK_FALSE(kernels::cuda::spmm_choice(id, 64).has_value());
 }
