@@ -19,8 +19,12 @@ copy bandwidth halo-bench measures in the same run bound the kernels' time from 
 work finished, and for memory the most bytes each framework held on the GPU (halo's
 device_peak_bytes, PyTorch's max_memory_allocated) in place of the resident sets; no roofline.
 
+With `--baseline-train OLD/halo-train` an older halo takes its turn beside today's and PyG
+(halo_baseline), and each graph reports halo_over_baseline, the median over turns of today's epoch
+time over the baseline's: what a change to the kernels bought, against the peer in the same run.
+
     bench/.venv/bin/python bench/gat_vs_pyg.py [--graphs sbm-small,sbm,rmat] [--turns 3] [--epochs 4]
-        [--device cpu|cuda]
+        [--device cpu|cuda] [--baseline-train OLD/halo-train]
 """
 import argparse
 import json
@@ -103,8 +107,8 @@ def graph(work, name, args, bin_dir):
     return path
 
 
-def run_halo(dataset, args, bin_dir):
-    command = [os.path.join(bin_dir, "halo-train"), "--dataset", dataset, "--model", "gat", "--layers", "3",
+def run_halo(dataset, args, train):
+    command = [train, "--dataset", dataset, "--model", "gat", "--layers", "3",
                "--heads", "8", "--hidden", "32", "--out-heads", "1", "--dropout", "0.6", "--input-dropout", "0.6",
                "--attn-dropout", "0.6", "--lr", "0.005", "--epochs", str(args.epochs), "--threads", str(args.threads),
                "--eval-every", str(args.epochs), "--device", args.device, "-q", "--json", "-"]
@@ -164,6 +168,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--pyg-limit-gib", type=float, default=20.0)
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--baseline-train", help="an older halo-train, timed in the same turns (halo_baseline)")
     parser.add_argument("--output", default=os.path.join(ROOT, "bench", "results", "gat_vs_pyg.json"))
     args = parser.parse_args()
     bin_dir = os.path.join(args.build, "bin")
@@ -179,9 +184,13 @@ def main():
         dataset = graph(args.work, name, args, bin_dir)
         with open(os.path.join(dataset, "dataset.json")) as f:
             info = json.load(f)
-        turns = {"halo": [], "pyg": []}
+        trains = {"halo": os.path.join(bin_dir, "halo-train")}
+        if args.baseline_train:
+            trains["halo_baseline"] = args.baseline_train
+        turns = {**{k: [] for k in trains}, "pyg": []}
         for _ in range(args.turns):
-            turns["halo"].append(run_halo(dataset, args, bin_dir))
+            for k, train in trains.items():
+                turns[k].append(run_halo(dataset, args, train))
             turns["pyg"].append(run_pyg(dataset, args))
         vertices = sum(t["count"] for t in info["node_types"])
         edges = info["num_edges"]
@@ -189,7 +198,7 @@ def main():
         entry = {"vertices": vertices, "edges": edges, "turns": turns, "copy_gb_per_s": copy,
                  "attention_bytes_per_epoch": attention_bytes(vertices, edges, 3)}
         ok = {k: [t for t in v if "failed" not in t] for k, v in turns.items()}
-        for k in ("halo", "pyg"):
+        for k in turns:
             if ok[k]:
                 entry[k] = {"epoch_time_median_s": statistics.median(t["epoch_time_median_s"] for t in ok[k]),
                             "peak_bytes": max(t["peak_bytes"] for t in ok[k])}
@@ -201,6 +210,10 @@ def main():
         if "epoch_time_median_s" in entry["halo"] and "epoch_time_median_s" in entry["pyg"]:
             entry["speedup"] = round(entry["pyg"]["epoch_time_median_s"] / entry["halo"]["epoch_time_median_s"], 2)
             entry["memory_ratio"] = round(entry["halo"]["peak_bytes"] / entry["pyg"]["peak_bytes"], 3)
+        if args.baseline_train and ok["halo"] and ok["halo_baseline"]:
+            entry["halo_over_baseline"] = round(statistics.median(
+                t["epoch_time_median_s"] / b["epoch_time_median_s"]
+                for t, b in zip(turns["halo"], turns["halo_baseline"]) if "failed" not in t and "failed" not in b), 3)
         result["graphs"][name] = entry
         print(f"{name}: halo {entry['halo']}, pyg {entry['pyg']}, speedup {entry.get('speedup')}, "
               f"memory {entry.get('memory_ratio')}", file=sys.stderr)

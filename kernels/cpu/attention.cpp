@@ -48,10 +48,31 @@ struct Operands {
         width(h_.cols / spec.heads),
         slope(spec.negative_slope),
         mask(spec.dropout, spec.key, ids) {}
-
-  // LeakyReLU's slope at z: e = z · slope_at(z) is the edge score.
-  float slope_at(float z) const { return z > 0.0f ? 1.0f : slope; }
 };
+
+// The edge scores e = LeakyReLU(z) of n pre-activations z, in place: a flat pass that compiles to
+// compares and blends (as one branch per score, taken at random, it cost a mispredict for every
+// other score).
+inline __attribute__((always_inline)) void leaky_relu(float* __restrict z, std::int64_t n, float slope) {
+  for (std::int64_t x = 0; x < n; ++x) z[x] *= z[x] > 0.0f ? 1.0f : slope;
+}
+
+// leaky_relu, keeping each score's slope (1 or `slope`, LeakyReLU's derivative) for backward.
+inline __attribute__((always_inline)) void leaky_relu(float* __restrict z, float* __restrict slopes, std::int64_t n,
+                                                      float slope) {
+  for (std::int64_t x = 0; x < n; ++x) {
+    slopes[x] = z[x] > 0.0f ? 1.0f : slope;
+    z[x] *= slopes[x];
+  }
+}
+
+// Requests the source scores of entry e of A (when it has one), whose rows the score loops read at
+// random: gather_ahead entries before their use they are as much a cache miss as the h rows.
+template <class I>
+inline __attribute__((always_inline)) void request_source_scores(const graph::CsrView<I>& a, const Operands& o,
+                                                                 std::int64_t e) {
+  if (e < a.num_edges) request_row(o.src + static_cast<std::int64_t>(a.indices[e]) * o.src_stride, o.heads);
+}
 
 template <class I>
 inline __attribute__((always_inline)) void forward_rows(const graph::CsrView<I>& a, const Operands& o,
@@ -65,12 +86,11 @@ inline __attribute__((always_inline)) void forward_rows(const graph::CsrView<I>&
     const float* di = o.dst + i * o.dst_stride;
     float* __restrict w = scratch(weight_buffer, degree * heads);
     for (std::int64_t t = 0; t < degree; ++t) {
+      request_source_scores(a, o, first + t + gather_ahead);
       const float* sj = o.src + static_cast<std::int64_t>(sources[t]) * o.src_stride;
-      for (std::int64_t k = 0; k < heads; ++k) {
-        const float z = sj[k] + di[k];
-        w[t * heads + k] = z * o.slope_at(z);
-      }
+      for (std::int64_t k = 0; k < heads; ++k) w[t * heads + k] = sj[k] + di[k];
     }
+    leaky_relu(w, degree * heads, o.slope);
     softmax_and_gather(a, i, o.mask, {o.h, o.h_stride}, heads, width, w, scratch(keep_buffer, degree * heads),
                        out.row(i), row_max.row(i), row_sum.row(i));
   }
@@ -113,13 +133,11 @@ inline __attribute__((always_inline)) void dst_rows(const graph::CsrView<I>& a, 
     float* __restrict slopes = scratch(slope_buffer, degree * heads);
     float* __restrict dalpha = scratch(dalpha_buffer, degree * heads);
     for (std::int64_t t = 0; t < degree; ++t) {
+      request_source_scores(a, o, first + t + gather_ahead);
       const float* sj = o.src + static_cast<std::int64_t>(sources[t]) * o.src_stride;
-      for (std::int64_t k = 0; k < heads; ++k) {
-        const float z = sj[k] + di[k];
-        slopes[t * heads + k] = o.slope_at(z);
-        alpha[t * heads + k] = z * slopes[t * heads + k];
-      }
+      for (std::int64_t k = 0; k < heads; ++k) alpha[t * heads + k] = sj[k] + di[k];
     }
+    leaky_relu(alpha, slopes, degree * heads, o.slope);
     coefficients_from_stats(alpha, degree, heads, mi, inverse);
     row_keep(o.mask, heads, a, i, keep);
     const float* gi = grad_out.row(i);
@@ -144,7 +162,7 @@ inline __attribute__((always_inline)) void src_rows(const graph::CsrView<I>& at,
                                                     const float* pack, ConstTensorView grad_out, TensorView grad_h,
                                                     TensorView grad_src, std::int64_t begin, std::int64_t end) {
   const std::int64_t heads = o.heads, width = o.width, cols = heads * width;
-  std::vector<float> alpha_buffer, keep_buffer, slope_buffer, c_buffer;
+  std::vector<float> alpha_buffer, keep_buffer, slope_buffer, c_buffer, max_buffer;
   for (std::int64_t j = begin; j < end; ++j) {
     float* __restrict gh = grad_h.row(j);
     float* gs = grad_src.row(j);
@@ -159,16 +177,21 @@ inline __attribute__((always_inline)) void src_rows(const graph::CsrView<I>& at,
     float* __restrict keep = scratch(keep_buffer, degree * heads);
     float* __restrict slopes = scratch(slope_buffer, degree * heads);
     float* __restrict c = scratch(c_buffer, degree * heads);
+    float* __restrict m = scratch(max_buffer, degree * heads);
     for (std::int64_t t = 0; t < degree; ++t) {
+      if (first + t + gather_ahead < at.num_edges)
+        request_row(packed_row(pack, heads, static_cast<std::int64_t>(at.indices[first + t + gather_ahead])),
+                    4 * heads);
       const float* pi = packed_row(pack, heads, static_cast<std::int64_t>(destinations[t]));
       for (std::int64_t k = 0; k < heads; ++k) {
-        const float z = sj[k] + pi[k];
-        slopes[t * heads + k] = o.slope_at(z);
-        alpha[t * heads + k] = z * slopes[t * heads + k] - pi[heads + k];
+        alpha[t * heads + k] = sj[k] + pi[k];
+        m[t * heads + k] = pi[heads + k];
         keep[t * heads + k] = pi[2 * heads + k];  // 1 / sum until the exponentials are taken
         c[t * heads + k] = pi[3 * heads + k];
       }
     }
+    leaky_relu(alpha, slopes, degree * heads, o.slope);
+    for (std::int64_t t = 0; t < degree * heads; ++t) alpha[t] -= m[t];
     exp_in_place(alpha, degree * heads);
     for (std::int64_t t = 0; t < degree * heads; ++t) alpha[t] *= keep[t];
     column_keep(o.mask, heads, at, j, keep);
