@@ -5,13 +5,16 @@
 // of heads), and the sums over a row's entries of a coefficient times a gathered row: the lanes
 // leave the coefficients of a chunk of 32 entries (one entry a lane) in shared memory, then walk
 // the chunk in CSR order, each lane owning columns 32 apart of the block's heads together.
+// Device code only (and the host's making of the mask), which tests/support/cuda_emulator.hpp
+// also compiles for the CPU.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/attention.hpp"
-#include "kernels/cuda/kernel_util.cuh"
+#include "kernels/cuda/launch_shape.hpp"
 #include "kernels/detail/attention_mask.hpp"
+#include "kernels/device_index.hpp"
 #include "kernels/dropout.hpp"
 
 namespace halo::kernels::cuda {
@@ -97,9 +100,6 @@ inline DeviceEdgeMask device_edge_mask(float p, const DropoutKey& key, Attention
           ids.src != nullptr && ids.src->size() > 0 ? ids.src->device_entries() : nullptr};
 }
 
-// Blocks for one warp per row.
-inline unsigned int warp_blocks(std::int64_t rows) { return blocks_for(rows * 32); }
-
 // One warp's shared memory: `Rows` rows of coefficients (a row per head of the block, or more
 // where an entry has several coefficients a head) of a chunk of entries, and the chunk's other
 // ends (sources in forward, destinations in backward's second pass). A row is one float longer
@@ -125,6 +125,18 @@ struct PassColumns {
       head[r] = q < end ? first_row + q / width : 0;
     }
   }
+};
+
+// The heads whose columns a pass over columns [begin, end) of a block of heads `width` columns
+// each reads: [first, last), where PassColumns puts its lanes' heads (a head wider than a pass, or
+// straddling two, is in each of them).
+struct PassHeads {
+  int first;
+  int last;
+  __device__ PassHeads(int begin, int end, int width)
+      : first(begin / width), last(((end - begin < pass_columns ? end : begin + pass_columns) - 1) / width + 1) {}
+  __device__ PassHeads(int first_head, int last_head) : first(first_head), last(last_head) {}
+  __device__ bool has(int head) const { return head >= first && head < last; }
 };
 
 // acc[r] += Σ over the chunk's n entries, in order, of weight[head][x] · rows[other[x]][column].

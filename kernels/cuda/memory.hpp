@@ -31,8 +31,10 @@ void reset_device_peak_bytes(int device);
 void count_device_bytes(int device, std::int64_t bytes);
 
 // Queues a copy of `bytes` bytes of host memory at `host` into device memory of GPU `device` on
-// its stream, through a page-locked staging slot of the GPU's context (runtime.cuh): neither the
-// host nor the stream waits, and the host memory may be changed as soon as this returns.
+// its stream, through the page-locked staging slots of the GPU's context (runtime.cuh), in pieces
+// of at most 16 MiB: the stream never waits, the host only when every slot's copy is still queued
+// (an upload of more than their 128 MiB waits for its own first pieces), and the host memory may
+// be changed as soon as this returns.
 void upload_bytes(int device, void* destination, const void* host, std::size_t bytes);
 
 // Copies `rows` rows of `width_bytes` bytes between pitched buffers; a device ordinal of -1

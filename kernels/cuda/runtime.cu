@@ -93,28 +93,50 @@ unsigned char* DeviceContext::readback() {
   return readback_->data();
 }
 
+namespace {
+
+// A slot of `context` for a piece of `bytes` bytes whose copy may be queued now: the first slot
+// whose last copy has run; else a new one while there are fewer than max_upload_slots; else the
+// slot whose copy was queued first, once that copy has run. A slot too small is replaced by one
+// of the next power of two bytes from 64 KiB (the pieces are at most upload_piece_bytes).
+DeviceContext::UploadSlot& free_upload_slot(DeviceContext& context, std::size_t bytes) {
+  auto& slots = context.upload_slots;
+  auto slot = std::find_if(slots.begin(), slots.end(), [](const auto& s) { return s->copied.done(); });
+  if (slot == slots.end()) {
+    if (slots.size() < DeviceContext::max_upload_slots) {
+      slots.push_back(nullptr);
+      slot = slots.end() - 1;
+    } else {
+      slot = std::min_element(slots.begin(), slots.end(),
+                              [](const auto& a, const auto& b) { return a->queued < b->queued; });
+      (*slot)->copied.synchronize();
+    }
+  }
+  if (!*slot || static_cast<std::size_t>((*slot)->buffer.size()) < bytes) {
+    std::int64_t capacity = 1 << 16;
+    while (static_cast<std::size_t>(capacity) < bytes) capacity *= 2;
+    *slot = std::make_unique<DeviceContext::UploadSlot>(context.device, capacity);
+  }
+  return **slot;
+}
+
+}  // namespace
+
 void upload_bytes(int device, void* destination, const void* host, std::size_t bytes) {
   if (bytes == 0) return;
   ScopedDevice scoped(device);
   DeviceContext& context = device_context(device);
   const std::lock_guard<std::mutex> lock(context.upload_mutex);
-  auto& slots = context.upload_slots;
-  // The first slot whose copy has run (the stream runs them in order), replaced by a larger one
-  // when it is too small; a new slot when every one is still in flight.
-  auto free_slot = std::find_if(slots.begin(), slots.end(), [](const auto& slot) { return slot->copied.done(); });
-  std::int64_t capacity = 1 << 16;
-  while (static_cast<std::size_t>(capacity) < bytes) capacity *= 2;
-  if (free_slot == slots.end()) {
-    slots.push_back(std::make_unique<DeviceContext::UploadSlot>(device, capacity));
-    free_slot = slots.end() - 1;
-  } else if (static_cast<std::size_t>((*free_slot)->buffer.size()) < bytes) {
-    *free_slot = std::make_unique<DeviceContext::UploadSlot>(device, capacity);
-  }
-  DeviceContext::UploadSlot& slot = **free_slot;
-  std::memcpy(slot.buffer.data(), host, bytes);
   const cudaStream_t stream = context.stream.get();
-  HALO_CUDA_TRY(cudaMemcpyAsync(destination, slot.buffer.data(), bytes, cudaMemcpyHostToDevice, stream));
-  slot.copied.record(stream);
+  for (std::size_t offset = 0; offset < bytes; offset += DeviceContext::upload_piece_bytes) {
+    const std::size_t piece = std::min(bytes - offset, DeviceContext::upload_piece_bytes);
+    DeviceContext::UploadSlot& slot = free_upload_slot(context, piece);
+    std::memcpy(slot.buffer.data(), static_cast<const unsigned char*>(host) + offset, piece);
+    HALO_CUDA_TRY(cudaMemcpyAsync(static_cast<unsigned char*>(destination) + offset, slot.buffer.data(), piece,
+                                  cudaMemcpyHostToDevice, stream));
+    slot.copied.record(stream);
+    slot.queued = ++context.upload_pieces;
+  }
 }
 
 DeviceContext& device_context(int device) {

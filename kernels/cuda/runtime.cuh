@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels/cuda/check.cuh"
+#include "kernels/cuda/launch_shape.hpp"
 #include "kernels/cuda/memory.hpp"
 
 namespace halo::kernels::cuda {
@@ -125,16 +126,23 @@ struct DeviceContext {
   static constexpr std::int64_t readback_bytes = 1 << 16;
   std::mutex readback_mutex;
   unsigned char* readback();
-  // Page-locked staging for uploads (upload_bytes in memory.hpp): a slot is reused once the copy
-  // that read it has run, so an upload waits neither on the host nor on the stream. There are as
-  // many slots as uploads were ever in flight at once. Hold upload_mutex while using them.
+  // Page-locked staging for uploads (upload_bytes in memory.hpp), a piece of at most
+  // upload_piece_bytes a slot: a slot is reused once the copy that read it has run; while every
+  // slot's copy is queued, a new slot is made, up to max_upload_slots, and past them the upload
+  // waits for the copy queued first. The staging thus never holds more than 128 MiB, whatever the
+  // largest array uploaded (a graph's column ids: 0.5 GB for ogbn-products). Hold upload_mutex
+  // while using them.
+  static constexpr std::size_t upload_piece_bytes = std::size_t{16} << 20;
+  static constexpr std::size_t max_upload_slots = 8;
   struct UploadSlot {
     UploadSlot(int device, std::int64_t bytes) : buffer(bytes), copied(device) {}
     PinnedBuffer<unsigned char> buffer;
     Event copied;
+    std::uint64_t queued = 0;  // the number of the piece whose copy was recorded last
   };
   std::mutex upload_mutex;
   std::vector<std::unique_ptr<UploadSlot>> upload_slots;
+  std::uint64_t upload_pieces = 0;  // pieces queued so far
 
  private:
   cublasHandle_t cublas_ = nullptr;
@@ -220,13 +228,14 @@ void download(int device, const T* source, T* host, std::int64_t count) {
   HALO_CUDA_TRY(cudaStreamSynchronize(stream));
 }
 
-constexpr int threads_per_block = 256;
-
 // Blocks of `threads` threads for a grid-stride loop over `items`: one item per thread up to a
 // cap (past it, each thread loops), and at least one block.
 inline unsigned int blocks_for(std::int64_t items, int threads = threads_per_block) {
   const std::int64_t wanted = (items + threads - 1) / threads;
   return static_cast<unsigned int>(std::clamp<std::int64_t>(wanted, 1, std::int64_t{1} << 20));
 }
+
+// Blocks for one warp per row.
+inline unsigned int warp_blocks(std::int64_t rows) { return blocks_for(rows * 32); }
 
 }  // namespace halo::kernels::cuda

@@ -1,7 +1,10 @@
 // GPU tests of kernels/cuda/memory.cu and the allocations outside the pool: memory the pool keeps
-// after a free is handed back to the driver when a plain cudaMalloc (a streaming slot) needs it.
+// after a free is handed back to the driver when a plain cudaMalloc (a streaming slot) needs it;
+// the ledger of device bytes; uploads through the context's pinned staging.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -68,5 +71,34 @@ TEST_CASE("the device ledger counts every allocate() block and staging slot, and
   { const kernels::Tensor t = kernels::Tensor::zeros(256, 1024, kernels::Device::cuda(0)); }
   CHECK(kernels::device_peak_bytes(kernels::Device::cuda(0)) == before + 1024 * 1024);
   CHECK(kernels::device_peak_bytes(kernels::Device::cpu()) == -1);
+}
+
+TEST_CASE("an upload larger than the pinned staging arrives whole and the host may change it at once",
+          "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  // 200 MiB: 13 pieces of 16 MiB through the context's 8 pinned slots (the last pieces wait for
+  // the first ones' copies), then a small upload queued behind it.
+  constexpr std::size_t count = (std::size_t{200} << 20) / sizeof(std::uint32_t);
+  const auto value = [](std::size_t i) { return static_cast<std::uint32_t>(i * 2654435761u + 7); };
+  std::vector<std::uint32_t> host(count);
+  for (std::size_t i = 0; i < count; ++i) host[i] = value(i);
+  std::vector<std::uint32_t> small{11, 22, 33};
+  void* big = cuda::allocate(0, count * sizeof(std::uint32_t));
+  void* tiny = cuda::allocate(0, small.size() * sizeof(std::uint32_t));
+  cuda::upload_bytes(0, big, host.data(), count * sizeof(std::uint32_t));
+  cuda::upload_bytes(0, tiny, small.data(), small.size() * sizeof(std::uint32_t));
+  // The staging holds its own copies: what the host writes now never reaches the GPU.
+  std::fill(host.begin(), host.end(), 0u);
+  std::fill(small.begin(), small.end(), 0u);
+  cuda::copy_2d(-1, host.data(), count * sizeof(std::uint32_t), 0, big, count * sizeof(std::uint32_t),
+                count * sizeof(std::uint32_t), 1);
+  cuda::copy_2d(-1, small.data(), small.size() * sizeof(std::uint32_t), 0, tiny, small.size() * sizeof(std::uint32_t),
+                small.size() * sizeof(std::uint32_t), 1);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < count; ++i) wrong += host[i] != value(i) ? 1 : 0;
+  CHECK(wrong == 0);
+  CHECK(small == std::vector<std::uint32_t>{11, 22, 33});
+  cuda::release(0, big);
+  cuda::release(0, tiny);
 }
 #endif  // HALO_WITH_CUDA

@@ -1,0 +1,277 @@
+// The CUDA attention kernels run on the CPU (tests/support/cuda_emulator.hpp: every lane as
+// written, the warp's lanes taking turns at each shuffle) against their CPU twins: GAT's
+// (kernels/cuda/attention_kernels.cuh) and the dot-product attention of HGT
+// (dot_attention_kernels.cuh), on the shapes of their [gpu] tests (1 to 12 heads, heads narrower
+// than a warp and wider than one pass of 128 columns, a hub row, empty rows, dropout keyed on
+// global ids past 2^32), and the same bits on another grid with the lanes run in reverse order
+// (which a race on shared memory would change). This checks the kernels' logic on every machine;
+// what only a GPU shows (its memory model, its rounding of expf, its speed) is left to the [gpu]
+// tests and tools/device-check.sh.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "graph/base/random.hpp"
+#include "graph/build.hpp"
+#include "kernels/attention.hpp"
+#include "kernels/device_index.hpp"
+#include "kernels/dot_attention.hpp"
+#include "tests/kernels/attention_graphs.hpp"
+#include "tests/kernels/kernel_test_util.hpp"
+
+// After every other header and before the kernels': it defines the CUDA qualifiers and built-ins
+// they use.
+// clang-format off
+#include "tests/support/cuda_emulator.hpp"
+#include "kernels/cuda/attention_kernels.cuh"
+#include "kernels/cuda/dot_attention_kernels.cuh"
+// clang-format on
+
+using namespace halo;
+using namespace halo::kernels;
+namespace emulator = halo::test::cuda_emulator;
+
+namespace {
+
+// The launches the emulated kernels run in: one warp, and three blocks of two warps with each
+// round of lanes run last to first (rows handed out by the grid-stride loops differently, two
+// warps sharing a block's shared memory, and a race on it caught by a changed result).
+constexpr emulator::LaunchShape one_warp{1, 32, false}, three_blocks{3, 64, true};
+
+// The six outputs of a forward and backward: out, row_max, row_sum and three gradients.
+struct Outputs {
+  Tensor out, row_max, row_sum, grad_a, grad_b, grad_c;
+};
+
+// The device mask of the kernels with host arrays: keyed on `global` (A's rows and columns
+// alike) when it is not empty, else on the row and column numbers.
+cuda::DeviceEdgeMask host_mask(float p, const DropoutKey& key, const std::vector<std::int64_t>& global) {
+  const std::int64_t* ids = global.empty() ? nullptr : global.data();
+  return {
+      p > 0.0f, kernels::detail::attention_key64(key), kernels::detail::attention_threshold(p), dropout_scale(p), ids,
+      ids};
+}
+
+// The runs of one test case: the graph (128 rows, a hub of 200 entries: seven chunks of 32), its
+// transpose, and the ids the dropout is keyed on. Smaller than the [gpu] tests' (400 rows, a hub
+// of 700): every lane's switch at a warp-wide call costs a swapcontext here.
+struct Problem {
+  graph::CsrGraph a, at;
+  std::vector<std::int64_t> global;
+  float p;
+  DropoutKey key{4, 5, 6};
+
+  Problem(std::uint64_t seed, bool wide, float dropout)
+      : a(test::hub_graph(seed, 128, 3, 200, wide)), at(graph::transpose(a)), p(dropout) {
+    // With 64-bit indices the draws are keyed on ids past 2^32, as a rank of a large graph keys them.
+    for (std::int64_t i = 0; wide && i < a.num_rows(); ++i) global.push_back((std::int64_t{1} << 40) + 7919 * i);
+  }
+  // go(a, at) with the host views of one index width, and the ids for the CPU twins.
+  template <class Go>
+  void on_host(Go&& go) const {
+    const DeviceIndex index(test::index_view(global), std::numeric_limits<std::int64_t>::max(), Device::cpu(),
+                            IndexUse::rows);
+    const AttentionIds ids = global.empty() ? AttentionIds{} : AttentionIds{&index, &index};
+    test::with_csr_pair(a, at, Device::cpu(), [&](const auto& av, const auto& atv) { go(av, atv, ids); });
+  }
+};
+
+// GAT: h (n x heads·F), per-head scores src and dst, the output's gradient g.
+struct GatInputs {
+  Tensor h, src, dst, g;
+  std::int64_t heads;
+};
+
+Outputs gat_on_cpu(const Problem& pr, const GatInputs& in) {
+  const std::int64_t n = pr.a.num_rows(), c = in.h.cols();
+  Outputs o{test::poisoned(n, c), test::poisoned(n, in.heads), test::poisoned(n, in.heads),
+            test::poisoned(n, c), test::poisoned(n, in.heads), test::poisoned(n, in.heads)};
+  const AttentionSpec spec{in.heads, 0.2f, pr.p, pr.key};
+  pr.on_host([&](const auto& a, const auto& at, AttentionIds ids) {
+    attention_forward(a, in.h.view(), in.src.view(), in.dst.view(), spec, ids, o.out.view(), o.row_max.view(),
+                      o.row_sum.view());
+    attention_backward(a, at, in.h.view(), in.src.view(), in.dst.view(), spec, ids, o.row_max.view(), o.row_sum.view(),
+                       in.g.view(), o.grad_a.view(), o.grad_b.view(), o.grad_c.view());
+  });
+  return o;
+}
+
+// The launches of kernels/cuda/attention.cu, emulated: grad_a = grad_h, grad_b = grad_src,
+// grad_c = grad_dst.
+Outputs gat_emulated(const Problem& pr, const GatInputs& in, emulator::LaunchShape shape) {
+  const std::int64_t n = pr.a.num_rows(), c = in.h.cols(), heads = in.heads;
+  Outputs o{test::poisoned(n, c), test::poisoned(n, heads), test::poisoned(n, heads),
+            test::poisoned(n, c), test::poisoned(n, heads), test::poisoned(n, heads)};
+  Tensor workspace = test::poisoned(n, attention_workspace_width(heads, true));
+  const cuda::gat_kernels::Operands ops{
+      in.h.data(), in.h.cols(), in.src.data(), heads, in.dst.data(),
+      heads,       heads,       c / heads,     0.2f,  host_mask(pr.p, pr.key, pr.global)};
+  pr.on_host([&](const auto& a, const auto& at, AttentionIds) {
+    using I = std::remove_const_t<std::remove_pointer_t<decltype(a.indices)>>;
+    emulator::launch(shape, cuda::gat_kernels::forward_kernel<I>, a.indptr, a.indices, a.num_rows, ops, o.out.data(), c,
+                     o.row_max.data(), heads, o.row_sum.data(), heads);
+    emulator::launch(shape, cuda::gat_kernels::dst_kernel<I>, a.indptr, a.indices, a.num_rows, ops, o.row_max.data(),
+                     heads, o.row_sum.data(), heads, in.g.data(), c, o.grad_c.data(), heads, workspace.data(), heads);
+    emulator::launch(shape, cuda::gat_kernels::src_kernel<I>, at.indptr, at.indices, at.num_rows, ops, o.row_max.data(),
+                     heads, o.row_sum.data(), heads, in.g.data(), c, workspace.data(), heads, o.grad_a.data(), c,
+                     o.grad_b.data(), heads);
+  });
+  return o;
+}
+
+// HGT's dot-product attention: queries, keys, values and the output's gradient g.
+struct DotInputs {
+  Tensor q, k, v, g;
+  std::int64_t heads;
+};
+
+Outputs dot_on_cpu(const Problem& pr, const DotInputs& in) {
+  const std::int64_t n = pr.a.num_rows(), heads = in.heads;
+  Outputs o{test::poisoned(n, in.v.cols()), test::poisoned(n, heads),       test::poisoned(n, heads),
+            test::poisoned(n, in.q.cols()), test::poisoned(n, in.k.cols()), test::poisoned(n, in.v.cols())};
+  const DotAttentionSpec spec{heads, pr.p, pr.key};
+  pr.on_host([&](const auto& a, const auto& at, AttentionIds ids) {
+    dot_attention_forward(a, in.q.view(), in.k.view(), in.v.view(), spec, ids, o.out.view(), o.row_max.view(),
+                          o.row_sum.view());
+    dot_attention_backward(a, at, in.q.view(), in.k.view(), in.v.view(), spec, ids, o.row_max.view(), o.row_sum.view(),
+                           in.g.view(), o.grad_a.view(), o.grad_b.view(), o.grad_c.view());
+  });
+  return o;
+}
+
+// The launches of kernels/cuda/dot_attention.cu, emulated: grad_a = grad_q, grad_b = grad_k,
+// grad_c = grad_v.
+Outputs dot_emulated(const Problem& pr, const DotInputs& in, emulator::LaunchShape shape) {
+  const std::int64_t n = pr.a.num_rows(), heads = in.heads;
+  const std::int64_t cq = in.q.cols(), ck = in.k.cols(), cv = in.v.cols();
+  Outputs o{test::poisoned(n, cv), test::poisoned(n, heads), test::poisoned(n, heads),
+            test::poisoned(n, cq), test::poisoned(n, ck),    test::poisoned(n, cv)};
+  Tensor workspace = test::poisoned(n, heads);
+  const cuda::dot_kernels::Operands ops{in.q.data(),
+                                        cq,
+                                        in.k.data(),
+                                        ck,
+                                        in.v.data(),
+                                        cv,
+                                        heads,
+                                        static_cast<int>(ck / heads),
+                                        static_cast<int>(cv / heads),
+                                        host_mask(pr.p, pr.key, pr.global)};
+  pr.on_host([&](const auto& a, const auto& at, AttentionIds) {
+    using I = std::remove_const_t<std::remove_pointer_t<decltype(a.indices)>>;
+    emulator::launch(shape, cuda::dot_kernels::forward_kernel<I>, a.indptr, a.indices, a.num_rows, ops, o.out.data(),
+                     cv, o.row_max.data(), heads, o.row_sum.data(), heads);
+    emulator::launch(shape, cuda::dot_kernels::dst_kernel<I>, a.indptr, a.indices, a.num_rows, ops, o.row_max.data(),
+                     heads, o.row_sum.data(), heads, in.g.data(), cv, o.grad_a.data(), cq, workspace.data(), heads);
+    emulator::launch(shape, cuda::dot_kernels::src_kernel<I>, at.indptr, at.indices, at.num_rows, ops, o.row_max.data(),
+                     heads, o.row_sum.data(), heads, in.g.data(), cv, workspace.data(), heads, o.grad_b.data(), ck,
+                     o.grad_c.data(), cv);
+  });
+  return o;
+}
+
+// Within rounding of the CPU twin's (the sums are ordered differently): `gradient_rel` for the
+// gradients, whose sums cancel more.
+void check_close(const Outputs& emulated, const Outputs& cpu, double gradient_rel) {
+  CHECK(test::difference(emulated.out.view(), test::to_dense(cpu.out.view()), 1e-4, 1e-5) == "");
+  CHECK(test::difference(emulated.row_max.view(), test::to_dense(cpu.row_max.view()), 1e-4, 1e-5) == "");
+  CHECK(test::difference(emulated.row_sum.view(), test::to_dense(cpu.row_sum.view()), 1e-4, 1e-5) == "");
+  CHECK(test::difference(emulated.grad_a.view(), test::to_dense(cpu.grad_a.view()), gradient_rel, 1e-4) == "");
+  CHECK(test::difference(emulated.grad_b.view(), test::to_dense(cpu.grad_b.view()), gradient_rel, 1e-4) == "");
+  CHECK(test::difference(emulated.grad_c.view(), test::to_dense(cpu.grad_c.view()), gradient_rel, 1e-4) == "");
+}
+
+void check_identical(const Outputs& x, const Outputs& y) {
+  CHECK(test::identical(x.out.view(), y.out.view()));
+  CHECK(test::identical(x.row_sum.view(), y.row_sum.view()));
+  CHECK(test::identical(x.grad_a.view(), y.grad_a.view()));
+  CHECK(test::identical(x.grad_b.view(), y.grad_b.view()));
+  CHECK(test::identical(x.grad_c.view(), y.grad_c.view()));
+}
+
+}  // namespace
+
+TEST_CASE("GAT's CUDA attention kernels run lane by lane on the CPU equal the CPU twin's whatever the launch shape",
+          "[kernels]") {
+  const bool wide = GENERATE(false, true);
+  const float p = GENERATE(0.0f, 0.6f);
+  // Heads in blocks of 8 (one dropout draw per entry and block): one block, part of one, one and
+  // a part; head widths below and past a warp, and past the 128 columns of one pass (a head's
+  // columns in two passes, which compute the coefficients of their own heads only).
+  const std::int64_t heads = GENERATE(1, 3, 8, 12);
+  const std::int64_t width = GENERATE(7, 40, 129);
+  CAPTURE(wide, p, heads, width);
+  const Problem pr(17, wide, p);
+  RandomStream rng(18, 0);
+  const std::int64_t n = pr.a.num_rows();
+  const GatInputs in{test::random_tensor(rng, n, heads * width), test::random_tensor(rng, n, heads, -2.0, 2.0),
+                     test::random_tensor(rng, n, heads, -2.0, 2.0), test::random_tensor(rng, n, heads * width), heads};
+  const Outputs emulated = gat_emulated(pr, in, one_warp);
+  check_close(emulated, gat_on_cpu(pr, in), 1e-3);
+  // The launch's shape on the shapes of two head blocks (a quarter of the cases, for time).
+  if (heads == 12) check_identical(gat_emulated(pr, in, three_blocks), emulated);
+}
+
+TEST_CASE(
+    "HGT's CUDA dot-product attention kernels run lane by lane on the CPU equal the CPU twin's whatever the "
+    "launch shape",
+    "[kernels]") {
+  const bool wide = GENERATE(false, true);
+  const float p = GENERATE(0.0f, 0.6f);
+  const std::int64_t heads = GENERATE(1, 3, 8, 12);
+  // Key and value widths apart: one below 8 and one past a warp (33); 40 and 33 columns a head
+  // split a block's heads over several passes; 130 and 129 split one head's columns over two.
+  const int widths = GENERATE(0, 1, 2);
+  const std::int64_t fk = widths == 0 ? 7 : widths == 1 ? 33 : 130, fv = widths == 0 ? 40 : widths == 1 ? 8 : 129;
+  CAPTURE(wide, p, heads, fk, fv);
+  const Problem pr(27, wide, p);
+  RandomStream rng(28, 0);
+  const std::int64_t n = pr.a.num_rows();
+  const DotInputs in{test::random_tensor(rng, n, heads * fk), test::random_tensor(rng, n, heads * fk),
+                     test::random_tensor(rng, n, heads * fv), test::random_tensor(rng, n, heads * fv), heads};
+  const Outputs emulated = dot_emulated(pr, in, one_warp);
+  check_close(emulated, dot_on_cpu(pr, in), 1e-3);
+  if (heads == 12) check_identical(dot_emulated(pr, in, three_blocks), emulated);
+}
+
+TEST_CASE(
+    "the CUDA emulator refuses lanes of a warp that reach different warp-wide calls and shows a race by its order",
+    "[kernels]") {
+  float out[64] = {};
+  const auto diverging = [](float* values) {
+    const unsigned int lane = threadIdx.x % 32;
+    if (lane < 16) values[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1.0f, 1);
+  };
+  CHECK_THROWS_WITH(emulator::launch({1, 64}, diverging, out),
+                    Catch::Contains("diverged") && Catch::Contains("lane 16"));
+  const auto partial_mask = [](float* values) { values[threadIdx.x] = __shfl_sync(0x0000ffffu, 2.0f, 0); };
+  CHECK_THROWS_WITH(emulator::launch({1, 32}, partial_mask, out), Catch::Contains("full warp"));
+  // Converged code runs: a butterfly sum gives every lane the warp's total.
+  const auto butterfly = [](float* values) {
+    float x = static_cast<float>(threadIdx.x % 32);
+    for (int offset = 16; offset > 0; offset /= 2) x += __shfl_xor_sync(0xffffffffu, x, offset);
+    values[threadIdx.x + 32 * blockIdx.x] = x;
+  };
+  emulator::launch({2, 32}, butterfly, out);
+  for (float v : out) CHECK(v == 496.0f);
+  // A lane reads its neighbour's slot of shared memory: without a __syncwarp after the writes (a
+  // race on a GPU) what it reads depends on the order the lanes run in; with one it does not.
+  const auto neighbour = [](float* values, bool synchronised) {
+    __shared__ float slot[32];
+    const unsigned int lane = threadIdx.x % 32;
+    slot[lane] = static_cast<float>(lane) + 100.0f * static_cast<float>(blockIdx.x);
+    if (synchronised) __syncwarp();
+    values[lane] = slot[(lane + 1) % 32];
+    __syncwarp();
+    slot[lane] = -1.0f;  // what a later launch reads where it reads too early
+  };
+  std::vector<float> forward(32), reversed(32);
+  emulator::launch({1, 32, false}, neighbour, forward.data(), false);
+  emulator::launch({1, 32, true}, neighbour, reversed.data(), false);
+  CHECK(forward != reversed);
+  emulator::launch({1, 32, false}, neighbour, forward.data(), true);
+  emulator::launch({1, 32, true}, neighbour, reversed.data(), true);
+  CHECK(forward == reversed);
+  for (unsigned int lane = 0; lane < 32; ++lane) CHECK(forward[lane] == static_cast<float>((lane + 1) % 32));
+}
