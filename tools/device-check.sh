@@ -349,10 +349,11 @@ step_memcheck() {
   local cs
   cs=$(sanitizer) || return 1
   describe_sanitizer "$cs"
-  # Not the test that fills the GPU's memory, nor the one that times SpMM against the wall clock;
+  # Not the tests that run alone (one fills the GPU's memory), nor the one that times SpMM against
+  # the wall clock;
   # then the layers' GPU tests (HgtConv, BatchNorm).
   HALO_REQUIRE_GPU=1 "$cs" --tool memcheck --error-exitcode 99 --print-limit 50 \
-    "$build/tests/halo_kernels_tests" "[gpu]" "~[fills-gpu]" "~a GPU SpMM is timed*" || return 1
+    "$build/tests/halo_kernels_tests" "[gpu]" "~[gpu-alone]" "~a GPU SpMM is timed*" || return 1
   HALO_REQUIRE_GPU=1 "$cs" --tool memcheck --error-exitcode 99 --print-limit 50 \
     "$build/tests/halo_train_layers_tests" "[gpu]"
 }

@@ -41,6 +41,21 @@ void* to_device(int device, const T* host, std::int64_t count, std::size_t& byte
 
 }  // namespace
 
+SpmmChunkList spmm_chunk_list(const std::int64_t* indptr, std::int64_t rows) {
+  SpmmChunkList list;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t begin = indptr[r], end = indptr[r + 1];
+    if (end - begin <= spmm_chunk_edges) continue;
+    list.long_rows.push_back(r);
+    for (std::int64_t c = begin; c < end; c += spmm_chunk_edges) {
+      list.chunk_begin.push_back(c);
+      list.chunk_end.push_back(std::min(c + spmm_chunk_edges, end));
+    }
+    list.chunk_offsets.push_back(static_cast<std::int64_t>(list.chunk_begin.size()));
+  }
+  return list;
+}
+
 DeviceCsr::DeviceCsr(const graph::CsrGraph& host, Device device) : device_(device) {
   graph::visit(host, [&](const auto& view) { upload(view); });
 }
@@ -66,21 +81,9 @@ void DeviceCsr::upload(const graph::CsrView<I>& host) {
   num_cols_ = host.num_cols;
   num_edges_ = host.num_edges;
   index_type_ = graph::index_type_of<I>;
-  // The chunk list: one pass over indptr. Long rows are few (a power-law tail), so the lists are
-  // short next to the graph.
-  std::vector<std::int64_t> long_rows, chunk_offsets{0}, chunk_begin, chunk_end;
-  for (std::int64_t r = 0; r < num_rows_; ++r) {
-    const std::int64_t begin = host.indptr[r], end = host.indptr[r + 1];
-    if (end - begin <= spmm_chunk_edges) continue;
-    long_rows.push_back(r);
-    for (std::int64_t c = begin; c < end; c += spmm_chunk_edges) {
-      chunk_begin.push_back(c);
-      chunk_end.push_back(std::min(c + spmm_chunk_edges, end));
-    }
-    chunk_offsets.push_back(static_cast<std::int64_t>(chunk_begin.size()));
-  }
-  num_long_rows_ = static_cast<std::int64_t>(long_rows.size());
-  num_chunks_ = static_cast<std::int64_t>(chunk_begin.size());
+  const SpmmChunkList chunks = spmm_chunk_list(host.indptr, num_rows_);
+  num_long_rows_ = static_cast<std::int64_t>(chunks.long_rows.size());
+  num_chunks_ = static_cast<std::int64_t>(chunks.chunk_begin.size());
   const int d = device_.index;
   const std::int64_t empty_indptr = 0;
   try {
@@ -88,10 +91,10 @@ void DeviceCsr::upload(const graph::CsrView<I>& host) {
     indices_ = to_device(d, host.indices, num_edges_, bytes_);
     if (host.weights != nullptr) weights_ = to_device(d, host.weights, num_edges_, bytes_);
     if (num_long_rows_ > 0) {
-      long_rows_ = to_device(d, long_rows.data(), num_long_rows_, bytes_);
-      chunk_offsets_ = to_device(d, chunk_offsets.data(), num_long_rows_ + 1, bytes_);
-      chunk_begin_ = to_device(d, chunk_begin.data(), num_chunks_, bytes_);
-      chunk_end_ = to_device(d, chunk_end.data(), num_chunks_, bytes_);
+      long_rows_ = to_device(d, chunks.long_rows.data(), num_long_rows_, bytes_);
+      chunk_offsets_ = to_device(d, chunks.chunk_offsets.data(), num_long_rows_ + 1, bytes_);
+      chunk_begin_ = to_device(d, chunks.chunk_begin.data(), num_chunks_, bytes_);
+      chunk_end_ = to_device(d, chunks.chunk_end.data(), num_chunks_, bytes_);
     }
   } catch (...) {
     release();

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "graph/csr.hpp"
 #include "kernels/device.hpp"
@@ -22,6 +23,18 @@ namespace halo::kernels::cuda {
 // nonzeros, whose partial sums are then added in chunk order: a vertex of degree 10^5 costs no
 // more wall time than a few hundred average ones, and the result stays deterministic.
 constexpr std::int64_t spmm_chunk_edges = 512;
+
+// The long rows of a CSR (more than spmm_chunk_edges nonzeros) and their chunks, as DeviceCsr
+// keeps them on the GPU: the chunks of long_rows[k] are [chunk_offsets[k], chunk_offsets[k + 1]),
+// chunk u covering nonzeros [chunk_begin[u], chunk_end[u]). One pass over indptr; long rows are
+// few (a power-law tail), so the lists are short next to the graph.
+struct SpmmChunkList {
+  std::vector<std::int64_t> long_rows;
+  std::vector<std::int64_t> chunk_offsets{0};
+  std::vector<std::int64_t> chunk_begin;
+  std::vector<std::int64_t> chunk_end;
+};
+SpmmChunkList spmm_chunk_list(const std::int64_t* indptr, std::int64_t rows);
 
 class DeviceCsr {
  public:

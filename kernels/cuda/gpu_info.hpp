@@ -20,6 +20,12 @@ struct GpuInfo {
 // Throws CudaError when GPU `device` cannot be queried.
 GpuInfo gpu_info(int device);
 
+// What a run may still plan to hold on GPU `device`: the memory the driver reports free once this
+// process's context, halo's stream and its library handles exist (and the pool's cached blocks are
+// handed back), plus what halo already holds there (device_bytes_in_use, which a plan counts).
+// Less than memory_bytes by the context (some hundreds of MB) and by what other processes hold.
+std::int64_t gpu_usable_bytes(int device);
+
 // The workspace halo gives each GPU's cuBLAS handle, for the life of the process: cuBLAS's
 // recommendation, 32 MiB from compute capability 9.0 (Hopper) on, 4 MiB before.
 inline std::int64_t cublas_workspace_bytes(int compute_capability) {

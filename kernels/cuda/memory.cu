@@ -15,6 +15,7 @@
 #include "graph/base/log.hpp"
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/cuda_kernels.hpp"
+#include "kernels/cuda/gpu_info.hpp"
 #include "kernels/cuda/kernel_util.cuh"
 #include "kernels/cuda/memory.hpp"
 #include "kernels/cuda/runtime.cuh"
@@ -68,6 +69,16 @@ bool uses_pool(int device) {
   return s == 1;
 }
 
+// Waits for the frees queued on the GPU's streams, then hands the pool's cached blocks back to the
+// driver (memory the pool keeps that plain cudaMalloc cannot have, maybe fragmented).
+void trim_pool(int device) {
+  HALO_CUDA_TRY(cudaDeviceSynchronize());
+  if (!uses_pool(device)) return;
+  cudaMemPool_t pool = nullptr;
+  HALO_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
+  HALO_CUDA_TRY(cudaMemPoolTrimTo(pool, 0));
+}
+
 struct Fill {
   float* data;
   std::int64_t stride;
@@ -88,16 +99,9 @@ cudaError_t allocate_with_trim(int device, const std::function<cudaError_t()>& a
   ScopedDevice scoped(device);
   const cudaError_t status = attempt();
   if (status != cudaErrorMemoryAllocation) return status;
-  // Out of memory is not a sticky error: clear it, let the frees queued on the GPU's streams
-  // complete, hand the pool's cached blocks back to the driver (memory it keeps that plain
-  // cudaMalloc cannot have, maybe fragmented), and try once more.
+  // Out of memory is not a sticky error: clear it, trim the pool and try once more.
   cudaGetLastError();
-  HALO_CUDA_TRY(cudaDeviceSynchronize());
-  if (uses_pool(device)) {
-    cudaMemPool_t pool = nullptr;
-    HALO_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
-    HALO_CUDA_TRY(cudaMemPoolTrimTo(pool, 0));
-  }
+  trim_pool(device);
   return attempt();
 }
 
@@ -152,6 +156,21 @@ void release(int device, void* data) noexcept {
     cudaGetLastError();
     warn_teardown_failure(std::string("releasing device memory failed: ") + e.what() + "; the failure is ignored");
   }
+}
+
+std::int64_t gpu_usable_bytes(int device) {
+  ScopedDevice scoped(device);
+  DeviceContext& context = device_context(device);
+  {
+    // The handles take their memory when made: it is not the run's to plan.
+    const std::lock_guard<std::mutex> lock(context.library_mutex);
+    context.cublas();
+    context.cusparse();
+  }
+  trim_pool(device);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  HALO_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return static_cast<std::int64_t>(free_bytes) + device_bytes_in_use(device);
 }
 
 void count_device_bytes(int device, std::int64_t bytes) {

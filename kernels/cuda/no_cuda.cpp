@@ -16,6 +16,7 @@ namespace {
 
 void require_host_memory(const char*, const char*, const void*, int) {}
 GpuInfo gpu_info(int) { missing("gpu_info"); }
+std::int64_t gpu_usable_bytes(int) { missing("gpu_usable_bytes"); }
 void spmm(const graph::CsrView<std::int32_t>&, ConstTensorView, TensorView, Accumulate) { missing("spmm"); }
 void spmm(const graph::CsrView<std::int64_t>&, ConstTensorView, TensorView, Accumulate) { missing("spmm"); }
 std::optional<SpmmImpl> spmm_choice(std::uint64_t, std::int64_t) { return std::nullopt; }

@@ -1,14 +1,17 @@
 // GPU tests of kernels/cuda/memory.cu and the allocations outside the pool: memory the pool keeps
 // after a free is handed back to the driver when a plain cudaMalloc (a streaming slot) needs it;
-// the ledger of device bytes; uploads through the context's pinned staging.
+// the ledger of device bytes and the memory a run may plan for; uploads through the context's
+// pinned staging.
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
 #include "graph/base/error.hpp"
+#include "kernels/cuda/gpu_info.hpp"
 #include "kernels/cuda/memory.hpp"
 #include "kernels/cuda/staging_copies.hpp"
 #include "tests/support/gpu.hpp"
@@ -18,9 +21,9 @@ using namespace halo::kernels;
 
 // The pool and cudaMalloc exist only in a build with CUDA (kernels/cuda/memory.hpp has no stand-ins).
 #ifdef HALO_WITH_CUDA
-// [fills-gpu]: CTest runs it alone (tests/CMakeLists.txt); the first H100 run, at ctest -j 4,
+// [gpu-alone]: CTest runs it alone (tests/CMakeLists.txt); the first H100 run, at ctest -j 4,
 // found it and a neighbour out of memory.
-TEST_CASE("a slot outside the pool gets memory the pool kept after a free", "[kernels][gpu][fills-gpu]") {
+TEST_CASE("a slot outside the pool gets memory the pool kept after a free", "[kernels][gpu][gpu-alone]") {
   HALO_SKIP_WITHOUT_GPU();
   constexpr std::size_t gib = std::size_t{1} << 30;
   // Fill the GPU through the pool, 1 GiB at a time, until the pool (after its own trim and retry)
@@ -71,6 +74,24 @@ TEST_CASE("the device ledger counts every allocate() block and staging slot, and
   { const kernels::Tensor t = kernels::Tensor::zeros(256, 1024, kernels::Device::cuda(0)); }
   CHECK(kernels::device_peak_bytes(kernels::Device::cuda(0)) == before + 1024 * 1024);
   CHECK(kernels::device_peak_bytes(kernels::Device::cpu()) == -1);
+}
+
+// [gpu-alone]: the GPU's free memory is the whole device's, which other tests would move.
+TEST_CASE("the memory a run may plan for on a GPU is below its total and counts what halo holds as its own",
+          "[kernels][gpu][gpu-alone]") {
+  HALO_SKIP_WITHOUT_GPU();
+  constexpr std::int64_t mib = std::int64_t{1} << 20;
+  const std::int64_t total = cuda::gpu_info(0).memory_bytes;
+  const std::int64_t before = cuda::gpu_usable_bytes(0);
+  CHECK(before > 0);
+  CHECK(before < total);  // the context takes its share
+  // Memory halo holds stays the run's to plan: the figure moves by at most the driver's rounding.
+  void* held = cuda::allocate(0, static_cast<std::size_t>(256 * mib));
+  const std::int64_t holding = cuda::gpu_usable_bytes(0);
+  cuda::release(0, held);
+  CHECK(std::abs(holding - before) <= 4 * mib);
+  // Freed blocks the pool kept are handed back before the figure is taken.
+  CHECK(std::abs(cuda::gpu_usable_bytes(0) - before) <= 4 * mib);
 }
 
 TEST_CASE("an upload larger than the pinned staging arrives whole and the host may change it at once",

@@ -2,20 +2,24 @@
 // every thread of a block as a fiber (ucontext), the lanes taking turns at each warp-wide call
 // (__syncwarp, __shfl_sync, __shfl_xor_sync), so warp-synchronous code runs as written, and
 // __shared__ memory is one copy that a block's threads share (blocks run one after another). It
-// refuses what a GPU would not forgive or would hang on: lanes of a warp that do not reach the
-// same warp-wide calls (one returns, or stops at another call, while the others wait), and masks
-// other than the full warp's; and it can run the lanes in either order between those calls, which
-// tells a race on shared memory by a result that depends on the order. Include it before the kernel headers: it defines
-// the CUDA qualifiers and the built-ins (threadIdx, blockIdx, blockDim, gridDim, the shuffles, __ldg) they use; only
-// device code that needs nothing else compiles against it (no __syncthreads, atomics or
-// intrinsics beyond those). The host compiler warns of nvcc's `#pragma unroll` unless told not to
-// (-Wno-unknown-pragmas on the test's source).
+// refuses what a GPU would not forgive or would hang on: lanes of a call's mask (the warp, or a
+// group of it) that do not reach the same warp-wide calls with that mask (one returns, or stops at
+// another call, while the others wait), a mask without the calling lane, a shuffle reading a lane
+// outside its mask; and it can run the lanes in either order between those calls, which tells a
+// race on shared memory by a result that depends on the order. Include it before the kernel
+// headers: it defines the CUDA qualifiers and the built-ins they use (threadIdx, blockIdx,
+// blockDim, gridDim, the shuffles, __syncwarp, __ldg, float4); only device code that needs nothing
+// else compiles against it (no __syncthreads, atomics or intrinsics beyond those). The host
+// compiler warns of nvcc's `#pragma unroll` unless told not to (-Wno-unknown-pragmas on the
+// test's source).
 #pragma once
 
 #include <ucontext.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -54,6 +58,7 @@ struct Lane {
   std::unique_ptr<char[]> stack{new char[lane_stack_bytes]};  // not cleared: it is a stack
   std::uint64_t calls = 0;                                    // warp-wide calls reached so far
   const char* waiting_at = "";                                // the call it waits at
+  unsigned int mask = 0;                                      // and that call's mask of lanes
   bool done = false;                                          // returned from the kernel
 };
 
@@ -151,12 +156,16 @@ inline void lane_entry() {
   std::abort();  // never resumed
 }
 
-// A warp-wide call of the lane running now: it waits until every lane of its warp has reached one.
+inline bool in_mask(unsigned int mask, unsigned int lane) { return ((mask >> lane) & 1u) != 0; }
+
+// A warp-wide call of the lane running now over the lanes of `mask` (the whole warp or a group of
+// it): it waits until every lane of the mask has reached one with the same mask.
 inline void warp_call(const char* name, unsigned int mask) {
-  if (mask != 0xffffffffu) fail(name, "with a mask other than the full warp's");
   Launch& l = current();
+  if (!in_mask(mask, l.current % 32)) fail(name, "with a mask that leaves out the calling lane");
   Lane& me = l.lanes[l.current];
   me.waiting_at = name;
+  me.mask = mask;
   ++me.calls;
   yield_lane(false);
 }
@@ -168,6 +177,9 @@ T exchange(const char* name, unsigned int mask, T value, unsigned int source) {
   static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(std::uint64_t), "a shuffle moves 8 bytes");
   Launch& l = current();
   const unsigned int lane = l.current % 32, warp = l.current / 32;
+  if (!in_mask(mask, source % 32)) fail(name, "reading a lane outside its mask");
+  // Two sets of slots, a call's set by its number: a lane writes the next call's set only once
+  // the warp has reached this one, so no slot is written before its last reader has read it.
   const std::size_t set = 32 * (l.lanes[l.current].calls % 2);
   std::memcpy(&l.exchange[warp][set + lane], &value, sizeof(T));
   warp_call(name, mask);
@@ -188,20 +200,29 @@ T exchange(const char* name, unsigned int mask, T value, unsigned int source) {
   makecontext(&lane.context, lane_entry, 0);
 }
 
-// Why the lanes of warp `w` of the block cannot go on together ("" when they can): one returned
-// or reached another call while another waits.
+// Why the lanes of warp `w` of the block cannot go on together ("" when they can): a lane waits at
+// a call whose mask holds a lane that returned, or that waits at another call or with another mask.
 inline std::string divergence(const Launch& l, unsigned int w) {
-  const Lane& first = l.lanes[32 * w];
-  for (unsigned int t = 32 * w + 1; t < 32 * (w + 1); ++t) {
+  const auto where = [](const Lane& x) {
+    char mask[16];
+    std::snprintf(mask, sizeof mask, "%08x", x.mask);
+    return x.done
+               ? std::string("returned")
+               : "waits at warp-wide call " + std::to_string(x.calls) + " (" + x.waiting_at + ", mask 0x" + mask + ")";
+  };
+  for (unsigned int t = 32 * w; t < 32 * (w + 1); ++t) {
     const Lane& lane = l.lanes[t];
-    if (lane.done == first.done && lane.calls == first.calls && std::strcmp(lane.waiting_at, first.waiting_at) == 0)
-      continue;
-    const auto where = [](const Lane& x) {
-      return x.done ? std::string("returned")
-                    : "waits at warp-wide call " + std::to_string(x.calls) + " (" + x.waiting_at + ")";
-    };
-    return "block " + std::to_string(l.block_index.x) + ", warp " + std::to_string(w) + ": lane 0 " + where(first) +
-           ", lane " + std::to_string(t % 32) + " " + where(lane);
+    if (lane.done) continue;
+    for (unsigned int u = 32 * w; u < 32 * (w + 1); ++u) {
+      const Lane& other = l.lanes[u];
+      if (!in_mask(lane.mask, u % 32)) continue;
+      if (!other.done && other.calls == lane.calls && other.mask == lane.mask &&
+          std::strcmp(other.waiting_at, lane.waiting_at) == 0)
+        continue;
+      return "block (" + std::to_string(l.block_index.x) + ", " + std::to_string(l.block_index.y) + "), warp " +
+             std::to_string(w) + ": lane " + std::to_string(t % 32) + " " + where(lane) + ", lane " +
+             std::to_string(u % 32) + " " + where(other);
+    }
   }
   return "";
 }
@@ -214,10 +235,11 @@ struct LaunchShape {
   unsigned int grid;
   unsigned int block;
   bool reversed = false;
+  unsigned int grid_y = 1;  // blockIdx.y's extent
 };
 
-// Runs kernel(args...) on a grid of shape.grid blocks of shape.block threads, the blocks one after
-// another. Throws std::logic_error where the lanes of a warp diverge at a warp-wide call or a lane
+// Runs kernel(args...) on a grid of shape.grid x shape.grid_y blocks of shape.block threads, the
+// blocks one after another. Throws std::logic_error where the lanes of a warp diverge at a warp-wide call or a lane
 // calls a built-in in a way the emulator refuses.
 template <class Kernel, class... Args>
 void launch(LaunchShape shape, Kernel kernel, Args... args) {
@@ -225,7 +247,7 @@ void launch(LaunchShape shape, Kernel kernel, Args... args) {
   if (block == 0 || block % 32 != 0) throw std::logic_error("cuda_emulator: blocks of whole warps only");
   if (running != nullptr) throw std::logic_error("cuda_emulator: launch() from a kernel");
   Launch l;
-  l.grid = {grid, 1, 1};
+  l.grid = {grid, shape.grid_y, 1};
   l.block = {block, 1, 1};
   l.reversed = shape.reversed;
   l.lanes.resize(block);
@@ -244,20 +266,20 @@ void launch(LaunchShape shape, Kernel kernel, Args... args) {
   struct Reset {
     ~Reset() { running = nullptr; }
   } reset;
-  for (unsigned int b = 0; b < grid; ++b) {
-    l.block_index = {b, 0, 0};
-    for (Lane& lane : l.lanes) prepare_lane(lane);
-    for (bool finished = false; !finished;) {
-      run_round(l);
-      if (!l.error.empty()) throw std::logic_error(l.error);
-      finished = true;
-      for (unsigned int w = 0; w < block / 32; ++w) {
-        const std::string why = divergence(l, w);
-        if (!why.empty()) throw std::logic_error("cuda_emulator: the lanes of a warp diverged: " + why);
-        finished = finished && l.lanes[32 * w].done;
+  for (unsigned int by = 0; by < shape.grid_y; ++by)
+    for (unsigned int bx = 0; bx < grid; ++bx) {
+      l.block_index = {bx, by, 0};
+      for (Lane& lane : l.lanes) prepare_lane(lane);
+      for (bool finished = false; !finished;) {
+        run_round(l);
+        if (!l.error.empty()) throw std::logic_error(l.error);
+        for (unsigned int w = 0; w < block / 32; ++w) {
+          const std::string why = divergence(l, w);
+          if (!why.empty()) throw std::logic_error("cuda_emulator: the lanes of a warp diverged: " + why);
+        }
+        finished = std::all_of(l.lanes.begin(), l.lanes.end(), [](const Lane& lane) { return lane.done; });
       }
     }
-  }
 }
 
 }  // namespace halo::test::cuda_emulator
@@ -282,3 +304,9 @@ template <class T>
 T __ldg(const T* p) {
   return *p;
 }
+
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }

@@ -86,17 +86,15 @@ MemoryPlan gpu_memory_plan(MemoryPlan plan) {
   return plan;
 }
 
-std::int64_t gpu_memory_bytes(const kernels::Device& device) {
-  return kernels::cuda::gpu_info(device.index).memory_bytes;
-}
+std::int64_t gpu_memory_bytes(const kernels::Device& device) { return kernels::cuda::gpu_usable_bytes(device.index); }
 
 void check_gpu_memory_plan(const MemoryPlan& plan, std::int64_t limit_bytes, const kernels::Device& device,
                            std::int64_t gpu_bytes) {
   check_memory_plan(plan, limit_bytes, -1);
   if (plan.total_bytes() > gpu_bytes)
-    throw UnsupportedError(fmt::format("memory plan: training on {} needs {} but the GPU has {} ({} bytes): {}",
-                                       device.to_string(), format_bytes(plan.total_bytes()), format_bytes(gpu_bytes),
-                                       gpu_bytes, plan.one_line()));
+    throw UnsupportedError(fmt::format(
+        "memory plan: training on {} needs {} but the GPU has {} ({} bytes) free for it: {}", device.to_string(),
+        format_bytes(plan.total_bytes()), format_bytes(gpu_bytes), gpu_bytes, plan.one_line()));
 }
 
 std::int64_t device_memory_available(const kernels::Device& device) {
@@ -108,7 +106,7 @@ void log_and_check_memory_plan(const MemoryPlan& plan, const TrainConfig& config
   log_info(fmt::format("memory plan{}: {} needed (limit {}, {} {})", gpu ? " on " + config.device.to_string() : "",
                        format_bytes(plan.total_bytes()),
                        config.memory_limit > 0 ? format_bytes(config.memory_limit) : std::string("none"),
-                       gpu ? "GPU memory" : "available",
+                       gpu ? "free on the GPU" : "available",
                        available >= 0 ? format_bytes(available) : std::string("unknown")));
   log_debug("memory plan:\n" + plan.table());
   if (gpu)

@@ -48,7 +48,8 @@ FeaturePlacement plan_gpu_memory(TrainingProblem& problem, const ModelShape& mod
 // as much as the item); and cuBLAS's workspace added. O(items).
 MemoryPlan gpu_memory_plan(MemoryPlan plan);
 
-// The memory of GPU `device` in bytes (its total: nothing else is expected to share it).
+// The memory of GPU `device` a run may plan for, in bytes: kernels::cuda::gpu_usable_bytes (what
+// the driver reports free beside this process's context, plus what halo holds there already).
 std::int64_t gpu_memory_bytes(const kernels::Device& device);
 
 // Refuses a GPU plan that does not fit: InvalidArgument over limit_bytes (when > 0), as
