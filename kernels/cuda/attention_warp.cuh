@@ -91,13 +91,16 @@ struct DeviceEdgeMask {
   __device__ float keep_bit(unsigned int kept, int t) const { return (kept >> t) & 1u ? scale : 0.0f; }
 };
 
+// The mask of rate p and `key`, keyed on the ids dst_ids and src_ids (arrays the kernels read; null:
+// the row and column numbers).
+inline DeviceEdgeMask device_edge_mask(float p, const DropoutKey& key, const std::int64_t* dst_ids,
+                                       const std::int64_t* src_ids) {
+  return {p > 0.0f, detail::attention_key64(key), detail::attention_threshold(p), dropout_scale(p), dst_ids, src_ids};
+}
+
 inline DeviceEdgeMask device_edge_mask(float p, const DropoutKey& key, AttentionIds ids) {
-  return {p > 0.0f,
-          detail::attention_key64(key),
-          detail::attention_threshold(p),
-          dropout_scale(p),
-          ids.dst != nullptr && ids.dst->size() > 0 ? ids.dst->device_entries() : nullptr,
-          ids.src != nullptr && ids.src->size() > 0 ? ids.src->device_entries() : nullptr};
+  return device_edge_mask(p, key, ids.dst != nullptr && ids.dst->size() > 0 ? ids.dst->device_entries() : nullptr,
+                          ids.src != nullptr && ids.src->size() > 0 ? ids.src->device_entries() : nullptr);
 }
 
 // One warp's shared memory: `Rows` rows of coefficients (a row per head of the block, or more

@@ -42,14 +42,12 @@ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 template <class I, int VEC>
 void launch_halo(const DeviceCsrInfo& info, const SpmmArgs<I>& p, float* out, std::int64_t out_stride, bool accumulate,
                  cudaStream_t stream) {
-  const std::int64_t tile = spmm_kernels::tile_columns(p.group, VEC);
-  const std::int64_t tiles = (p.width + tile - 1) / tile;
+  const std::int64_t tiles = spmm_kernels::column_tiles(p.width, p.group, VEC);
   if (tiles > 65535)
     throw UnsupportedError("spmm: width " + std::to_string(p.width) + " needs " + std::to_string(tiles) +
                            " column tiles, more than a grid holds (65535)");
-  const std::int64_t groups_per_block = threads_per_block / p.group;
   const auto blocks = [&](std::int64_t groups) {
-    return dim3(static_cast<unsigned int>((groups + groups_per_block - 1) / groups_per_block),
+    return dim3(static_cast<unsigned int>(spmm_kernels::group_blocks(groups, p.group, threads_per_block)),
                 static_cast<unsigned int>(tiles));
   };
   if (info.num_rows > 0) {

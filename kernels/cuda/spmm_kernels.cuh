@@ -31,8 +31,18 @@ inline int group_size(std::int64_t width, bool vec4) {
   return group;
 }
 
-// The columns of one tile (blockIdx.y): a group's lanes, 2 x VEC columns each.
-inline std::int64_t tile_columns(int group, int vec) { return static_cast<std::int64_t>(group) * vec * 2; }
+// The column tiles (blockIdx.y) of a product of `width` columns: a group's lanes take 2 x VEC
+// columns each.
+inline std::int64_t column_tiles(std::int64_t width, int group, int vec) {
+  const std::int64_t tile = static_cast<std::int64_t>(group) * vec * 2;
+  return (width + tile - 1) / tile;
+}
+
+// The blocks (blockIdx.x) of `threads` threads that hold `groups` groups of `group` lanes.
+inline std::int64_t group_blocks(std::int64_t groups, int group, int threads) {
+  const std::int64_t per_block = threads / group;
+  return (groups + per_block - 1) / per_block;
+}
 
 template <class I>
 struct SpmmArgs {

@@ -44,15 +44,6 @@ struct Outputs {
   Tensor out, row_max, row_sum, grad_a, grad_b, grad_c;
 };
 
-// The device mask of the kernels with host arrays: keyed on `global` (A's rows and columns
-// alike) when it is not empty, else on the row and column numbers.
-cuda::DeviceEdgeMask host_mask(float p, const DropoutKey& key, const std::vector<std::int64_t>& global) {
-  const std::int64_t* ids = global.empty() ? nullptr : global.data();
-  return {
-      p > 0.0f, kernels::detail::attention_key64(key), kernels::detail::attention_threshold(p), dropout_scale(p), ids,
-      ids};
-}
-
 // The runs of one test case: the graph (128 rows, a hub of 200 entries: seven chunks of 32), its
 // transpose, and the ids the dropout is keyed on. Smaller than the [gpu] tests' (400 rows, a hub
 // of 700): every lane's switch at a warp-wide call costs a swapcontext here.
@@ -66,6 +57,12 @@ struct Problem {
       : a(test::hub_graph(seed, 128, 3, 200, wide)), at(graph::transpose(a)), p(dropout) {
     // With 64-bit indices the draws are keyed on ids past 2^32, as a rank of a large graph keys them.
     for (std::int64_t i = 0; wide && i < a.num_rows(); ++i) global.push_back((std::int64_t{1} << 40) + 7919 * i);
+  }
+  // The kernels' mask with host arrays: keyed on `global` (A's rows and columns alike) when it is
+  // not empty, else on the row and column numbers.
+  cuda::DeviceEdgeMask mask() const {
+    const std::int64_t* ids = global.empty() ? nullptr : global.data();
+    return cuda::device_edge_mask(p, key, ids, ids);
   }
   // go(a, at) with the host views of one index width, and the ids for the CPU twins.
   template <class Go>
@@ -104,9 +101,8 @@ Outputs gat_emulated(const Problem& pr, const GatInputs& in, emulator::LaunchSha
   Outputs o{test::poisoned(n, c), test::poisoned(n, heads), test::poisoned(n, heads),
             test::poisoned(n, c), test::poisoned(n, heads), test::poisoned(n, heads)};
   Tensor workspace = test::poisoned(n, attention_workspace_width(heads, true));
-  const cuda::gat_kernels::Operands ops{
-      in.h.data(), in.h.cols(), in.src.data(), heads, in.dst.data(),
-      heads,       heads,       c / heads,     0.2f,  host_mask(pr.p, pr.key, pr.global)};
+  const cuda::gat_kernels::Operands ops{in.h.data(), in.h.cols(), in.src.data(), heads, in.dst.data(),
+                                        heads,       heads,       c / heads,     0.2f,  pr.mask()};
   pr.on_host([&](const auto& a, const auto& at, AttentionIds) {
     using I = std::remove_const_t<std::remove_pointer_t<decltype(a.indices)>>;
     emulator::launch(shape, cuda::gat_kernels::forward_kernel<I>, a.indptr, a.indices, a.num_rows, ops, o.out.data(), c,
@@ -157,7 +153,7 @@ Outputs dot_emulated(const Problem& pr, const DotInputs& in, emulator::LaunchSha
                                         heads,
                                         static_cast<int>(ck / heads),
                                         static_cast<int>(cv / heads),
-                                        host_mask(pr.p, pr.key, pr.global)};
+                                        pr.mask()};
   pr.on_host([&](const auto& a, const auto& at, AttentionIds) {
     using I = std::remove_const_t<std::remove_pointer_t<decltype(a.indices)>>;
     emulator::launch(shape, cuda::dot_kernels::forward_kernel<I>, a.indptr, a.indices, a.num_rows, ops, o.out.data(),

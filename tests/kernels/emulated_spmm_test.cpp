@@ -66,12 +66,10 @@ void emulated_spmm(const graph::CsrView<I>& a, ConstTensorView x, TensorView out
   const std::int64_t width = x.cols;
   const int group = sk::group_size(width, VEC == 4);
   const sk::SpmmArgs<I> p{a.indptr, a.indices, a.weights, x.data, x.stride, width, group};
-  const std::int64_t tile = sk::tile_columns(group, VEC);
-  const auto tiles = static_cast<unsigned int>((width + tile - 1) / tile);
-  const std::int64_t groups_per_block = block / group;
+  const auto tiles = static_cast<unsigned int>(sk::column_tiles(width, group, VEC));
   const auto shape = [&](std::int64_t groups) {
-    return emulator::LaunchShape{static_cast<unsigned int>((groups + groups_per_block - 1) / groups_per_block), block,
-                                 reversed, tiles};
+    return emulator::LaunchShape{static_cast<unsigned int>(sk::group_blocks(groups, group, static_cast<int>(block))),
+                                 block, reversed, tiles};
   };
   emulator::launch(shape(a.num_rows), sk::spmm_rows_kernel<I, VEC>, p, a.num_rows, out.data, out.stride, accumulate);
   const kernels::cuda::SpmmChunkList list = kernels::cuda::spmm_chunk_list(a.indptr, a.num_rows);
