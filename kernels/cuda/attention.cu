@@ -1,11 +1,15 @@
-// CUDA graph attention: the launches of the attention kernels (attention_kernels.cuh) and the
-// per-head scores a_srcᵀ · h_j and a_dstᵀ · h_i with their backward.
+// CUDA graph attention: the launches of the attention kernels (attention_kernels.cuh), with the
+// combines of long rows' chunks (attention_chunks.cuh), and the per-head scores a_srcᵀ · h_j and a_dstᵀ · h_i with
+// their backward.
 #include <cstdint>
 
 #include "kernels/attention.hpp"
+#include "kernels/cuda/attention_chunks.cuh"
 #include "kernels/cuda/attention_kernels.cuh"
+#include "kernels/cuda/attention_launch.cuh"
 #include "kernels/cuda/attention_warp.cuh"
 #include "kernels/cuda/cuda_kernels.hpp"
+#include "kernels/cuda/device_csr.hpp"
 #include "kernels/cuda/kernel_util.cuh"
 
 namespace halo::kernels::cuda {
@@ -89,11 +93,14 @@ void attention_forward(const graph::CsrView<I>& a, ConstTensorView h, ConstTenso
                        TensorView row_sum) {
   const int d = h.device.index;
   ScopedDevice scoped(d);
+  const DeviceCsrInfo info = device_csr_of(a, d, "attention_forward");
   if (a.num_rows == 0) return;
-  gat_kernels::forward_kernel<I><<<warp_blocks(a.num_rows), threads_per_block, 0, stream_of(d)>>>(
-      a.indptr, a.indices, a.num_rows, operands_of(h, src, dst, spec, ids), out.data, out.stride, row_max.data,
-      row_max.stride, row_sum.data, row_sum.stride);
-  HALO_CUDA_CHECK_LAUNCH();
+  softmax_forward(info, spec.heads, h.cols, out, row_max, row_sum,
+                  [&](const RowChunks& chunks, const SoftmaxOutputs& outputs, unsigned int blocks) {
+                    gat_kernels::forward_kernel<I><<<blocks, threads_per_block, 0, stream_of(d)>>>(
+                        a.indptr, a.indices, a.num_rows, chunks, operands_of(h, src, dst, spec, ids), outputs);
+                    HALO_CUDA_CHECK_LAUNCH();
+                  });
 }
 
 template <class I>
@@ -103,21 +110,33 @@ void attention_backward(const graph::CsrView<I>& a, const graph::CsrView<I>& at,
                         TensorView grad_dst) {
   const int d = h.device.index;
   ScopedDevice scoped(d);
+  const DeviceCsrInfo info = device_csr_of(a, d, "attention_backward"),
+                      info_t = device_csr_of(at, d, "attention_backward");
   const Operands o = operands_of(h, src, dst, spec, ids);
   DeviceBuffer<float> c(d, a.num_rows * attention_workspace_width(spec.heads, true));
   const cudaStream_t stream = stream_of(d);
   if (a.num_rows > 0) {
-    gat_kernels::dst_kernel<I><<<warp_blocks(a.num_rows), threads_per_block, 0, stream>>>(
-        a.indptr, a.indices, a.num_rows, o, row_max.data, row_max.stride, row_sum.data, row_sum.stride, grad_out.data,
-        grad_out.stride, grad_dst.data, grad_dst.stride, c.data(), spec.heads);
+    const RowChunks chunks = row_chunks(info);
+    DeviceBuffer<float> partial(d, chunks.count * 3 * spec.heads);
+    const gat_kernels::DstOutputs outputs{grad_dst.data, grad_dst.stride, c.data(),
+                                          spec.heads,    partial.data(),  spec.heads};
+    gat_kernels::dst_kernel<I><<<warp_blocks(work_items(a.num_rows, chunks)), threads_per_block, 0, stream>>>(
+        a.indptr, a.indices, a.num_rows, chunks, o, row_max.data, row_max.stride, row_sum.data, row_sum.stride,
+        grad_out.data, grad_out.stride, outputs);
     HALO_CUDA_CHECK_LAUNCH();
+    launch_elementwise(d, info.num_long_rows, spec.heads,
+                       gat_kernels::CombineDstChunks{info.long_rows, info.chunk_offsets, outputs});
   }
   if (at.num_rows > 0) {
-    gat_kernels::src_kernel<I><<<warp_blocks(at.num_rows), threads_per_block, 0, stream>>>(
-        at.indptr, at.indices, at.num_rows, o, row_max.data, row_max.stride, row_sum.data, row_sum.stride,
-        grad_out.data, grad_out.stride, c.data(), spec.heads, grad_h.data, grad_h.stride, grad_src.data,
-        grad_src.stride);
+    const RowChunks chunks = row_chunks(info_t);
+    DeviceBuffer<float> partial(d, chunks.count * (h.cols + spec.heads));
+    const RowSums sums{
+        {grad_h.data, grad_h.stride, h.cols}, {grad_src.data, grad_src.stride, spec.heads}, partial.data()};
+    gat_kernels::src_kernel<I><<<warp_blocks(work_items(at.num_rows, chunks)), threads_per_block, 0, stream>>>(
+        at.indptr, at.indices, at.num_rows, chunks, o, row_max.data, row_max.stride, row_sum.data, row_sum.stride,
+        grad_out.data, grad_out.stride, c.data(), spec.heads, sums);
     HALO_CUDA_CHECK_LAUNCH();
+    add_chunks(info_t, sums);
   }
 }
 

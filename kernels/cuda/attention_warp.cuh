@@ -1,10 +1,11 @@
 // Building blocks of the CUDA attention kernels (attention.cu, dot_attention.cu), which give one
-// warp to each row and take its heads in blocks of head_block: warp-wide maximum and sum (a fixed
-// butterfly, so every lane gets the same value and every run the same bits), the attention-dropout
-// mask of kernels/detail/attention_mask.hpp on the device (one Philox draw serves an entry's block
-// of heads), and the sums over a row's entries of a coefficient times a gathered row: the lanes
-// leave the coefficients of a chunk of 32 entries (one entry a lane) in shared memory, then walk
-// the chunk in CSR order, each lane owning columns 32 apart of the block's heads together.
+// warp to each row (or chunk of a long row: attention_chunks.cuh) and take its heads in blocks of
+// head_block: warp-wide maximum and sum (a fixed butterfly, so every lane gets the same value and
+// every run the same bits), the attention-dropout mask of kernels/detail/attention_mask.hpp on the
+// device (one Philox draw serves an entry's block of heads), and the sums over a row's entries of
+// a coefficient times a gathered row: the lanes leave the coefficients of a chunk of 32 entries
+// (one entry a lane) in shared memory, then walk the chunk in CSR order, each lane owning columns
+// 32 apart of the block's heads together.
 // Device code only (and the host's making of the mask), which tests/support/cuda_emulator.hpp
 // also compiles for the CPU.
 #pragma once

@@ -41,15 +41,17 @@ void* to_device(int device, const T* host, std::int64_t count, std::size_t& byte
 
 }  // namespace
 
-SpmmChunkList spmm_chunk_list(const std::int64_t* indptr, std::int64_t rows) {
-  SpmmChunkList list;
+LongRowChunks long_row_chunks(const std::int64_t* indptr, std::int64_t rows, std::int64_t chunk_entries) {
+  HALO_EXPECTS(chunk_entries > 0, "chunks of " + std::to_string(chunk_entries) + " entries");
+  LongRowChunks list;
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int64_t begin = indptr[r], end = indptr[r + 1];
-    if (end - begin <= spmm_chunk_edges) continue;
+    if (end - begin <= chunk_entries) continue;
     list.long_rows.push_back(r);
-    for (std::int64_t c = begin; c < end; c += spmm_chunk_edges) {
+    for (std::int64_t c = begin; c < end; c += chunk_entries) {
+      list.chunk_row.push_back(r);
       list.chunk_begin.push_back(c);
-      list.chunk_end.push_back(std::min(c + spmm_chunk_edges, end));
+      list.chunk_end.push_back(std::min(c + chunk_entries, end));
     }
     list.chunk_offsets.push_back(static_cast<std::int64_t>(list.chunk_begin.size()));
   }
@@ -81,7 +83,7 @@ void DeviceCsr::upload(const graph::CsrView<I>& host) {
   num_cols_ = host.num_cols;
   num_edges_ = host.num_edges;
   index_type_ = graph::index_type_of<I>;
-  const SpmmChunkList chunks = spmm_chunk_list(host.indptr, num_rows_);
+  const LongRowChunks chunks = long_row_chunks(host.indptr, num_rows_);
   num_long_rows_ = static_cast<std::int64_t>(chunks.long_rows.size());
   num_chunks_ = static_cast<std::int64_t>(chunks.chunk_begin.size());
   const int d = device_.index;
@@ -93,6 +95,7 @@ void DeviceCsr::upload(const graph::CsrView<I>& host) {
     if (num_long_rows_ > 0) {
       long_rows_ = to_device(d, chunks.long_rows.data(), num_long_rows_, bytes_);
       chunk_offsets_ = to_device(d, chunks.chunk_offsets.data(), num_long_rows_ + 1, bytes_);
+      chunk_row_ = to_device(d, chunks.chunk_row.data(), num_chunks_, bytes_);
       chunk_begin_ = to_device(d, chunks.chunk_begin.data(), num_chunks_, bytes_);
       chunk_end_ = to_device(d, chunks.chunk_end.data(), num_chunks_, bytes_);
     }
@@ -112,6 +115,7 @@ void DeviceCsr::upload(const graph::CsrView<I>& host) {
   info.weights = static_cast<const float*>(weights_);
   info.long_rows = static_cast<const std::int64_t*>(long_rows_);
   info.chunk_offsets = static_cast<const std::int64_t*>(chunk_offsets_);
+  info.chunk_row = static_cast<const std::int64_t*>(chunk_row_);
   info.chunk_begin = static_cast<const std::int64_t*>(chunk_begin_);
   info.chunk_end = static_cast<const std::int64_t*>(chunk_end_);
   info.num_long_rows = num_long_rows_;
@@ -138,6 +142,7 @@ DeviceCsr& DeviceCsr::operator=(DeviceCsr&& other) noexcept {
     weights_ = std::exchange(other.weights_, nullptr);
     long_rows_ = std::exchange(other.long_rows_, nullptr);
     chunk_offsets_ = std::exchange(other.chunk_offsets_, nullptr);
+    chunk_row_ = std::exchange(other.chunk_row_, nullptr);
     chunk_begin_ = std::exchange(other.chunk_begin_, nullptr);
     chunk_end_ = std::exchange(other.chunk_end_, nullptr);
     num_long_rows_ = std::exchange(other.num_long_rows_, 0);
@@ -157,12 +162,12 @@ void DeviceCsr::release() noexcept {
     }
     forget_spmm_graph(id_);
   }
-  for (void* p : {indptr_, indices_, weights_, long_rows_, chunk_offsets_, chunk_begin_, chunk_end_})
+  for (void* p : {indptr_, indices_, weights_, long_rows_, chunk_offsets_, chunk_row_, chunk_begin_, chunk_end_})
     cuda::release(device_.index, p);
 #endif
   id_ = 0;
   bytes_ = 0;
-  indptr_ = indices_ = weights_ = long_rows_ = chunk_offsets_ = chunk_begin_ = chunk_end_ = nullptr;
+  indptr_ = indices_ = weights_ = long_rows_ = chunk_offsets_ = chunk_row_ = chunk_begin_ = chunk_end_ = nullptr;
   num_rows_ = num_cols_ = num_edges_ = num_long_rows_ = num_chunks_ = 0;
 }
 
@@ -189,5 +194,22 @@ std::optional<DeviceCsrInfo> find_device_csr(const std::int64_t* indptr) {
   if (it == g_registry.end()) return std::nullopt;
   return it->second;
 }
+
+template <class I>
+DeviceCsrInfo device_csr_of(const graph::CsrView<I>& a, int device, const char* op) {
+  const std::optional<DeviceCsrInfo> info = find_device_csr(a.indptr);
+  const bool matches = info && info->device == device && info->index_type == graph::index_type_of<I> &&
+                       info->num_rows == a.num_rows && info->num_cols == a.num_cols && info->num_edges == a.num_edges &&
+                       info->indices == static_cast<const void*>(a.indices) && info->weights == a.weights;
+  if (!matches)
+    throw InvalidArgument(std::string(op) + ": with tensors on cuda:" + std::to_string(device) +
+                          " the CSR must be the view of a live DeviceCsr on that GPU "
+                          "(kernels/cuda/device_csr.hpp: copy the graph there once with DeviceCsr(graph, device)); " +
+                          (info ? "this view does not match the DeviceCsr at its indptr"
+                                : "its arrays are host memory or memory no DeviceCsr owns"));
+  return *info;
+}
+template DeviceCsrInfo device_csr_of(const graph::CsrView<std::int32_t>&, int, const char*);
+template DeviceCsrInfo device_csr_of(const graph::CsrView<std::int64_t>&, int, const char*);
 
 }  // namespace halo::kernels::cuda

@@ -19,22 +19,26 @@
 
 namespace halo::kernels::cuda {
 
-// Rows with more nonzeros than this are summed by several warps, in chunks of this many
-// nonzeros, whose partial sums are then added in chunk order: a vertex of degree 10^5 costs no
-// more wall time than a few hundred average ones, and the result stays deterministic.
-constexpr std::int64_t spmm_chunk_edges = 512;
+// Rows with more nonzeros than this are not one warp's work: SpMM and the attention kernels cut
+// them into chunks of this many nonzeros, each summed by its own warp (or group of lanes), and the
+// partial results are then merged in chunk order: a vertex of degree 10^5 costs no more wall time
+// than a few hundred average ones, and the result stays deterministic.
+constexpr std::int64_t long_row_chunk_entries = 512;
 
-// The long rows of a CSR (more than spmm_chunk_edges nonzeros) and their chunks, as DeviceCsr
-// keeps them on the GPU: the chunks of long_rows[k] are [chunk_offsets[k], chunk_offsets[k + 1]),
-// chunk u covering nonzeros [chunk_begin[u], chunk_end[u]). One pass over indptr; long rows are
-// few (a power-law tail), so the lists are short next to the graph.
-struct SpmmChunkList {
+// The long rows of a CSR (more than `chunk_entries` nonzeros) and their chunks, as DeviceCsr keeps
+// them on the GPU (for long_row_chunk_entries): the chunks of long_rows[k] are [chunk_offsets[k],
+// chunk_offsets[k + 1]), chunk u covering nonzeros [chunk_begin[u], chunk_end[u]) of row
+// chunk_row[u]. One pass over indptr; long rows are few (a power-law tail), so the lists are short
+// next to the graph.
+struct LongRowChunks {
   std::vector<std::int64_t> long_rows;
   std::vector<std::int64_t> chunk_offsets{0};
+  std::vector<std::int64_t> chunk_row;
   std::vector<std::int64_t> chunk_begin;
   std::vector<std::int64_t> chunk_end;
 };
-SpmmChunkList spmm_chunk_list(const std::int64_t* indptr, std::int64_t rows);
+LongRowChunks long_row_chunks(const std::int64_t* indptr, std::int64_t rows,
+                              std::int64_t chunk_entries = long_row_chunk_entries);
 
 class DeviceCsr {
  public:
@@ -91,8 +95,9 @@ class DeviceCsr {
   void* indptr_ = nullptr;
   void* indices_ = nullptr;
   void* weights_ = nullptr;
-  void* long_rows_ = nullptr;      // rows with more than spmm_chunk_edges nonzeros
+  void* long_rows_ = nullptr;      // rows with more than long_row_chunk_entries nonzeros
   void* chunk_offsets_ = nullptr;  // num_long_rows + 1: the chunks of long row k are [offsets[k], offsets[k + 1])
+  void* chunk_row_ = nullptr;      // the row of each chunk
   void* chunk_begin_ = nullptr;    // first nonzero of each chunk
   void* chunk_end_ = nullptr;      // one past its last
   std::int64_t num_long_rows_ = 0;
@@ -111,6 +116,7 @@ struct DeviceCsrInfo {
   const float* weights = nullptr;
   const std::int64_t* long_rows = nullptr;
   const std::int64_t* chunk_offsets = nullptr;
+  const std::int64_t* chunk_row = nullptr;
   const std::int64_t* chunk_begin = nullptr;
   const std::int64_t* chunk_end = nullptr;
   std::int64_t num_long_rows = 0;
@@ -119,5 +125,10 @@ struct DeviceCsrInfo {
 
 // The live DeviceCsr whose device indptr is `indptr`, if any.
 std::optional<DeviceCsrInfo> find_device_csr(const std::int64_t* indptr);
+
+// What is known of the live DeviceCsr on cuda:`device` whose view `a` is; throws InvalidArgument,
+// naming `op` and DeviceCsr, when `a` is not such a view (host arrays, or memory no DeviceCsr owns).
+template <class I>
+DeviceCsrInfo device_csr_of(const graph::CsrView<I>& a, int device, const char* op);
 
 }  // namespace halo::kernels::cuda

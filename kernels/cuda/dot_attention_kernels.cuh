@@ -1,12 +1,11 @@
 // CUDA scaled dot-product attention, twin of kernels/cpu/dot_attention.cpp, on the building blocks
 // of GAT's kernels (attention_warp.cuh): one warp per row (a destination in forward and backward's
-// first pass, a source of Aᵀ in its second), its heads in blocks of head_block (one Philox draw of
-// the dropout mask serves an entry's block). HGT's heads are narrow (Fk, Fv of 8 to 64), so a
-// lane takes a whole entry: its scores q_i · k_j (a serial dot over Fk on the lane), exponentials,
-// mask and dots g_i · v_j, leaving the entry's coefficients in shared memory for the chunk of 32
-// entries; then the lanes sum the chunk's gathered rows times the coefficients in CSR order, each
-// lane owning columns 32 apart of the pass's heads together (8 heads of 8 columns keep every lane
-// busy).
+// first pass, a source of Aᵀ in its second), or per chunk of a long row (attention_chunks.cuh),
+// its heads in blocks of head_block (one Philox draw of the dropout mask serves an entry's block). HGT's heads are
+// narrow (Fk, Fv of 8 to 64), so a lane takes a whole entry: its scores q_i · k_j (a serial dot over Fk on the lane),
+// exponentials, mask and dots g_i · v_j, leaving the entry's coefficients in shared memory for the chunk of 32 entries;
+// then the lanes sum the chunk's gathered rows times the coefficients in CSR order, each lane owning columns 32 apart
+// of the pass's heads together (8 heads of 8 columns keep every lane busy).
 //
 // Passes: a pass over a row takes as many whole heads of the block as fit in pass_columns columns
 // of the widest output it sums (a piece of one head where a head is wider), and computes the
@@ -48,6 +47,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cuda/attention_chunks.cuh"
 #include "kernels/cuda/attention_warp.cuh"
 
 namespace halo::kernels::cuda::dot_kernels {
@@ -111,19 +111,17 @@ using WarpRows = ChunkCoefficients<Sets * head_block>;
 
 template <class I>
 __global__ void __launch_bounds__(threads_per_block, 2)
-    forward_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, Operands o, float* out,
-                   std::int64_t out_stride, float* row_max, std::int64_t max_stride, float* row_sum,
-                   std::int64_t sum_stride) {
+    forward_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, RowChunks chunks, Operands o,
+                   SoftmaxOutputs outputs) {
   // Rows of the slots: head t's running maximum (the same on every lane), then the lane's sum of
   // exp(e - maximum) and, once the chunks are done, the row's.
   constexpr int top_row = head_block, sum_row = 2 * head_block;
   __shared__ WarpRows<3> shared[warps_per_block];
   WarpRows<3>& chunk = shared[threadIdx.x / 32];
-  const std::int64_t warps = (static_cast<std::int64_t>(gridDim.x) * blockDim.x) / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int width = o.value_width;
-  for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows; i += warps) {
-    const std::int64_t first = indptr[i], last = indptr[i + 1];
+  for_work_items(indptr, rows, chunks, false, [&](WorkItem item) {
+    const std::int64_t i = item.row, first = item.first, last = item.last;
     for (std::int64_t k0 = 0; k0 < o.heads; k0 += head_block) {
       for_head_passes(block_heads(o.heads, k0), width, [&](const HeadPass& heads) {
         const PassColumns pass = heads.columns(width, lane);
@@ -158,42 +156,41 @@ __global__ void __launch_bounds__(threads_per_block, 2)
         for (int t = heads.first; t < heads.end; ++t) {
           const float total = warp_sum(chunk.weight[sum_row + t][lane]);
           chunk.weight[sum_row + t][lane] = total;
-          if (lane == 0 && heads.piece == 0) {
-            row_max[i * max_stride + k0 + t] = first < last ? chunk.weight[top_row + t][lane] : 0.0f;
-            row_sum[i * sum_stride + k0 + t] = total;
-          }
+          if (lane == 0 && heads.piece == 0) outputs.stats(item, k0 + t, chunk.weight[top_row + t][lane], total);
         }
         // out: the column sums over the sum of the exponentials (zeros for a row without entries).
 #pragma unroll
         for (int r = 0; r < column_blocks; ++r)
           if (pass.column[r] >= 0)
-            out[i * out_stride + k0 * width + pass.column[r]] =
-                first < last ? acc[r] * (1.0f / chunk.weight[sum_row + pass.head[r]][lane]) : 0.0f;
+            outputs.column(item, k0 * width + pass.column[r], acc[r], chunk.weight[sum_row + pass.head[r]][lane]);
       });
     }
-  }
+  });
 }
 
-// Backward's first pass, a warp per destination row i: c = Σ_j α · dα (lanes over the entries,
-// then across the warp) and grad_query_i = Σ_j α · (dα - c) · k_j (by chunks).
+// Backward's first pass, a warp per work item of destination rows i: c = Σ_j α · dα (lanes over
+// the entries, then across the warp) into `c`, and grad_query_i = Σ_j α · (dα - c) · k_j (by
+// chunks) into `grad_query`. The sums of grad_query need a long row's whole c, so its chunks take
+// two launches: the first (second_launch false) does the whole rows and the chunks' parts of c,
+// which AddChunks adds up; the second, the chunks only, sums their parts of grad_query with it.
 template <class I>
 __global__ void __launch_bounds__(threads_per_block, 2)
-    dst_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, Operands o, const float* row_max,
-               std::int64_t max_stride, const float* row_sum, std::int64_t sum_stride, const float* grad_out,
-               std::int64_t grad_stride, float* grad_query, std::int64_t gq_stride, float* c, std::int64_t c_stride) {
+    dst_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, RowChunks chunks, bool second_launch,
+               Operands o, const float* row_max, std::int64_t max_stride, const float* row_sum, std::int64_t sum_stride,
+               const float* grad_out, std::int64_t grad_stride, RowSums grad_query, RowSums c) {
   // Rows of the slots: dα of the lane's entry, then the lane's part of c and, once summed, c. Row t
   // holds α of the lane's entry until it becomes the coefficient α · (dα - c).
   constexpr int dalpha_row = head_block, c_row = 2 * head_block;
   __shared__ WarpRows<3> shared[warps_per_block];
   WarpRows<3>& chunk = shared[threadIdx.x / 32];
-  const std::int64_t warps = (static_cast<std::int64_t>(gridDim.x) * blockDim.x) / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int width = o.key_width;
-  for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows; i += warps) {
-    const std::int64_t first = indptr[i], last = indptr[i + 1];
+  for_work_items(indptr, rows, chunks, second_launch, [&](WorkItem item) {
+    const std::int64_t i = item.row, first = item.first, last = item.last;
+    const bool sums_c = !second_launch, sums_grad_query = second_launch || item.whole();
     // A lane's entries in the sums of c are those it takes in the chunks: with one chunk, its
     // entry's α and dα are still in the slots there.
-    const bool one_chunk = last - first <= chunk_entries;
+    const bool one_chunk = sums_c && last - first <= chunk_entries;
     for (std::int64_t k0 = 0; k0 < o.heads; k0 += head_block) {
       for_head_passes(block_heads(o.heads, k0), width, [&](const HeadPass& heads) {
         // α and dα of the pass's heads of the entry i <- j into the lane's slots.
@@ -208,20 +205,27 @@ __global__ void __launch_bounds__(threads_per_block, 2)
             chunk.weight[dalpha_row + t][lane] = o.value_dot(grad_out, grad_stride, i, j, k) * o.mask.keep_bit(kept, t);
           }
         };
+        if (sums_c) {
 #pragma unroll 1
-        for (int t = heads.first; t < heads.end; ++t) chunk.weight[c_row + t][lane] = 0.0f;
-        for (std::int64_t e = first + lane; e < last; e += 32) {
-          coefficients(static_cast<std::int64_t>(indices[e]));
+          for (int t = heads.first; t < heads.end; ++t) chunk.weight[c_row + t][lane] = 0.0f;
+          for (std::int64_t e = first + lane; e < last; e += 32) {
+            coefficients(static_cast<std::int64_t>(indices[e]));
+#pragma unroll 1
+            for (int t = heads.first; t < heads.end; ++t)
+              chunk.weight[c_row + t][lane] += chunk.weight[t][lane] * chunk.weight[dalpha_row + t][lane];
+          }
+#pragma unroll 1
+          for (int t = heads.first; t < heads.end; ++t) {
+            const float total = warp_sum(chunk.weight[c_row + t][lane]);
+            chunk.weight[c_row + t][lane] = total;
+            if (lane == 0 && heads.piece == 0) c.put_first(item, k0 + t, total);
+          }
+        } else {
 #pragma unroll 1
           for (int t = heads.first; t < heads.end; ++t)
-            chunk.weight[c_row + t][lane] += chunk.weight[t][lane] * chunk.weight[dalpha_row + t][lane];
+            chunk.weight[c_row + t][lane] = c.first.data[i * c.first.stride + k0 + t];
         }
-#pragma unroll 1
-        for (int t = heads.first; t < heads.end; ++t) {
-          const float total = warp_sum(chunk.weight[c_row + t][lane]);
-          chunk.weight[c_row + t][lane] = total;
-          if (lane == 0 && heads.piece == 0) c[i * c_stride + k0 + t] = total;
-        }
+        if (!sums_grad_query) return;
         const PassColumns pass = heads.columns(width, lane);
         float acc[column_blocks] = {};
         sum_by_chunks(indices, first, last, lane, chunk, o.k, o.k_stride, k0 * width, pass, acc, [&](std::int64_t j) {
@@ -232,28 +236,27 @@ __global__ void __launch_bounds__(threads_per_block, 2)
         });
 #pragma unroll
         for (int r = 0; r < column_blocks; ++r)
-          if (pass.column[r] >= 0) grad_query[i * gq_stride + k0 * width + pass.column[r]] = acc[r];
+          if (pass.column[r] >= 0) grad_query.put_first(item, k0 * width + pass.column[r], acc[r]);
       });
     }
-  }
+  });
 }
 
-// Backward's second pass, a warp per source row j of Aᵀ: grad_keys_j = Σ_i α · (dα - c_i) · q_i
+// Backward's second pass, a warp per work item of source rows j of Aᵀ: grad_keys_j = Σ_i α · (dα - c_i) · q_i
 // and grad_values_j = Σ_i α · keep · g_i, in CSR order, a chunk of coefficients at a time: head t's
-// key coefficients in the chunk's row t, its value coefficients in row head_block + t.
+// key coefficients in the chunk's row t, its value coefficients in row head_block + t. grad_keys
+// goes to `sums`' first output, grad_values to its second.
 template <class I>
 __global__ void __launch_bounds__(threads_per_block, 2)
-    src_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, Operands o, const float* row_max,
-               std::int64_t max_stride, const float* row_sum, std::int64_t sum_stride, const float* grad_out,
-               std::int64_t grad_stride, const float* c, std::int64_t c_stride, float* grad_keys,
-               std::int64_t gk_stride, float* grad_values, std::int64_t gv_stride) {
+    src_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, RowChunks chunks, Operands o,
+               const float* row_max, std::int64_t max_stride, const float* row_sum, std::int64_t sum_stride,
+               const float* grad_out, std::int64_t grad_stride, const float* c, std::int64_t c_stride, RowSums sums) {
   __shared__ WarpRows<2> shared[warps_per_block];
   WarpRows<2>& chunk = shared[threadIdx.x / 32];
-  const std::int64_t warps = (static_cast<std::int64_t>(gridDim.x) * blockDim.x) / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int fk = o.key_width, fv = o.value_width;
-  for (std::int64_t j = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; j < rows; j += warps) {
-    const std::int64_t first = indptr[j], last = indptr[j + 1];
+  for_work_items(indptr, rows, chunks, false, [&](WorkItem item) {
+    const std::int64_t j = item.row, first = item.first, last = item.last;
     for (std::int64_t k0 = 0; k0 < o.heads; k0 += head_block) {
       for_head_passes(block_heads(o.heads, k0), fk > fv ? fk : fv, [&](const HeadPass& heads) {
         const PassColumns keys = heads.columns(fk, lane), values = heads.columns(fv, lane, head_block);
@@ -284,12 +287,12 @@ __global__ void __launch_bounds__(threads_per_block, 2)
             });
 #pragma unroll
         for (int r = 0; r < column_blocks; ++r) {
-          if (keys.column[r] >= 0) grad_keys[j * gk_stride + k0 * fk + keys.column[r]] = key_acc[r];
-          if (values.column[r] >= 0) grad_values[j * gv_stride + k0 * fv + values.column[r]] = value_acc[r];
+          if (keys.column[r] >= 0) sums.put_first(item, k0 * fk + keys.column[r], key_acc[r]);
+          if (values.column[r] >= 0) sums.put_second(item, k0 * fv + values.column[r], value_acc[r]);
         }
       });
     }
-  }
+  });
 }
 
 }  // namespace halo::kernels::cuda::dot_kernels

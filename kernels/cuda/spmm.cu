@@ -248,21 +248,6 @@ void drop_cusparse_plan(const DeviceCsrInfo& info, ConstTensorView x, TensorView
 
 // ---- dispatch ----
 
-template <class I>
-DeviceCsrInfo device_csr_of(const graph::CsrView<I>& a, int device) {
-  const std::optional<DeviceCsrInfo> info = find_device_csr(a.indptr);
-  const bool matches = info && info->device == device && info->index_type == graph::index_type_of<I> &&
-                       info->num_rows == a.num_rows && info->num_cols == a.num_cols && info->num_edges == a.num_edges &&
-                       info->indices == static_cast<const void*>(a.indices) && info->weights == a.weights;
-  if (!matches)
-    throw InvalidArgument("spmm: with tensors on cuda:" + std::to_string(device) +
-                          " the CSR must be the view of a live DeviceCsr on that GPU "
-                          "(kernels/cuda/device_csr.hpp: copy the graph there once with DeviceCsr(graph, device)); " +
-                          (info ? "this view does not match the DeviceCsr at its indptr"
-                                : "its arrays are host memory or memory no DeviceCsr owns"));
-  return *info;
-}
-
 // Milliseconds of each of `repeat` runs of `run` on the GPU's stream, after one untimed run.
 template <class Run>
 std::vector<double> time_runs(int device, int repeat, const Run& run) {
@@ -284,7 +269,7 @@ template <class I>
 void spmm_impl(const graph::CsrView<I>& a, ConstTensorView x, TensorView out, Accumulate mode) {
   const int d = x.device.index;
   ScopedDevice scoped(d);
-  const DeviceCsrInfo info = device_csr_of(a, d);
+  const DeviceCsrInfo info = device_csr_of(a, d, "spmm");
   if (info.num_rows == 0 || x.cols == 0) return;
   const bool accumulate = mode == Accumulate::add;
   const CudaSettings settings = cuda_settings();

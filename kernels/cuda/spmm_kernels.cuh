@@ -5,7 +5,7 @@
 // The group reads G nonzeros at a time (column ids and weights, coalesced), broadcasts them with
 // warp shuffles, and every lane gathers its columns of the neighbour's row of x, 16 bytes at a
 // time (float4) when the width, strides and alignment allow, else 4. Weights are fused into the
-// accumulation, which is fp32 in CSR order. Rows longer than spmm_chunk_edges are not done by
+// accumulation, which is fp32 in CSR order. Rows longer than long_row_chunk_entries are not done by
 // one group: their nonzeros are cut into chunks (precomputed by DeviceCsr), each chunk summed by
 // its own group into a partial row, and the partials added in chunk order by a third kernel, so
 // a vertex of degree 10^5 does not hold one warp while the rest of the GPU idles. Every output
@@ -143,7 +143,7 @@ __device__ void accumulate_edges(const SpmmArgs<I>& p, const GroupLane& g, std::
   }
 }
 
-// Rows of at most spmm_chunk_edges nonzeros: out[r] (+)= Σ w · x[col].
+// Rows of at most long_row_chunk_entries nonzeros: out[r] (+)= Σ w · x[col].
 template <class I, int VEC>
 __global__ void spmm_rows_kernel(SpmmArgs<I> p, std::int64_t rows, float* out, std::int64_t out_stride,
                                  bool accumulate) {
@@ -151,7 +151,7 @@ __global__ void spmm_rows_kernel(SpmmArgs<I> p, std::int64_t rows, float* out, s
   if (g.group >= rows) return;
   const std::int64_t begin = p.indptr[g.group];
   const std::int64_t end = p.indptr[g.group + 1];
-  if (end - begin > spmm_chunk_edges) return;  // a long row: its chunks and the combine kernel write it
+  if (end - begin > long_row_chunk_entries) return;  // a long row: its chunks and the combine kernel write it
   // Adding nothing leaves the row as it is, unread and unwritten, as on the CPU: no traffic, no
   // write for a reader on another stream to race with, and no -0 turned into +0 by out + 0.
   if (accumulate && begin == end) return;

@@ -16,16 +16,18 @@
 namespace halo::test {
 
 // A random n x n graph: a fifth of the rows empty, row `hub` with `hub_degree` entries, the
-// others 1..9 (repeats and, the graph being square, self loops happen).
+// others 1..9 (repeats and, the graph being square, self loops happen). With `sink` >= 0, every
+// row with entries has a first one in column `sink`: a long row of the transpose.
 inline graph::CsrGraph hub_graph(std::uint64_t seed, std::int64_t n, std::int64_t hub, std::int64_t hub_degree,
-                                 bool wide) {
+                                 bool wide, std::int64_t sink = -1) {
   RandomStream rng(seed, 1);
   std::vector<std::int64_t> indptr{0}, indices;
   for (std::int64_t r = 0; r < n; ++r) {
     std::int64_t degree = rng.below(5) == 0 ? 0 : 1 + static_cast<std::int64_t>(rng.below(9));
     if (r == hub) degree = hub_degree;
     for (std::int64_t e = 0; e < degree; ++e)
-      indices.push_back(static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n))));
+      indices.push_back(sink >= 0 && e == 0 ? sink
+                                            : static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n))));
     indptr.push_back(static_cast<std::int64_t>(indices.size()));
   }
   if (wide)

@@ -1,7 +1,8 @@
 // GPU tests of kernels/cuda/attention.cu and the ELU kernels against their CPU twins: attention
 // forward and backward (with and without dropout, both index widths, dropout keyed on global ids,
-// 1 to 12 heads, heads wider than a column pass, a hub row, empty rows),
-// the per-head scores and their backward, ELU forward and backward; the same bits on every run.
+// 1 to 12 heads, heads wider than a column pass, a hub row and a hub column longer than a chunk of
+// a long row, empty rows), the per-head scores and their backward, ELU forward and backward; the
+// same bits on every run.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <limits>
@@ -58,17 +59,20 @@ TEST_CASE("attention forward and backward on a GPU equal the CPU twin's within r
   const std::int64_t heads = GENERATE(1, 3, 8, 12);
   const std::int64_t width = GENERATE(7, 40, 129);
   CAPTURE(wide, p, heads, width);
-  const graph::CsrGraph a = test::hub_graph(17, 400, 3, 700, wide);
+  // 800 rows: a hub of 1200 entries (chunks of 512, 512 and 176 on the GPU) and every row with
+  // entries pointing at vertex 5 first (a row of Aᵀ of about 640, two chunks).
+  const std::int64_t n = 800;
+  const graph::CsrGraph a = test::hub_graph(17, n, 3, 1200, wide, 5);
   const graph::CsrGraph at = graph::transpose(a);
   RandomStream rng(18, 0);
-  const Tensor h = test::random_tensor(rng, 400, heads * width);
-  const Tensor src = test::random_tensor(rng, 400, heads, -2.0, 2.0);
-  const Tensor dst = test::random_tensor(rng, 400, heads, -2.0, 2.0);
-  const Tensor g = test::random_tensor(rng, 400, heads * width);
+  const Tensor h = test::random_tensor(rng, n, heads * width);
+  const Tensor src = test::random_tensor(rng, n, heads, -2.0, 2.0);
+  const Tensor dst = test::random_tensor(rng, n, heads, -2.0, 2.0);
+  const Tensor g = test::random_tensor(rng, n, heads * width);
   const AttentionSpec spec{heads, 0.2f, p, {4, 5, 6}};
   // With 64-bit indices the draws are keyed on ids past 2^32, as a rank of a large graph keys them.
   std::vector<std::int64_t> global;
-  for (std::int64_t i = 0; wide && i < 400; ++i) global.push_back((std::int64_t{1} << 40) + 7919 * i);
+  for (std::int64_t i = 0; wide && i < n; ++i) global.push_back((std::int64_t{1} << 40) + 7919 * i);
   const Outputs cpu = run(a, at, h, src, dst, g, spec, global, Device::cpu());
   const Device d = Device::cuda();
   const Outputs gpu =

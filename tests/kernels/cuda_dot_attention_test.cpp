@@ -1,7 +1,7 @@
 // GPU tests of kernels/cuda/dot_attention.cu against its CPU twin: forward and backward with and
-// without dropout, both index widths, dropout keyed on global ids, 1 to 12 heads, a hub row, empty
-// rows, key and value widths that differ (below 8, past a warp, past one pass of columns); the same
-// bits on every run.
+// without dropout, both index widths, dropout keyed on global ids, 1 to 12 heads, a hub row and a
+// hub column longer than a chunk of a long row, empty rows, key and value widths that differ
+// (below 8, past a warp, past one pass of columns); the same bits on every run.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <limits>
@@ -59,17 +59,20 @@ TEST_CASE("dot-product attention on a GPU equals the CPU twin's within rounding,
   const int widths = GENERATE(0, 1, 2);
   const std::int64_t fk = widths == 0 ? 7 : widths == 1 ? 33 : 130, fv = widths == 0 ? 40 : widths == 1 ? 8 : 129;
   CAPTURE(wide, p, heads, fk, fv);
-  const graph::CsrGraph a = test::hub_graph(27, 400, 3, 700, wide);
+  // 800 rows: a hub of 1200 entries (chunks of 512, 512 and 176 on the GPU) and every row with
+  // entries pointing at vertex 5 first (a row of Aᵀ of about 640, two chunks).
+  const std::int64_t n = 800;
+  const graph::CsrGraph a = test::hub_graph(27, n, 3, 1200, wide, 5);
   const graph::CsrGraph at = graph::transpose(a);
   RandomStream rng(28, 0);
-  const Tensor q = test::random_tensor(rng, 400, heads * fk);
-  const Tensor k = test::random_tensor(rng, 400, heads * fk);
-  const Tensor v = test::random_tensor(rng, 400, heads * fv);
-  const Tensor g = test::random_tensor(rng, 400, heads * fv);
+  const Tensor q = test::random_tensor(rng, n, heads * fk);
+  const Tensor k = test::random_tensor(rng, n, heads * fk);
+  const Tensor v = test::random_tensor(rng, n, heads * fv);
+  const Tensor g = test::random_tensor(rng, n, heads * fv);
   const DotAttentionSpec spec{heads, p, {4, 5, 6}};
   // With 64-bit indices the draws are keyed on ids past 2^32, as a rank of a large graph keys them.
   std::vector<std::int64_t> global;
-  for (std::int64_t i = 0; wide && i < 400; ++i) global.push_back((std::int64_t{1} << 40) + 7919 * i);
+  for (std::int64_t i = 0; wide && i < n; ++i) global.push_back((std::int64_t{1} << 40) + 7919 * i);
   const Outputs cpu = run(a, at, q, k, v, g, spec, global, Device::cpu());
   const Device d = Device::cuda();
   const Outputs gpu = run(a, at, test::on_gpu(q), test::on_gpu(k), test::on_gpu(v), test::on_gpu(g), spec, global, d);

@@ -35,14 +35,14 @@ namespace {
 constexpr float nan_value = std::numeric_limits<float>::quiet_NaN();
 
 // rows x cols: a fifth of the rows empty, most with 1..12 entries (repeats allowed); row 10 has
-// exactly spmm_chunk_edges entries, row 11 one more, row 12 two chunks' worth, every 97th row
+// exactly long_row_chunk_entries entries, row 11 one more, row 12 two chunks' worth, every 97th row
 // 513..2012, and row `hub` 100000; weights are multiples of 1/8 in [-2, 2).
 test::NaiveSparse power_law_sparse(std::uint64_t seed, std::int64_t rows, std::int64_t cols, std::int64_t hub) {
   RandomStream rng(seed, 1);
   test::NaiveSparse a;
   a.rows = rows;
   a.cols = cols;
-  const std::int64_t chunk = kernels::cuda::spmm_chunk_edges;
+  const std::int64_t chunk = kernels::cuda::long_row_chunk_entries;
   for (std::int64_t r = 0; r < rows; ++r) {
     std::int64_t degree = rng.below(5) == 0 ? 0 : 1 + static_cast<std::int64_t>(rng.below(12));
     if (r % 97 == 5) degree = 513 + static_cast<std::int64_t>(rng.below(1500));

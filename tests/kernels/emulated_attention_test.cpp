@@ -3,7 +3,8 @@
 // (kernels/cuda/attention_kernels.cuh) and the dot-product attention of HGT
 // (dot_attention_kernels.cuh), on the shapes of their [gpu] tests (1 to 12 heads, heads narrower
 // than a warp and wider than one pass of 128 columns, a hub row, empty rows, dropout keyed on
-// global ids past 2^32), and the same bits on another grid with the lanes run in reverse order
+// global ids past 2^32), long rows of A and of Aᵀ cut into chunks (attention_chunks.cuh) and merged
+// by the combines, and the same bits on another grid with the lanes run in reverse order
 // (which a race on shared memory would change). This checks the kernels' logic on every machine;
 // what only a GPU shows (its memory model, its rounding of expf, its speed) is left to the [gpu]
 // tests and tools/device-check.sh.
@@ -24,6 +25,7 @@
 // they use.
 // clang-format off
 #include "tests/support/cuda_emulator.hpp"
+#include "kernels/cuda/attention_chunks.cuh"
 #include "kernels/cuda/attention_kernels.cuh"
 #include "kernels/cuda/dot_attention_kernels.cuh"
 // clang-format on
@@ -44,9 +46,37 @@ struct Outputs {
   Tensor out, row_max, row_sum, grad_a, grad_b, grad_c;
 };
 
-// The runs of one test case: the graph (128 rows, a hub of 200 entries: seven chunks of 32), its
-// transpose, and the ids the dropout is keyed on. Smaller than the [gpu] tests' (400 rows, a hub
-// of 700): every lane's switch at a warp-wide call costs a swapcontext here.
+// Rows longer than this are cut into chunks here (512 on a GPU): the hub row of A (200 entries)
+// into 64, 64, 64 and 8, the sink's row of Aᵀ (about a hundred) into two, each chunk of more than
+// 32 entries (a warp's turn in shared memory) but the last.
+constexpr std::int64_t test_chunk_entries = 64;
+
+// A CSR's chunk list (test_chunk_entries a chunk) and the kernels' view of it.
+struct Chunks {
+  cuda::LongRowChunks list;
+  cuda::RowChunks view;
+  template <class I>
+  explicit Chunks(const graph::CsrView<I>& a)
+      : list(cuda::long_row_chunks(a.indptr, a.num_rows, test_chunk_entries)),
+        view{list.chunk_row.data(), list.chunk_begin.data(), list.chunk_end.data(),
+             static_cast<std::int64_t>(list.chunk_row.size()), test_chunk_entries} {}
+  std::int64_t long_rows() const { return static_cast<std::int64_t>(list.long_rows.size()); }
+  // Scratch for `cols` partial results a chunk, poisoned.
+  std::vector<float> partial(std::int64_t cols) const {
+    return std::vector<float>(static_cast<std::size_t>(view.count * cols), std::numeric_limits<float>::quiet_NaN());
+  }
+  // A combine's elementwise launch over the long rows and `cols` columns.
+  template <class Combine>
+  void combine(std::int64_t cols, const Combine& op) const {
+    for (std::int64_t k = 0; k < long_rows(); ++k)
+      for (std::int64_t c = 0; c < cols; ++c) op(k, c);
+  }
+};
+
+// The runs of one test case: the graph (128 rows, a hub of 200 entries, every row with entries
+// pointing at vertex 5 first), its transpose, and the ids the dropout is keyed on. Smaller than
+// the [gpu] tests' (400 rows, a hub of 700): every lane's switch at a warp-wide call costs a
+// swapcontext here.
 struct Problem {
   graph::CsrGraph a, at;
   std::vector<std::int64_t> global;
@@ -54,7 +84,7 @@ struct Problem {
   DropoutKey key{4, 5, 6};
 
   Problem(std::uint64_t seed, bool wide, float dropout)
-      : a(test::hub_graph(seed, 128, 3, 200, wide)), at(graph::transpose(a)), p(dropout) {
+      : a(test::hub_graph(seed, 128, 3, 200, wide, 5)), at(graph::transpose(a)), p(dropout) {
     // With 64-bit indices the draws are keyed on ids past 2^32, as a rank of a large graph keys them.
     for (std::int64_t i = 0; wide && i < a.num_rows(); ++i) global.push_back((std::int64_t{1} << 40) + 7919 * i);
   }
@@ -105,13 +135,26 @@ Outputs gat_emulated(const Problem& pr, const GatInputs& in, emulator::LaunchSha
                                         heads,       heads,       c / heads,     0.2f,  pr.mask()};
   pr.on_host([&](const auto& a, const auto& at, AttentionIds) {
     using I = std::remove_const_t<std::remove_pointer_t<decltype(a.indices)>>;
-    emulator::launch(shape, cuda::gat_kernels::forward_kernel<I>, a.indptr, a.indices, a.num_rows, ops, o.out.data(), c,
-                     o.row_max.data(), heads, o.row_sum.data(), heads);
-    emulator::launch(shape, cuda::gat_kernels::dst_kernel<I>, a.indptr, a.indices, a.num_rows, ops, o.row_max.data(),
-                     heads, o.row_sum.data(), heads, in.g.data(), c, o.grad_c.data(), heads, workspace.data(), heads);
-    emulator::launch(shape, cuda::gat_kernels::src_kernel<I>, at.indptr, at.indices, at.num_rows, ops, o.row_max.data(),
-                     heads, o.row_sum.data(), heads, in.g.data(), c, workspace.data(), heads, o.grad_a.data(), c,
-                     o.grad_b.data(), heads);
+    namespace gk = cuda::gat_kernels;
+    const Chunks chunks(a), chunks_t(at);
+    REQUIRE((chunks.long_rows() == 1 && chunks_t.long_rows() == 1));
+    std::vector<float> partial = chunks.partial(2 * heads + c);
+    const cuda::SoftmaxOutputs outputs{
+        o.out.data(), c, o.row_max.data(), heads, o.row_sum.data(), heads, partial.data(), heads, c};
+    emulator::launch(shape, gk::forward_kernel<I>, a.indptr, a.indices, a.num_rows, chunks.view, ops, outputs);
+    chunks.combine(c + heads, cuda::CombineSoftmaxChunks{chunks.list.long_rows.data(), chunks.list.chunk_offsets.data(),
+                                                         outputs, c / heads});
+    partial = chunks.partial(3 * heads);
+    const gk::DstOutputs dst{o.grad_c.data(), heads, workspace.data(), heads, partial.data(), heads};
+    emulator::launch(shape, gk::dst_kernel<I>, a.indptr, a.indices, a.num_rows, chunks.view, ops, o.row_max.data(),
+                     heads, o.row_sum.data(), heads, in.g.data(), c, dst);
+    chunks.combine(heads, gk::CombineDstChunks{chunks.list.long_rows.data(), chunks.list.chunk_offsets.data(), dst});
+    partial = chunks_t.partial(c + heads);
+    const cuda::RowSums sums{{o.grad_a.data(), c, c}, {o.grad_b.data(), heads, heads}, partial.data()};
+    emulator::launch(shape, gk::src_kernel<I>, at.indptr, at.indices, at.num_rows, chunks_t.view, ops, o.row_max.data(),
+                     heads, o.row_sum.data(), heads, in.g.data(), c, workspace.data(), heads, sums);
+    chunks_t.combine(c + heads,
+                     cuda::AddChunks{chunks_t.list.long_rows.data(), chunks_t.list.chunk_offsets.data(), sums});
   });
   return o;
 }
@@ -156,13 +199,31 @@ Outputs dot_emulated(const Problem& pr, const DotInputs& in, emulator::LaunchSha
                                         pr.mask()};
   pr.on_host([&](const auto& a, const auto& at, AttentionIds) {
     using I = std::remove_const_t<std::remove_pointer_t<decltype(a.indices)>>;
-    emulator::launch(shape, cuda::dot_kernels::forward_kernel<I>, a.indptr, a.indices, a.num_rows, ops, o.out.data(),
-                     cv, o.row_max.data(), heads, o.row_sum.data(), heads);
-    emulator::launch(shape, cuda::dot_kernels::dst_kernel<I>, a.indptr, a.indices, a.num_rows, ops, o.row_max.data(),
-                     heads, o.row_sum.data(), heads, in.g.data(), cv, o.grad_a.data(), cq, workspace.data(), heads);
-    emulator::launch(shape, cuda::dot_kernels::src_kernel<I>, at.indptr, at.indices, at.num_rows, ops, o.row_max.data(),
-                     heads, o.row_sum.data(), heads, in.g.data(), cv, workspace.data(), heads, o.grad_b.data(), ck,
-                     o.grad_c.data(), cv);
+    namespace dk = cuda::dot_kernels;
+    const Chunks chunks(a), chunks_t(at);
+    REQUIRE((chunks.long_rows() == 1 && chunks_t.long_rows() == 1));
+    const std::int64_t* long_rows = chunks.list.long_rows.data();
+    const std::int64_t* offsets = chunks.list.chunk_offsets.data();
+    std::vector<float> partial = chunks.partial(2 * heads + cv);
+    const cuda::SoftmaxOutputs outputs{
+        o.out.data(), cv, o.row_max.data(), heads, o.row_sum.data(), heads, partial.data(), heads, cv};
+    emulator::launch(shape, dk::forward_kernel<I>, a.indptr, a.indices, a.num_rows, chunks.view, ops, outputs);
+    chunks.combine(cv + heads, cuda::CombineSoftmaxChunks{long_rows, offsets, outputs, cv / heads});
+    // As dot_attention.cu: the whole rows and the chunks' parts of c; their c; their grad_query.
+    std::vector<float> c_partial = chunks.partial(heads), query_partial = chunks.partial(cq);
+    const cuda::RowSums c_sums{{workspace.data(), heads, heads}, {nullptr, 0, 0}, c_partial.data()};
+    const cuda::RowSums query_sums{{o.grad_a.data(), cq, cq}, {nullptr, 0, 0}, query_partial.data()};
+    for (const bool second : {false, true}) {
+      emulator::launch(shape, dk::dst_kernel<I>, a.indptr, a.indices, a.num_rows, chunks.view, second, ops,
+                       o.row_max.data(), heads, o.row_sum.data(), heads, in.g.data(), cv, query_sums, c_sums);
+      chunks.combine(second ? cq : heads, cuda::AddChunks{long_rows, offsets, second ? query_sums : c_sums});
+    }
+    partial = chunks_t.partial(ck + cv);
+    const cuda::RowSums sums{{o.grad_b.data(), ck, ck}, {o.grad_c.data(), cv, cv}, partial.data()};
+    emulator::launch(shape, dk::src_kernel<I>, at.indptr, at.indices, at.num_rows, chunks_t.view, ops, o.row_max.data(),
+                     heads, o.row_sum.data(), heads, in.g.data(), cv, workspace.data(), heads, sums);
+    chunks_t.combine(ck + cv,
+                     cuda::AddChunks{chunks_t.list.long_rows.data(), chunks_t.list.chunk_offsets.data(), sums});
   });
   return o;
 }

@@ -1,7 +1,7 @@
 // halo's CUDA SpMM kernels (kernels/cuda/spmm_kernels.cuh) run on the CPU by
 // tests/support/cuda_emulator.hpp (every lane as written, each group's shuffles over its own
 // lanes) against the CPU's spmm, launched as kernels/cuda/spmm.cu launches them: the rows
-// kernel, and for rows longer than spmm_chunk_edges the chunks kernel and the combine in chunk
+// kernel, and for rows longer than long_row_chunk_entries the chunks kernel and the combine in chunk
 // order. Rows empty, short, at, just past and twice the chunk length and longer; both index widths,
 // weighted and unweighted, overwrite and add; widths from 1 to 256 with 4-byte and 16-byte loads
 // (several column tiles, groups of 1 to 32 lanes); strided views whose padding must stay
@@ -33,12 +33,12 @@ namespace {
 constexpr float nan_value = std::numeric_limits<float>::quiet_NaN();
 
 // 300 x 200: a fifth of the rows empty, most with 1..12 entries (repeats allowed); rows 10, 11
-// and 12 with exactly spmm_chunk_edges entries, one more and two chunks' worth, row 150 with
+// and 12 with exactly long_row_chunk_entries entries, one more and two chunks' worth, row 150 with
 // 1500; weights multiples of 1/8 in [-2, 2).
 template <class I>
 graph::CsrGraph long_row_graph(bool weighted) {
   RandomStream rng(31, 1);
-  const std::int64_t rows = 300, cols = 200, chunk = kernels::cuda::spmm_chunk_edges;
+  const std::int64_t rows = 300, cols = 200, chunk = kernels::cuda::long_row_chunk_entries;
   std::vector<std::int64_t> indptr{0};
   std::vector<I> indices;
   std::vector<float> weights;
@@ -72,7 +72,7 @@ void emulated_spmm(const graph::CsrView<I>& a, ConstTensorView x, TensorView out
                                  block, reversed, tiles};
   };
   emulator::launch(shape(a.num_rows), sk::spmm_rows_kernel<I, VEC>, p, a.num_rows, out.data, out.stride, accumulate);
-  const kernels::cuda::SpmmChunkList list = kernels::cuda::spmm_chunk_list(a.indptr, a.num_rows);
+  const kernels::cuda::LongRowChunks list = kernels::cuda::long_row_chunks(a.indptr, a.num_rows);
   const auto chunks = static_cast<std::int64_t>(list.chunk_begin.size());
   if (chunks == 0) return;
   std::vector<float> partial(static_cast<std::size_t>(chunks * width), nan_value);
