@@ -34,9 +34,11 @@
 #                                     gpu-gat-bench (GAT against PyG's GATConv), gpu-memory-plan
 #                                     (the plan against the bytes halo held on the GPU),
 #                                     gpu-hetero-bench (HGT and RGAT against PyG on the same GPU),
-#                                     gpu-feature-streaming, gpu-spmm-bench. The checks of open
-#                                     issues come first; the last two repeat figures already
-#                                     measured, so a short budget drops them first.
+#                                     gpu-feature-streaming, gpu-spmm-bench, gpu-gat-rmat (GAT
+#                                     against GATConv on the 1 M-vertex power-law graph). The
+#                                     checks of open issues come first; the last three repeat
+#                                     figures already measured or add a graph to them, so a short
+#                                     budget drops them first.
 #
 # The budget (default 480 s) covers everything from the first step to the last. Each step has an
 # estimate (what it needs to be worth starting) and a cap; it runs under `timeout` with
@@ -49,7 +51,7 @@
 # to its end), device-check.log, steps/NAME.log for each step, gpu-tests.xml (JUnit), the
 # sanitizers' reports, gpu_train.json, gpu_train_gat.json, gpu_rgcn.json, gpu_hgt.json, gpu_rgat.json
 # and gpu_gat.json (+ the runs' summaries), gpu_feature_streaming.json, gpu_spmm.json, gpu_gcn.json,
-# gpu_gat_vs_pyg.json, gpu_memory_plan.json, gpu_hetero_vs_pyg.json.
+# gpu_gat_vs_pyg.json, gpu_memory_plan.json, gpu_hetero_vs_pyg.json, gpu_gat_rmat_vs_pyg.json.
 # Environment: HALO_CHECK_JOBS (build parallelism, default every core); HALO_CHECK_PREP and
 # HALO_CHECK_BUILD (other prepared and build folders, for tests of this script).
 set -uo pipefail
@@ -489,6 +491,14 @@ step_gpu_gat_bench() {
     --turns 2 --epochs 5 --threads 8 --output "$out/gpu_gat_vs_pyg.json"
 }
 
+# GAT as gpu-gat-bench on the 1 M-vertex R-MAT graph (power-law degrees, a maximum in the
+# thousands: rows of several 512-entry chunks, each a warp's work), one turn of 3 epochs: the
+# attention kernels' split of long rows at scale, and whether PyG's GATConv fits the GPU there.
+step_gpu_gat_rmat() {
+  python3 "$root/bench/gat_vs_pyg.py" --device cuda --build "$build" --work "$build/gat-bench" --graphs rmat \
+    --turns 1 --epochs 3 --threads 8 --output "$out/gpu_gat_rmat_vs_pyg.json"
+}
+
 # The GPU memory plan against the bytes halo held on the GPU (issue #31), GCN, GraphSAGE and GAT
 # on the 250 K SBM, the 1 M R-MAT and (made by gpu-gcn-bench) the products-scale graph.
 step_gpu_memory_plan() {
@@ -629,7 +639,7 @@ else
 fi
 gpu_steps=(gpu-tests:40:150 memcheck:40:150 racecheck:20:60 synccheck:15:30 gpu-train-timing:5:60 gpu-rgcn:10:90
   gpu-hgt:10:60 gpu-rgat:10:60 gpu-gat:10:60 gpu-gcn-bench:40:240 gpu-gat-bench:30:150 gpu-memory-plan:30:180
-  gpu-hetero-bench:30:120 gpu-feature-streaming:20:90 gpu-spmm-bench:15:90)
+  gpu-hetero-bench:30:120 gpu-feature-streaming:20:90 gpu-spmm-bench:15:90 gpu-gat-rmat:40:150)
 for entry in "${gpu_steps[@]}"; do
   IFS=: read -r name estimate cap <<<"$entry"
   if [ "$built" = 1 ]; then

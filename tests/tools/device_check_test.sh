@@ -40,7 +40,7 @@ HALO_CHECK_PREP="$prep" OUT="$work/out2" HALO_CHECK_BUILD="$work/build" "$script
 status=$?
 cat "$work/out2.txt"
 [ "$status" = 1 ] || fail "exit $status, expected 1"
-expected="machine configure build gpu-tests memcheck racecheck synccheck gpu-train-timing gpu-rgcn gpu-hgt gpu-rgat gpu-gat gpu-gcn-bench gpu-gat-bench gpu-memory-plan gpu-hetero-bench gpu-feature-streaming gpu-spmm-bench"
+expected="machine configure build gpu-tests memcheck racecheck synccheck gpu-train-timing gpu-rgcn gpu-hgt gpu-rgat gpu-gat gpu-gcn-bench gpu-gat-bench gpu-memory-plan gpu-hetero-bench gpu-feature-streaming gpu-spmm-bench gpu-gat-rmat"
 [ "$(json "$work/out2/device-check.json" '" ".join(s["step"] for s in d["steps"])')" = "$expected" ] ||
   fail "the steps recorded: $(json "$work/out2/device-check.json" 'd["steps"]')"
 [ "$(json "$work/out2/device-check.json" 'all(s["status"] == "skipped" for s in d["steps"]), d["ok"], d["passed"], d["finished"]')" = \
