@@ -78,6 +78,7 @@ TEST_CASE("attention forward and backward on a GPU equal the CPU twin's within r
   const Outputs gpu =
       run(a, at, test::on_gpu(h), test::on_gpu(src), test::on_gpu(dst), test::on_gpu(g), spec, global, d);
   CHECK(test::difference(test::on_host(gpu.out).view(), test::to_dense(cpu.out.view()), 1e-4, 1e-5) == "");
+  CHECK(test::difference(test::on_host(gpu.row_max).view(), test::to_dense(cpu.row_max.view()), 1e-4, 1e-5) == "");
   CHECK(test::difference(test::on_host(gpu.row_sum).view(), test::to_dense(cpu.row_sum.view()), 1e-4, 1e-5) == "");
   CHECK(test::difference(test::on_host(gpu.grad_h).view(), test::to_dense(cpu.grad_h.view()), 1e-4, 1e-4) == "");
   CHECK(test::difference(test::on_host(gpu.grad_src).view(), test::to_dense(cpu.grad_src.view()), 1e-3, 1e-4) == "");

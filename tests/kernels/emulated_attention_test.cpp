@@ -75,7 +75,7 @@ struct Chunks {
 
 // The runs of one test case: the graph (128 rows, a hub of 200 entries, every row with entries
 // pointing at vertex 5 first), its transpose, and the ids the dropout is keyed on. Smaller than
-// the [gpu] tests' (400 rows, a hub of 700): every lane's switch at a warp-wide call costs a
+// the [gpu] tests' (800 rows, a hub of 1200): every lane's switch at a warp-wide call costs a
 // swapcontext here.
 struct Problem {
   graph::CsrGraph a, at;
