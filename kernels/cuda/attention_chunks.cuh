@@ -2,7 +2,7 @@
 // row among warps, as SpMM does (spmm_kernels.cuh): a row of more than long_row_chunk_entries
 // entries is not one warp's work, whatever its length, but one warp's per chunk of DeviceCsr's
 // chunk list (device_csr.hpp). A kernel's warps take work items from a grid-stride loop: first
-// the rows (a long row skipped), then the chunks. A whole row's results go where they belong; a
+// the chunks, then the rows (a long row skipped). A whole row's results go where they belong; a
 // chunk's go to its own row of a scratch array of partial results, which a combine (an
 // elementwise launch over the long rows) then merges in chunk order:
 //   - a softmax (forward): each chunk leaves its heads' maximum m_u, its sum s_u of exp(e - m_u)
@@ -58,23 +58,21 @@ struct WorkItem {
 // The warps launched for the work items of `rows` rows and `chunks` (warp_blocks of this).
 inline std::int64_t work_items(std::int64_t rows, const RowChunks& chunks) { return rows + chunks.count; }
 
-// fn(item) for this warp's work items, in a grid-stride loop over the rows (a long row skipped)
-// and then the chunks; only the chunks with `chunks_only`. Every lane of the warp calls fn with the
-// same item.
+// fn(item) for this warp's work items, in a grid-stride loop over the chunks (the largest items,
+// first so that none of them is the GPU's last work) and then the rows (a long row skipped); only
+// the chunks with `chunks_only`. Every lane of the warp calls fn with the same item.
 template <class Fn>
 __device__ void for_work_items(const std::int64_t* indptr, std::int64_t rows, const RowChunks& chunks, bool chunks_only,
                                const Fn& fn) {
   const std::int64_t warps = (static_cast<std::int64_t>(gridDim.x) * blockDim.x) / 32;
-  const std::int64_t start = chunks_only ? rows : 0;
-  for (std::int64_t w = start + (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-       w < rows + chunks.count; w += warps) {
-    if (w < rows) {
-      const std::int64_t first = indptr[w], last = indptr[w + 1];
-      if (last - first > chunks.longer_than) continue;  // its chunks do it
-      fn(WorkItem{w, first, last, -1});
+  const std::int64_t items = chunks_only ? chunks.count : chunks.count + rows;
+  for (std::int64_t w = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; w < items;
+       w += warps) {
+    if (w < chunks.count) {
+      fn(WorkItem{chunks.row[w], chunks.begin[w], chunks.end[w], static_cast<int>(w)});
     } else {
-      const std::int64_t u = w - rows;
-      fn(WorkItem{chunks.row[u], chunks.begin[u], chunks.end[u], static_cast<int>(u)});
+      const std::int64_t i = w - chunks.count, first = indptr[i], last = indptr[i + 1];
+      if (last - first <= chunks.longer_than) fn(WorkItem{i, first, last, -1});  // else its chunks do it
     }
   }
 }
