@@ -8,7 +8,7 @@
 //   - a softmax (forward): each chunk leaves its heads' maximum m_u, its sum s_u of exp(e - m_u)
 //     and its column sums against m_u; the combine takes M = max m_u, S = Σ s_u · exp(m_u - M) and
 //     out = Σ acc_u · exp(m_u - M) / S;
-//   - plain sums (backward): the chunks' partial sums are added.
+//   - plain sums (backward): the chunks' partial sums are added (chunk_sums.cuh, as SpMM's).
 // A vertex of degree 10^6 then holds a warp for 512 entries, not for 10^6, and the results stay
 // deterministic: every chunk is one warp's fixed sequence of operations, and every combine adds
 // in chunk order. They differ from a whole row's by rounding only.
@@ -23,6 +23,7 @@
 #include <string>
 
 #include "graph/base/error.hpp"
+#include "kernels/cuda/chunk_sums.cuh"
 #include "kernels/cuda/device_csr.hpp"
 
 namespace halo::kernels::cuda {
@@ -143,13 +144,6 @@ struct CombineSoftmaxChunks {
   }
 };
 
-// One output of sums over a row's entries: `cols` columns of `data`, rows `stride` apart.
-struct SumOutput {
-  float* data;
-  std::int64_t stride;
-  std::int64_t cols;
-};
-
 // Where a kernel leaves sums over a work item's entries into up to two outputs: a whole row's in
 // its row of first and second, a chunk's in its row of `partial` (first's columns, then second's).
 struct RowSums {
@@ -167,21 +161,10 @@ struct RowSums {
   __device__ void put_second(const WorkItem& item, std::int64_t c, float v) const {
     put(item, second, first.cols, c, v);
   }
-};
-
-// The combine of RowSums' chunks at (long row k, c), c over first's columns then second's: their
-// sum in chunk order. Launched over the long rows and first.cols + second.cols.
-struct AddChunks {
-  const std::int64_t* long_rows;
-  const std::int64_t* chunk_offsets;
-  RowSums o;
-
-  __device__ void operator()(std::int64_t k, std::int64_t c) const {
-    const std::int64_t stride = o.first.cols + o.second.cols;
-    float s = 0.0f;
-    for (std::int64_t u = chunk_offsets[k]; u < chunk_offsets[k + 1]; ++u) s += o.partial[u * stride + c];
-    const SumOutput& to = c < o.first.cols ? o.first : o.second;
-    to.data[long_rows[k] * to.stride + (c < o.first.cols ? c : c - o.first.cols)] = s;
+  // The combine of the chunks' sums into first and second, for the long rows and chunk offsets of
+  // the chunk list.
+  AddChunks combine(const std::int64_t* long_rows, const std::int64_t* chunk_offsets) const {
+    return {long_rows, chunk_offsets, partial, first, second, false};
   }
 };
 

@@ -30,7 +30,7 @@ void softmax_forward(const DeviceCsrInfo& info, std::int64_t heads, std::int64_t
 // The sums of `sums`' chunks of the DeviceCsr `info`'s long rows, added up into its outputs.
 inline void add_chunks(const DeviceCsrInfo& info, const RowSums& sums) {
   launch_elementwise(info.device, info.num_long_rows, sums.first.cols + sums.second.cols,
-                     AddChunks{info.long_rows, info.chunk_offsets, sums});
+                     sums.combine(info.long_rows, info.chunk_offsets));
 }
 
 }  // namespace halo::kernels::cuda

@@ -60,9 +60,10 @@ void launch_halo(const DeviceCsrInfo& info, const SpmmArgs<I>& p, float* out, st
   spmm_kernels::spmm_chunks_kernel<I, VEC><<<blocks(info.num_chunks), threads_per_block, 0, stream>>>(
       p, info.chunk_begin, info.chunk_end, info.num_chunks, partial.data());
   HALO_CUDA_CHECK_LAUNCH();
-  launch_elementwise(info.device, info.num_long_rows, p.width,
-                     spmm_kernels::CombineChunks{info.long_rows, info.chunk_offsets, partial.data(), p.width, out,
-                                                 out_stride, accumulate});
+  launch_elementwise(
+      info.device, info.num_long_rows, p.width,
+      AddChunks{
+          info.long_rows, info.chunk_offsets, partial.data(), {out, out_stride, p.width}, {nullptr, 0, 0}, accumulate});
 }
 
 template <class I>

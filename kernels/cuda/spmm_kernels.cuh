@@ -7,9 +7,9 @@
 // time (float4) when the width, strides and alignment allow, else 4. Weights are fused into the
 // accumulation, which is fp32 in CSR order. Rows longer than long_row_chunk_entries are not done by
 // one group: their nonzeros are cut into chunks (precomputed by DeviceCsr), each chunk summed by
-// its own group into a partial row, and the partials added in chunk order by a third kernel, so
-// a vertex of degree 10^5 does not hold one warp while the rest of the GPU idles. Every output
-// value is a fixed sequence of operations: the result is deterministic.
+// its own group into a partial row, and the partials added in chunk order by a third kernel
+// (AddChunks, chunk_sums.cuh), so a vertex of degree 10^5 does not hold one warp while the rest of
+// the GPU idles. Every output value is a fixed sequence of operations: the result is deterministic.
 //
 // Device code only (and the host's choice of group and tile), which tests/kernels/
 // emulated_spmm_test.cpp also runs on the CPU (tests/support/cuda_emulator.hpp).
@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cuda/chunk_sums.cuh"
 #include "kernels/cuda/device_csr.hpp"
 
 namespace halo::kernels::cuda::spmm_kernels {
@@ -174,22 +175,5 @@ __global__ void spmm_chunks_kernel(SpmmArgs<I> p, const std::int64_t* chunk_begi
   if (g.col0 < p.width) Vec<VEC>::store(o + g.col0, acc);
   if (g.col1 < p.width) Vec<VEC>::store(o + g.col1, acc + VEC);
 }
-
-// out[long_rows[k]] (+)= the partials of its chunks, added in chunk order.
-struct CombineChunks {
-  const std::int64_t* long_rows;
-  const std::int64_t* chunk_offsets;
-  const float* partial;
-  std::int64_t width;
-  float* out;
-  std::int64_t out_stride;
-  bool accumulate;
-  __device__ void operator()(std::int64_t k, std::int64_t j) const {
-    float s = 0.0f;
-    for (std::int64_t u = chunk_offsets[k]; u < chunk_offsets[k + 1]; ++u) s += partial[u * width + j];
-    float& o = out[long_rows[k] * out_stride + j];
-    o = accumulate ? o + s : s;
-  }
-};
 
 }  // namespace halo::kernels::cuda::spmm_kernels

@@ -153,8 +153,7 @@ Outputs gat_emulated(const Problem& pr, const GatInputs& in, emulator::LaunchSha
     const cuda::RowSums sums{{o.grad_a.data(), c, c}, {o.grad_b.data(), heads, heads}, partial.data()};
     emulator::launch(shape, gk::src_kernel<I>, at.indptr, at.indices, at.num_rows, chunks_t.view, ops, o.row_max.data(),
                      heads, o.row_sum.data(), heads, in.g.data(), c, workspace.data(), heads, sums);
-    chunks_t.combine(c + heads,
-                     cuda::AddChunks{chunks_t.list.long_rows.data(), chunks_t.list.chunk_offsets.data(), sums});
+    chunks_t.combine(c + heads, sums.combine(chunks_t.list.long_rows.data(), chunks_t.list.chunk_offsets.data()));
   });
   return o;
 }
@@ -216,14 +215,13 @@ Outputs dot_emulated(const Problem& pr, const DotInputs& in, emulator::LaunchSha
     for (const bool second : {false, true}) {
       emulator::launch(shape, dk::dst_kernel<I>, a.indptr, a.indices, a.num_rows, chunks.view, second, ops,
                        o.row_max.data(), heads, o.row_sum.data(), heads, in.g.data(), cv, query_sums, c_sums);
-      chunks.combine(second ? cq : heads, cuda::AddChunks{long_rows, offsets, second ? query_sums : c_sums});
+      chunks.combine(second ? cq : heads, (second ? query_sums : c_sums).combine(long_rows, offsets));
     }
     partial = chunks_t.partial(ck + cv);
     const cuda::RowSums sums{{o.grad_b.data(), ck, ck}, {o.grad_c.data(), cv, cv}, partial.data()};
     emulator::launch(shape, dk::src_kernel<I>, at.indptr, at.indices, at.num_rows, chunks_t.view, ops, o.row_max.data(),
                      heads, o.row_sum.data(), heads, in.g.data(), cv, workspace.data(), heads, sums);
-    chunks_t.combine(ck + cv,
-                     cuda::AddChunks{chunks_t.list.long_rows.data(), chunks_t.list.chunk_offsets.data(), sums});
+    chunks_t.combine(ck + cv, sums.combine(chunks_t.list.long_rows.data(), chunks_t.list.chunk_offsets.data()));
   });
   return o;
 }

@@ -78,8 +78,8 @@ void emulated_spmm(const graph::CsrView<I>& a, ConstTensorView x, TensorView out
   std::vector<float> partial(static_cast<std::size_t>(chunks * width), nan_value);
   emulator::launch(shape(chunks), sk::spmm_chunks_kernel<I, VEC>, p, list.chunk_begin.data(), list.chunk_end.data(),
                    chunks, partial.data());
-  const sk::CombineChunks combine{
-      list.long_rows.data(), list.chunk_offsets.data(), partial.data(), width, out.data, out.stride, accumulate};
+  const kernels::cuda::AddChunks combine{list.long_rows.data(),         list.chunk_offsets.data(), partial.data(),
+                                         {out.data, out.stride, width}, {nullptr, 0, 0},           accumulate};
   for (std::int64_t k = 0; k < static_cast<std::int64_t>(list.long_rows.size()); ++k)
     for (std::int64_t j = 0; j < width; ++j) combine(k, j);
 }
