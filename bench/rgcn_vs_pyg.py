@@ -157,9 +157,10 @@ def generate_mag_like(folder, scale, seed=0):
 
 
 def run_pyg(mode, dataset_dir, hp, *extra, script="rgcn_reference.py"):
-    """bench/rgcn_reference.py (or `script`) in its own process; its JSON result."""
-    out = subprocess.run([sys.executable, os.path.join(BENCH, script), mode, dataset_dir, json.dumps(hp),
-                          *map(str, extra)], check=True, capture_output=True, text=True, cwd=BENCH)
+    """bench/rgcn_reference.py (or `script`) in its own process; its JSON result. The child runs in
+    bench/, so a relative `dataset_dir` is made absolute first."""
+    out = subprocess.run([sys.executable, os.path.join(BENCH, script), mode, os.path.abspath(dataset_dir),
+                          json.dumps(hp), *map(str, extra)], check=True, capture_output=True, text=True, cwd=BENCH)
     return json.loads(out.stdout)
 
 
