@@ -49,9 +49,10 @@
 # Results in $OUT (default ./device-check-out): device-check.json (machine, versions, budget,
 # every finished step with its status, exit code, seconds and limit; "finished" once the run got
 # to its end), device-check.log, steps/NAME.log for each step, gpu-tests.xml (JUnit), the
-# sanitizers' reports, gpu_train.json, gpu_train_gat.json, gpu_rgcn.json, gpu_hgt.json, gpu_rgat.json
-# and gpu_gat.json (+ the runs' summaries), gpu_feature_streaming.json, gpu_spmm.json, gpu_gcn.json,
-# gpu_gat_vs_pyg.json, gpu_memory_plan.json, gpu_hetero_vs_pyg.json, gpu_gat_rmat_vs_pyg.json.
+# sanitizers' reports, gpu_train.json, gpu_train_gat.json, gpu_train_gat_no_attn_dropout.json,
+# gpu_rgcn.json, gpu_hgt.json, gpu_rgat.json and gpu_gat.json (+ the runs' summaries),
+# gpu_feature_streaming.json, gpu_spmm.json, gpu_gcn.json, gpu_gat_vs_pyg.json,
+# gpu_memory_plan.json, gpu_hetero_vs_pyg.json, gpu_gat_rmat_vs_pyg.json.
 # Environment: HALO_CHECK_JOBS (build parallelism, default every core); HALO_CHECK_PREP and
 # HALO_CHECK_BUILD (other prepared and build folders, for tests of this script).
 set -uo pipefail
@@ -376,19 +377,24 @@ step_synccheck() {
 
 # halo-train --device cuda on a generated 100 000-vertex SBM graph (128 features, mean degree 16),
 # 20 epochs: a 2-layer GCN (gpu_train.json) and the GAT paper's model, 8 heads x 8
-# (gpu_train_gat.json); each JSON summary holds the median epoch time, and the GPU memory plan
-# beside the tensors' measured peak on the GPU (issue #31: the plan's walk, unmeasured on a GPU so far).
+# (gpu_train_gat.json), and that GAT without attention dropout (gpu_train_gat_no_attn_dropout.json:
+# with it, the kernels skip the dropped heads' gathers, so the two epoch times show what that
+# saves); each JSON summary holds the median epoch time, and the GPU memory plan beside the
+# tensors' measured peak on the GPU (issue #31: the plan's walk, unmeasured on a GPU so far).
 step_gpu_train_timing() {
-  local data="$build/gpu-train-sbm" model json width
+  local data="$build/gpu-train-sbm" run model json args
   rm -rf "$data"
   "$build/bin/halo-convert" synth sbm "$data" --nodes 100000 --avg-degree 16 --features 128 --classes 8 \
     --homophily 0.8 -q || return 1
-  for model in gcn gat; do
-    json="$out/gpu_train.json" width=(--hidden 128)
-    [ "$model" = gat ] && json="$out/gpu_train_gat.json" width=(--hidden 8 --heads 8)
-    "$build/bin/halo-train" --dataset "$data" --device cuda --model "$model" "${width[@]}" --epochs 20 -q \
+  for run in gcn gat gat-no-attn-dropout; do
+    case $run in
+      gcn) model=gcn json="$out/gpu_train.json" args=(--hidden 128) ;;
+      gat) model=gat json="$out/gpu_train_gat.json" args=(--hidden 8 --heads 8) ;;
+      *) model=gat json="$out/gpu_train_gat_no_attn_dropout.json" args=(--hidden 8 --heads 8 --attn-dropout 0) ;;
+    esac
+    "$build/bin/halo-train" --dataset "$data" --device cuda --model "$model" "${args[@]}" --epochs 20 -q \
       --json "$json" || return 1
-    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); p = j["memory_plan"]; print("halo-train --device cuda --model", sys.argv[2], ": one epoch", j["epoch_time_median_s"], "s, test accuracy", j["test_acc_mean"], "; GPU plan", p["total"], "bytes (activations", p["activations"], "), held on the GPU", j["device_peak_bytes"], "bytes (tensors", j["tensor_peak_bytes"], ")")' "$json" "$model" || return 1
+    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); p = j["memory_plan"]; print("halo-train --device cuda", sys.argv[2], ": one epoch", j["epoch_time_median_s"], "s, test accuracy", j["test_acc_mean"], "; GPU plan", p["total"], "bytes (activations", p["activations"], "), held on the GPU", j["device_peak_bytes"], "bytes (tensors", j["tensor_peak_bytes"], ")")' "$json" "$run" || return 1
   done
 }
 

@@ -187,11 +187,12 @@ __global__ void __launch_bounds__(threads_per_block, 2)
         for (int t = 0; t < head_block; ++t) {
           if (t >= nh) continue;
           const std::int64_t k = k0 + t;
-          const float dot =
-              lane_dot(grad_out + i * grad_stride + k * o.width, o.h + j * o.h_stride + k * o.width, o.width);
+          const float keep = o.mask.keep_of(bits, k);
+          const float* gi = grad_out + i * grad_stride + k * o.width;
+          const float* hj = o.h + j * o.h_stride + k * o.width;
+          const float dalpha = keep != 0.0f ? lane_dot(gi, hj, o.width) * keep : 0.0f;  // h_j unread when dropped
           const float z = o.score(i, j, k);
           const float alpha = expf(o.leaky(z) - row_max[i * max_stride + k]) / row_sum[i * sum_stride + k];
-          const float dalpha = dot * o.mask.keep_of(bits, k);
           sum[t] += alpha * dalpha;
           weighted[t] += alpha * dalpha * o.leaky_slope(z);
           sloped[t] += alpha * o.leaky_slope(z);
@@ -250,9 +251,9 @@ __global__ void __launch_bounds__(threads_per_block, 2)
                 const float keep = o.mask.keep_of(bits, k);
                 chunk.weight[t][lane] = alpha * keep;
                 if (begin == 0) {
-                  const float dalpha =
-                      lane_dot(grad_out + i * grad_stride + k * o.width, o.h + j * o.h_stride + k * o.width, o.width) *
-                      keep;
+                  const float* gi = grad_out + i * grad_stride + k * o.width;
+                  const float* hj = o.h + j * o.h_stride + k * o.width;
+                  const float dalpha = keep != 0.0f ? lane_dot(gi, hj, o.width) * keep : 0.0f;  // g_i unread if dropped
                   chunk.weight[gs_row + t][lane] += alpha * (dalpha - c[i * c_stride + k]) * o.leaky_slope(z);
                 }
               }

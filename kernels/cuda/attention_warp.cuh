@@ -144,14 +144,19 @@ struct PassHeads {
 };
 
 // acc[r] += Σ over the chunk's n entries, in order, of weight[head][x] · rows[other[x]][column].
+// A zero weight (an entry's head that attention dropout dropped) adds an exact zero for finite
+// rows, so its term is left out and its lanes do not read the row: under dropout p, only 1 - p of
+// the gathered bytes are read, and the sums are the same.
 template <int Rows>
 __device__ void add_chunk(const ChunkCoefficients<Rows>& chunk, int n, const float* rows, std::int64_t stride,
                           std::int64_t offset, const PassColumns& pass, float (&acc)[column_blocks]) {
   for (int x = 0; x < n; ++x) {
     const float* row = rows + chunk.other[x] * stride + offset;
 #pragma unroll
-    for (int r = 0; r < column_blocks; ++r)
-      if (pass.column[r] >= 0) acc[r] += chunk.weight[pass.head[r]][x] * row[pass.column[r]];
+    for (int r = 0; r < column_blocks; ++r) {
+      const float weight = chunk.weight[pass.head[r]][x];
+      if (pass.column[r] >= 0 && weight != 0.0f) acc[r] += weight * row[pass.column[r]];
+    }
   }
 }
 

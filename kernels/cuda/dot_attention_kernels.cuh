@@ -202,7 +202,9 @@ __global__ void __launch_bounds__(threads_per_block, 2)
             const float total = row_sum[i * sum_stride + k];
             chunk.weight[t][lane] =
                 expf(o.score(i, j, k) - row_max[i * max_stride + k]) * (total > 0.0f ? 1.0f / total : 0.0f);
-            chunk.weight[dalpha_row + t][lane] = o.value_dot(grad_out, grad_stride, i, j, k) * o.mask.keep_bit(kept, t);
+            const float keep = o.mask.keep_bit(kept, t);
+            chunk.weight[dalpha_row + t][lane] =
+                keep != 0.0f ? o.value_dot(grad_out, grad_stride, i, j, k) * keep : 0.0f;  // v_j unread if dropped
           }
         };
         if (sums_c) {
@@ -276,7 +278,8 @@ __global__ void __launch_bounds__(threads_per_block, 2)
                 const float keep = o.mask.keep_bit(kept, t);
                 chunk.weight[head_block + t][lane] = alpha * keep;
                 if (any_keys) {
-                  const float dalpha = o.value_dot(grad_out, grad_stride, i, j, k) * keep;
+                  // g_i is not read for a dropped entry.
+                  const float dalpha = keep != 0.0f ? o.value_dot(grad_out, grad_stride, i, j, k) * keep : 0.0f;
                   chunk.weight[t][lane] = alpha * (dalpha - c[i * c_stride + k]);
                 }
               }

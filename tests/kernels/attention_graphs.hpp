@@ -1,9 +1,11 @@
 // The graphs the attention kernel tests run on: random rows with empty ones, a hub row, self loops
-// and repeated edges, in either index width; and running a kernel pair on a CSR and its transpose
-// on the host or uploaded to a GPU.
+// and repeated edges, in either index width; running a kernel pair on a CSR and its transpose on
+// the host or uploaded to a GPU; and NaN where a kernel should not read, in what the dropout drops.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -11,7 +13,10 @@
 #include "graph/base/random.hpp"
 #include "graph/csr.hpp"
 #include "kernels/cuda/device_csr.hpp"
+#include "kernels/detail/attention_mask.hpp"
 #include "kernels/device.hpp"
+#include "kernels/dropout.hpp"
+#include "kernels/tensor.hpp"
 
 namespace halo::test {
 
@@ -56,6 +61,40 @@ void with_csr_pair(const graph::CsrGraph& host_a, const graph::CsrGraph& host_at
       if constexpr (std::is_same_v<std::decay_t<decltype(av)>, std::decay_t<decltype(atv)>>) go(av, atv);
     });
   });
+}
+
+// A copy of x (host rows of a kernel's gathered operand: h, or HGT's values) with NaN in the
+// columns of every head k of every row j that is the source of exactly one entry (i, j) of A (a
+// row of its transpose `at` with one entry) whose head k the dropout of rate p and `key` drops;
+// the mask keyed on `global` when it is not empty (A's rows and columns alike), else on the
+// numbers. `poisoned`: how many such slices. A kernel that skips a dropped entry's head reads none
+// of them; one that multiplied them by its zero coefficient would spread the NaN.
+inline kernels::Tensor nan_in_dropped_slices(const graph::CsrGraph& at, const std::vector<std::int64_t>& global,
+                                             const kernels::DropoutKey& key, float p, const kernels::Tensor& x,
+                                             std::int64_t heads, std::int64_t& poisoned) {
+  kernels::Tensor y = x.clone();
+  const std::int64_t width = x.cols() / heads;
+  const std::uint64_t key64 = kernels::detail::attention_key64(key);
+  const std::uint32_t threshold = kernels::detail::attention_threshold(p);
+  const auto id = [&](std::int64_t v) {
+    return static_cast<std::uint64_t>(global.empty() ? v : global[static_cast<std::size_t>(v)]);
+  };
+  poisoned = 0;
+  for (std::int64_t j = 0; j < at.num_rows(); ++j) {
+    const std::int64_t e = at.indptr()[j];
+    if (at.indptr()[j + 1] - e != 1) continue;
+    const std::int64_t i =
+        at.index_type() == graph::IndexType::i64 ? at.indices<std::int64_t>()[e] : at.indices<std::int32_t>()[e];
+    for (std::int64_t k = 0; k < heads; ++k) {
+      std::uint32_t bits[4];
+      kernels::detail::attention_draws(key64, id(i), id(j), static_cast<std::uint64_t>(k / 8), bits);
+      if (kernels::detail::attention_kept(bits, k, threshold)) continue;
+      float* slice = y.view().row(j) + k * width;
+      std::fill(slice, slice + width, std::numeric_limits<float>::quiet_NaN());
+      ++poisoned;
+    }
+  }
+  return y;
 }
 
 }  // namespace halo::test

@@ -2,7 +2,7 @@
 // forward and backward (with and without dropout, both index widths, dropout keyed on global ids,
 // 1 to 12 heads, heads wider than a column pass, a hub row and a hub column longer than a chunk of
 // a long row, empty rows), the per-head scores and their backward, ELU forward and backward; the
-// same bits on every run.
+// same bits on every run; no read of what a dropped entry's head would have gathered.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <limits>
@@ -46,6 +46,30 @@ Outputs run(const graph::CsrGraph& host_a, const graph::CsrGraph& host_at, const
   return o;
 }
 
+// The operands of a test case on the host: 800 rows, a hub of 1200 entries (chunks of 512, 512 and
+// 176 on the GPU) and every row with entries pointing at vertex 5 first (a row of Aᵀ of about 640,
+// two chunks); h and g of heads x width columns, the per-head scores; with 64-bit indices, the
+// global ids past 2^32 the draws are keyed on, as a rank of a large graph keys them.
+struct Operands {
+  graph::CsrGraph a, at;
+  Tensor h, src, dst, g;
+  std::vector<std::int64_t> global;
+};
+
+Operands operands(std::uint64_t seed, bool wide, std::int64_t heads, std::int64_t width) {
+  const std::int64_t n = 800;
+  Operands o;
+  o.a = test::hub_graph(seed, n, 3, 1200, wide, 5);
+  o.at = graph::transpose(o.a);
+  RandomStream rng(seed + 1, 0);
+  o.h = test::random_tensor(rng, n, heads * width);
+  o.src = test::random_tensor(rng, n, heads, -2.0, 2.0);
+  o.dst = test::random_tensor(rng, n, heads, -2.0, 2.0);
+  o.g = test::random_tensor(rng, n, heads * width);
+  for (std::int64_t i = 0; wide && i < n; ++i) o.global.push_back((std::int64_t{1} << 40) + 7919 * i);
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("attention forward and backward on a GPU equal the CPU twin's within rounding, and repeat bitwise",
@@ -59,20 +83,8 @@ TEST_CASE("attention forward and backward on a GPU equal the CPU twin's within r
   const std::int64_t heads = GENERATE(1, 3, 8, 12);
   const std::int64_t width = GENERATE(7, 40, 129);
   CAPTURE(wide, p, heads, width);
-  // 800 rows: a hub of 1200 entries (chunks of 512, 512 and 176 on the GPU) and every row with
-  // entries pointing at vertex 5 first (a row of Aᵀ of about 640, two chunks).
-  const std::int64_t n = 800;
-  const graph::CsrGraph a = test::hub_graph(17, n, 3, 1200, wide, 5);
-  const graph::CsrGraph at = graph::transpose(a);
-  RandomStream rng(18, 0);
-  const Tensor h = test::random_tensor(rng, n, heads * width);
-  const Tensor src = test::random_tensor(rng, n, heads, -2.0, 2.0);
-  const Tensor dst = test::random_tensor(rng, n, heads, -2.0, 2.0);
-  const Tensor g = test::random_tensor(rng, n, heads * width);
+  const auto [a, at, h, src, dst, g, global] = operands(17, wide, heads, width);
   const AttentionSpec spec{heads, 0.2f, p, {4, 5, 6}};
-  // With 64-bit indices the draws are keyed on ids past 2^32, as a rank of a large graph keys them.
-  std::vector<std::int64_t> global;
-  for (std::int64_t i = 0; wide && i < n; ++i) global.push_back((std::int64_t{1} << 40) + 7919 * i);
   const Outputs cpu = run(a, at, h, src, dst, g, spec, global, Device::cpu());
   const Device d = Device::cuda();
   const Outputs gpu =
@@ -87,6 +99,27 @@ TEST_CASE("attention forward and backward on a GPU equal the CPU twin's within r
       run(a, at, test::on_gpu(h), test::on_gpu(src), test::on_gpu(dst), test::on_gpu(g), spec, global, d);
   CHECK(test::identical(test::on_host(again.out).view(), test::on_host(gpu.out).view()));
   CHECK(test::identical(test::on_host(again.grad_h).view(), test::on_host(gpu.grad_h).view()));
+}
+
+TEST_CASE("attention on a GPU reads no row slice of an entry's head that the dropout drops", "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  const bool wide = GENERATE(false, true);
+  CAPTURE(wide);
+  const std::int64_t heads = 12, width = 9;
+  const auto [a, at, h, src, dst, g, global] = operands(27, wide, heads, width);
+  const AttentionSpec spec{heads, 0.2f, 0.6f, {4, 5, 6}};
+  std::int64_t poisoned = 0;
+  const Tensor h_nan = test::nan_in_dropped_slices(at, global, spec.key, spec.dropout, h, heads, poisoned);
+  REQUIRE(poisoned >= 100);
+  const Device d = Device::cuda();
+  const Outputs clean =
+      run(a, at, test::on_gpu(h), test::on_gpu(src), test::on_gpu(dst), test::on_gpu(g), spec, global, d);
+  const Outputs unread =
+      run(a, at, test::on_gpu(h_nan), test::on_gpu(src), test::on_gpu(dst), test::on_gpu(g), spec, global, d);
+  CHECK(test::identical(test::on_host(unread.out).view(), test::on_host(clean.out).view()));
+  CHECK(test::identical(test::on_host(unread.grad_h).view(), test::on_host(clean.grad_h).view()));
+  CHECK(test::identical(test::on_host(unread.grad_src).view(), test::on_host(clean.grad_src).view()));
+  CHECK(test::identical(test::on_host(unread.grad_dst).view(), test::on_host(clean.grad_dst).view()));
 }
 
 TEST_CASE("head_scores, its backward and ELU on a GPU equal their CPU twins", "[kernels][gpu]") {

@@ -4,8 +4,9 @@
 // (dot_attention_kernels.cuh), on the shapes of their [gpu] tests (1 to 12 heads, heads narrower
 // than a warp and wider than one pass of 128 columns, a hub row, empty rows, dropout keyed on
 // global ids past 2^32), long rows of A and of Aᵀ cut into chunks (attention_chunks.cuh) and merged
-// by the combines, and the same bits on another grid with the lanes run in reverse order
-// (which a race on shared memory would change). This checks the kernels' logic on every machine;
+// by the combines, the same bits on another grid with the lanes run in reverse order
+// (which a race on shared memory would change), and no read of what a dropped entry's head would
+// have gathered (NaN there changes nothing). This checks the kernels' logic on every machine;
 // what only a GPU shows (its memory model, its rounding of expf, its speed) is left to the [gpu]
 // tests and tools/device-check.sh.
 #include <catch2/catch.hpp>
@@ -288,6 +289,35 @@ TEST_CASE(
   const Outputs emulated = dot_emulated(pr, in, one_warp);
   check_close(emulated, dot_on_cpu(pr, in), 1e-3);
   if (heads == 12) check_identical(dot_emulated(pr, in, three_blocks), emulated);
+}
+
+TEST_CASE("The CUDA attention kernels read no row slice of an entry's head that the dropout drops", "[kernels]") {
+  const bool wide = GENERATE(false, true);
+  const std::int64_t heads = 12, width = 9;
+  CAPTURE(wide);
+  std::int64_t poisoned = 0;
+  SECTION("GAT: h_j, gathered forward and dotted with g_i in both backward passes") {
+    const Problem pr(37, wide, 0.6f);
+    RandomStream rng(38, 0);
+    const std::int64_t n = pr.a.num_rows();
+    GatInputs in{test::random_tensor(rng, n, heads * width), test::random_tensor(rng, n, heads, -2.0, 2.0),
+                 test::random_tensor(rng, n, heads, -2.0, 2.0), test::random_tensor(rng, n, heads * width), heads};
+    const Outputs clean = gat_emulated(pr, in, one_warp);
+    in.h = test::nan_in_dropped_slices(pr.at, pr.global, pr.key, pr.p, in.h, heads, poisoned);
+    REQUIRE(poisoned >= 10);
+    check_identical(gat_emulated(pr, in, one_warp), clean);
+  }
+  SECTION("HGT: v_j, gathered forward and dotted with g_i in both backward passes") {
+    const Problem pr(47, wide, 0.6f);
+    RandomStream rng(48, 0);
+    const std::int64_t n = pr.a.num_rows();
+    DotInputs in{test::random_tensor(rng, n, heads * 5), test::random_tensor(rng, n, heads * 5),
+                 test::random_tensor(rng, n, heads * width), test::random_tensor(rng, n, heads * width), heads};
+    const Outputs clean = dot_emulated(pr, in, one_warp);
+    in.v = test::nan_in_dropped_slices(pr.at, pr.global, pr.key, pr.p, in.v, heads, poisoned);
+    REQUIRE(poisoned >= 10);
+    check_identical(dot_emulated(pr, in, one_warp), clean);
+  }
 }
 
 TEST_CASE("the CUDA emulator refuses lanes that leave a warp-wide call short and shows a race by its order",
