@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -28,8 +29,11 @@ namespace halo::kernels::cpu::attention_rows {
 // Entries ahead of the one being summed whose gathered rows are requested: a gathered row is a
 // cache miss the hardware prefetcher cannot predict.
 constexpr std::int64_t gather_ahead = 8;
-// Philox blocks drawn together in one vectorised loop (as kernels/cpu/dropout.cpp).
+// Philox blocks drawn together in one vectorised loop (as kernels/cpu/dropout.cpp): at most
+// mask_batch, a row's fewer slots rounded up to 8 (one vector of 64-bit lanes).
 constexpr int mask_batch = 32;
+// edge_keep reads a block's 16-bit draws as the halves of its words laid out in memory.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "edge_keep assumes a little-endian machine");
 
 // The attention-dropout mask of kernels/detail/attention_mask.hpp for one call.
 struct EdgeMask {
@@ -53,7 +57,10 @@ struct EdgeMask {
 };
 
 // keep[t · H + k] = mask · 1 / (1 - p) of head k of the edge dst_of(t) <- src_of(t) for t < n (1
-// without dropout).
+// without dropout). Slot s = t · blocks + b draws the heads of block b of entry t (one Philox
+// block), mask_batch slots at a time in flat passes: their counters (stepping (t, b) along, no
+// division), the draws, then the keeps. The stores into keep go through locals (threshold,
+// scale), which they could otherwise alias.
 template <class DstOf, class SrcOf>
 inline __attribute__((always_inline)) void edge_keep(const EdgeMask& mask, std::int64_t heads, std::int64_t n,
                                                      DstOf dst_of, SrcOf src_of, float* __restrict keep) {
@@ -62,24 +69,47 @@ inline __attribute__((always_inline)) void edge_keep(const EdgeMask& mask, std::
     return;
   }
   const std::int64_t blocks = (heads + 7) / 8, slots = n * blocks;
+  const std::uint32_t threshold = mask.threshold;
+  const float scale = mask.scale;
   // Slots past the last filled one of a final, partial batch are drawn from stale counters and
   // never read; zeroing them once keeps every read initialised.
   alignas(64) std::uint32_t c0[mask_batch] = {}, c1[mask_batch] = {}, c2[mask_batch] = {}, c3[mask_batch] = {};
+  // Draw l of slot q (attention_kept's: half l % 2 of word l / 2) is read as draws[8 q + l]: the
+  // 16-bit halves of the slot's four words as they lie in memory; kept[8 q + l], its keep.
+  alignas(64) std::uint32_t words[mask_batch][4] = {};
+  alignas(64) std::uint16_t draws[mask_batch * 8];
+  alignas(64) float kept[mask_batch * 8];
+  std::int64_t t = 0, block = 0;  // the entry and block of the batch's first slot
   for (std::int64_t s0 = 0; s0 < slots; s0 += mask_batch) {
     const int count = static_cast<int>(std::min<std::int64_t>(mask_batch, slots - s0));
+    std::int64_t next_t = t, next_block = block;
     for (int q = 0; q < count; ++q) {
-      const std::int64_t t = (s0 + q) / blocks;
-      detail::attention_counter(dst_of(t), src_of(t), static_cast<std::uint64_t>((s0 + q) % blocks), c0[q], c1[q],
+      detail::attention_counter(dst_of(next_t), src_of(next_t), static_cast<std::uint64_t>(next_block), c0[q], c1[q],
                                 c2[q], c3[q]);
+      if (++next_block == blocks) next_block = 0, ++next_t;
     }
-    for (int q = 0; q < mask_batch; ++q) philox4x32_block(c0[q], c1[q], c2[q], c3[q], mask.key64);
+    const int drawn = (count + 7) & ~7;
+    for (int q = 0; q < drawn; ++q) philox4x32_block(c0[q], c1[q], c2[q], c3[q], mask.key64);
     for (int q = 0; q < count; ++q) {
-      const std::int64_t t = (s0 + q) / blocks, block = (s0 + q) % blocks;
-      const std::uint32_t bits[4] = {c0[q], c1[q], c2[q], c3[q]};
-      const std::int64_t in_block = std::min<std::int64_t>(8, heads - 8 * block);
-      for (std::int64_t l = 0; l < in_block; ++l)
-        keep[t * heads + 8 * block + l] = detail::attention_kept(bits, l, mask.threshold) ? mask.scale : 0.0f;
+      words[q][0] = c0[q];
+      words[q][1] = c1[q];
+      words[q][2] = c2[q];
+      words[q][3] = c3[q];
     }
+    std::memcpy(draws, words, sizeof(draws));
+    // Every block full: slot s0 + q is keep[8 (s0 + q) + l] itself; else each slot's heads are
+    // copied to their place.
+    float* __restrict out = heads % 8 == 0 ? keep + s0 * 8 : kept;
+    for (int x = 0; x < 8 * count; ++x) out[x] = draws[x] >= threshold ? scale : 0.0f;
+    if (heads % 8 != 0) {
+      for (int q = 0; q < count; ++q) {
+        const std::int64_t in_block = std::min<std::int64_t>(8, heads - 8 * block);
+        std::copy(kept + 8 * q, kept + 8 * q + in_block, keep + t * heads + 8 * block);
+        if (++block == blocks) block = 0, ++t;
+      }
+    }
+    t = next_t;
+    block = next_block;
   }
 }
 
