@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Tests of tools/device-check.sh that need no GPU and no build: it refuses at once without its
-# prepared dependencies (naming --prepare), records every step as skipped when the budget is
+# Tests of tools/device-check.sh that need no GPU and no build: it refuses before any step without
+# its prepared dependencies (naming --prepare), records every step as skipped when the budget is
 # spent (JSON complete, not ok), and leaves the JSON of its finished steps when killed with
 # SIGKILL in the middle of a step.
 set -uo pipefail
@@ -22,17 +22,16 @@ mkdir -p "$work/no-gpu"
 printf '#!/bin/sh\nexit 9\n' >"$work/no-gpu/nvidia-smi"  # no GPU visible, even on a machine with one
 chmod +x "$work/no-gpu/nvidia-smi"
 
-echo "--- without the prepared folder: refused in the first second"
-t0=$(date +%s%N)
+# Refused before any step: no build folder, one "prepared" step in the JSON. (Not timed: a wall-clock
+# bound failed here once on a machine loaded past its cores.)
+echo "--- without the prepared folder: refused before any step"
 HALO_CHECK_PREP="$work/absent" OUT="$work/out1" HALO_CHECK_BUILD="$work/build" "$script" >"$work/out1.txt" 2>&1
 status=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
 cat "$work/out1.txt"
 [ "$status" = 2 ] || fail "exit $status, expected 2"
-[ "$ms" -lt 1000 ] || fail "took $ms ms"
 grep -q "tools/device-check.sh --prepare" "$work/out1.txt" || fail "the refusal does not name --prepare"
-[ "$(json "$work/out1/device-check.json" 'd["ok"], d["finished"], d["steps"][0]["status"]')" = "(False, True, 'failed')" ] ||
-  fail "device-check.json of the refusal"
+[ "$(json "$work/out1/device-check.json" 'd["ok"], d["finished"], [(x["step"], x["status"]) for x in d["steps"]]')" = \
+  "(False, True, [('prepared', 'failed')])" ] || fail "device-check.json of the refusal"
 [ ! -e "$work/build" ] || fail "a refused run created its build folder"
 
 echo "--- a budget of 1 s: every step skipped, the JSON complete"
