@@ -11,7 +11,8 @@ Adam 0.005. Each framework trains in its own process (its peak resident set is i
 taking turns (--turns), a few epochs each (--epochs, the first not timed); reported: the median
 epoch time and the peak memory of each, their ratios, and where a peer failed (out of memory, or
 past --pyg-limit-gib of address space, which the child is given so that it fails rather than
-the machine). Roofline: halo's attention kernels move the F floats of every source row per entry
+the machine); the JSON is written after every turn, so a run stopped at a time limit keeps what it
+measured. Roofline: halo's attention kernels move the F floats of every source row per entry
 and head (forward one gather, backward two: the dot and the scatter), so bytes per epoch over the
 copy bandwidth halo-bench measures in the same run bound the kernels' time from below.
 
@@ -156,6 +157,34 @@ def attention_bytes(vertices, edges, layers):
     return layers * (edges + vertices) * 8 * per_entry_head
 
 
+def summary(info, turns, copy, baseline):
+    """One graph's entry from its turns so far: each side's median epoch and largest peak (or why
+    it failed), the ratios, and the kernels' floor at the copy bandwidth `copy` (GB/s; None on a
+    GPU)."""
+    vertices = sum(t["count"] for t in info["node_types"])
+    edges = info["num_edges"]
+    entry = {"vertices": vertices, "edges": edges, "turns": turns, "copy_gb_per_s": copy,
+             "attention_bytes_per_epoch": attention_bytes(vertices, edges, 3)}
+    ok = {k: [t for t in v if "failed" not in t] for k, v in turns.items()}
+    for k in turns:
+        if ok[k]:
+            entry[k] = {"epoch_time_median_s": statistics.median(t["epoch_time_median_s"] for t in ok[k]),
+                        "peak_bytes": max(t["peak_bytes"] for t in ok[k])}
+        else:
+            entry[k] = {"failed": turns[k][-1]["failed"]}
+    if "epoch_time_median_s" in entry["halo"] and copy:
+        # The kernels' bytes at the copy bandwidth: a floor under halo's epoch time.
+        entry["roofline_floor_s"] = round(entry["attention_bytes_per_epoch"] / (copy * 1e9), 3)
+    if "epoch_time_median_s" in entry["halo"] and "epoch_time_median_s" in entry["pyg"]:
+        entry["speedup"] = round(entry["pyg"]["epoch_time_median_s"] / entry["halo"]["epoch_time_median_s"], 2)
+        entry["memory_ratio"] = round(entry["halo"]["peak_bytes"] / entry["pyg"]["peak_bytes"], 3)
+    if baseline and ok["halo"] and ok["halo_baseline"]:
+        entry["halo_over_baseline"] = round(statistics.median(
+            t["epoch_time_median_s"] / b["epoch_time_median_s"]
+            for t, b in zip(turns["halo"], turns["halo_baseline"]) if "failed" not in t and "failed" not in b), 3)
+    return entry
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -187,34 +216,16 @@ def main():
         trains = {"halo": os.path.join(bin_dir, "halo-train")}
         if args.baseline_train:
             trains["halo_baseline"] = args.baseline_train
+        copy = copy_bandwidth(bin_dir, dataset, args.threads) if args.device == "cpu" else None
         turns = {**{k: [] for k in trains}, "pyg": []}
         for _ in range(args.turns):
             for k, train in trains.items():
                 turns[k].append(run_halo(dataset, args, train))
             turns["pyg"].append(run_pyg(dataset, args))
-        vertices = sum(t["count"] for t in info["node_types"])
-        edges = info["num_edges"]
-        copy = copy_bandwidth(bin_dir, dataset, args.threads) if args.device == "cpu" else None
-        entry = {"vertices": vertices, "edges": edges, "turns": turns, "copy_gb_per_s": copy,
-                 "attention_bytes_per_epoch": attention_bytes(vertices, edges, 3)}
-        ok = {k: [t for t in v if "failed" not in t] for k, v in turns.items()}
-        for k in turns:
-            if ok[k]:
-                entry[k] = {"epoch_time_median_s": statistics.median(t["epoch_time_median_s"] for t in ok[k]),
-                            "peak_bytes": max(t["peak_bytes"] for t in ok[k])}
-            else:
-                entry[k] = {"failed": turns[k][-1]["failed"]}
-        if "epoch_time_median_s" in entry["halo"] and copy:
-            # The kernels' bytes at the copy bandwidth: a floor under halo's epoch time.
-            entry["roofline_floor_s"] = round(entry["attention_bytes_per_epoch"] / (copy * 1e9), 3)
-        if "epoch_time_median_s" in entry["halo"] and "epoch_time_median_s" in entry["pyg"]:
-            entry["speedup"] = round(entry["pyg"]["epoch_time_median_s"] / entry["halo"]["epoch_time_median_s"], 2)
-            entry["memory_ratio"] = round(entry["halo"]["peak_bytes"] / entry["pyg"]["peak_bytes"], 3)
-        if args.baseline_train and ok["halo"] and ok["halo_baseline"]:
-            entry["halo_over_baseline"] = round(statistics.median(
-                t["epoch_time_median_s"] / b["epoch_time_median_s"]
-                for t, b in zip(turns["halo"], turns["halo_baseline"]) if "failed" not in t and "failed" not in b), 3)
-        result["graphs"][name] = entry
+            # Written after every turn: a run stopped at its time limit keeps what it measured.
+            result["graphs"][name] = summary(info, turns, copy, args.baseline_train)
+            write_result(args.output, result)
+        entry = result["graphs"][name]
         print(f"{name}: halo {entry['halo']}, pyg {entry['pyg']}, speedup {entry.get('speedup')}, "
               f"memory {entry.get('memory_ratio')}", file=sys.stderr)
     result["load_average_end"] = load_average()

@@ -67,9 +67,10 @@ void attention_forward(const graph::CsrView<std::int64_t>& a, ConstTensorView h,
 // scores, maximum, 1 / sum and Σ_j α_ij · dα_ij packed for pass 2), on a GPU H (that sum alone;
 // pass 2 reads the rest from the operands). The memory plan counts it (train::ModelShape). On a GPU
 // a row longer than 512 entries is summed in chunks whose partial results take a scratch of, per
-// chunk, H·F + 2H floats in forward and H·F + H in backward, for the call only; the plan leaves it
-// out: chunks are at most E / 512 plus the long rows (18 MB for the 1 M-vertex R-MAT's 17 K
-// chunks at 8 heads × 32, against plans of gigabytes).
+// chunk, H·F + 2H floats in forward and in backward 3H (pass 1, over A's chunks) then H·F + H
+// (pass 2, over Aᵀ's), for the call only; the plan leaves it out: chunks are at most E / 512
+// plus the long rows (18 MB for the 1 M-vertex R-MAT's 17 K chunks at 8 heads × 32, against
+// plans of gigabytes).
 constexpr std::int64_t attention_workspace_width(std::int64_t heads, bool on_gpu) { return on_gpu ? heads : 4 * heads; }
 
 // From grad_out = d loss / d out of a forward with the same operands (and its row_max, row_sum):

@@ -25,6 +25,7 @@
 #include "graph/base/error.hpp"
 #include "kernels/cuda/chunk_sums.cuh"
 #include "kernels/cuda/device_csr.hpp"
+#include "kernels/tensor.hpp"
 
 namespace halo::kernels::cuda {
 
@@ -92,6 +93,12 @@ struct SoftmaxOutputs {
   float* partial;
   std::int64_t heads;
   std::int64_t columns;  // out's: heads times the width of a head
+
+  // The outputs of `heads` heads and `columns` columns, and the chunks' scratch.
+  static SoftmaxOutputs of(TensorView out, TensorView row_max, TensorView row_sum, float* partial, std::int64_t heads,
+                           std::int64_t columns) {
+    return {out.data, out.stride, row_max.data, row_max.stride, row_sum.data, row_sum.stride, partial, heads, columns};
+  }
 
   __device__ float* partial_row(const WorkItem& item) const { return partial + item.chunk * (2 * heads + columns); }
   // Head k's maximum m and sum s.

@@ -20,8 +20,7 @@ void softmax_forward(const DeviceCsrInfo& info, std::int64_t heads, std::int64_t
                      TensorView row_max, TensorView row_sum, const Launch& launch) {
   const RowChunks chunks = row_chunks(info);
   DeviceBuffer<float> partial(info.device, chunks.count * (2 * heads + columns));
-  const SoftmaxOutputs outputs{out.data,       out.stride,     row_max.data, row_max.stride, row_sum.data,
-                               row_sum.stride, partial.data(), heads,        columns};
+  const SoftmaxOutputs outputs = SoftmaxOutputs::of(out, row_max, row_sum, partial.data(), heads, columns);
   launch(chunks, outputs, warp_blocks(work_items(info.num_rows, chunks)));
   launch_elementwise(info.device, info.num_long_rows, columns + heads,
                      CombineSoftmaxChunks{info.long_rows, info.chunk_offsets, outputs, columns / heads});

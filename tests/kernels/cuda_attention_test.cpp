@@ -27,22 +27,37 @@ struct Outputs {
   Tensor out, row_max, row_sum, grad_h, grad_src, grad_dst;
 };
 
-// With `global` non-empty, the dropout draws are keyed on those ids (a rank's rows as the whole
-// graph's) for A's rows and columns alike.
+// Views of the same six outputs.
+struct OutputViews {
+  TensorView out, row_max, row_sum, grad_h, grad_src, grad_dst;
+};
+
+// Forward and backward into o, on `device` (where the operands and o are). With dst_ids and
+// src_ids non-empty, the dropout draws are keyed on them (a rank's rows and columns as the whole
+// graph's).
+void run_into(const graph::CsrGraph& host_a, const graph::CsrGraph& host_at, ConstTensorView h, ConstTensorView src,
+              ConstTensorView dst, ConstTensorView g, const AttentionSpec& spec,
+              const std::vector<std::int64_t>& dst_ids, const std::vector<std::int64_t>& src_ids, Device device,
+              const OutputViews& o) {
+  const test::KeyedIds keyed(dst_ids, src_ids, device);
+  const AttentionIds ids = keyed.ids();
+  const auto go = [&](const auto& a, const auto& at) {
+    attention_forward(a, h, src, dst, spec, ids, o.out, o.row_max, o.row_sum);
+    attention_backward(a, at, h, src, dst, spec, ids, o.row_max, o.row_sum, g, o.grad_h, o.grad_src, o.grad_dst);
+  };
+  test::with_csr_pair(host_a, host_at, device, go);
+}
+
+// run_into on new outputs of a square A, the draws keyed on `global` for its rows and columns
+// alike.
 Outputs run(const graph::CsrGraph& host_a, const graph::CsrGraph& host_at, const Tensor& h, const Tensor& src,
             const Tensor& dst, const Tensor& g, const AttentionSpec& spec, const std::vector<std::int64_t>& global,
             Device device) {
   const std::int64_t n = host_a.num_rows(), c = h.cols(), heads = spec.heads;
   Outputs o{Tensor::empty(n, c, device), Tensor::empty(n, heads, device), Tensor::empty(n, heads, device),
             Tensor::empty(n, c, device), Tensor::empty(n, heads, device), Tensor::empty(n, heads, device)};
-  const DeviceIndex index(test::index_view(global), std::numeric_limits<std::int64_t>::max(), device, IndexUse::rows);
-  const AttentionIds ids = global.empty() ? AttentionIds{} : AttentionIds{&index, &index};
-  const auto go = [&](const auto& a, const auto& at) {
-    attention_forward(a, h.view(), src.view(), dst.view(), spec, ids, o.out.view(), o.row_max.view(), o.row_sum.view());
-    attention_backward(a, at, h.view(), src.view(), dst.view(), spec, ids, o.row_max.view(), o.row_sum.view(), g.view(),
-                       o.grad_h.view(), o.grad_src.view(), o.grad_dst.view());
-  };
-  test::with_csr_pair(host_a, host_at, device, go);
+  run_into(host_a, host_at, h.view(), src.view(), dst.view(), g.view(), spec, global, global, device,
+           {o.out.view(), o.row_max.view(), o.row_sum.view(), o.grad_h.view(), o.grad_src.view(), o.grad_dst.view()});
   return o;
 }
 
@@ -68,6 +83,43 @@ Operands operands(std::uint64_t seed, bool wide, std::int64_t heads, std::int64_
   o.g = test::random_tensor(rng, n, heads * width);
   for (std::int64_t i = 0; wide && i < n; ++i) o.global.push_back((std::int64_t{1} << 40) + 7919 * i);
   return o;
+}
+
+// A block of 800 destinations by 500 sources (a hub row of 1200 entries and source 5's row of Aᵀ of
+// about 640, each longer than a chunk), with dropout 0.6: 32-bit indices with 12 heads of 9 (two
+// blocks of draws), 64-bit ones with 3 heads of 129 (a head's columns in two passes) keyed on ids
+// past 2^32. Run on `device` with every operand and output a window of 3 columns more, and on the
+// CPU packed; equal within rounding, and nothing written past an output's window.
+void check_strided_block(bool wide, Device device) {
+  const std::int64_t rows = 800, cols = 500, heads = wide ? 3 : 12, c = heads * (wide ? 129 : 9);
+  const graph::CsrGraph a = test::hub_block(37, rows, cols, 3, 1200, wide, 5), at = graph::transpose(a);
+  RandomStream rng(38, 0);
+  const Tensor h = test::random_tensor(rng, cols, c), src = test::random_tensor(rng, cols, heads, -2.0, 2.0),
+               dst = test::random_tensor(rng, rows, heads, -2.0, 2.0), g = test::random_tensor(rng, rows, c);
+  const std::vector<std::int64_t> dst_ids = wide ? test::far_ids(rows, false) : std::vector<std::int64_t>{},
+                                  src_ids = wide ? test::far_ids(cols, true) : std::vector<std::int64_t>{};
+  const AttentionSpec spec{heads, 0.2f, 0.6f, {4, 5, 6}};
+  Outputs cpu{test::poisoned(rows, c), test::poisoned(rows, heads), test::poisoned(rows, heads),
+              test::poisoned(cols, c), test::poisoned(cols, heads), test::poisoned(rows, heads)};
+  run_into(a, at, h.view(), src.view(), dst.view(), g.view(), spec, dst_ids, src_ids, Device::cpu(),
+           {cpu.out.view(), cpu.row_max.view(), cpu.row_sum.view(), cpu.grad_h.view(), cpu.grad_src.view(),
+            cpu.grad_dst.view()});
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto operand = [&](const Tensor& x) { return test::GpuStrided(x, 3, 1e30f, device); };
+  const auto output = [&](std::int64_t r, std::int64_t w) { return test::GpuStrided(r, w, 3, nan, device); };
+  const test::GpuStrided hs = operand(h), srcs = operand(src), dsts = operand(dst), gs = operand(g);
+  const test::GpuStrided out = output(rows, c), row_max = output(rows, heads), row_sum = output(rows, heads),
+                         grad_h = output(cols, c), grad_src = output(cols, heads), grad_dst = output(rows, heads);
+  run_into(a, at, hs.view, srcs.view, dsts.view, gs.view, spec, dst_ids, src_ids, device,
+           {out.view, row_max.view, row_sum.view, grad_h.view, grad_src.view, grad_dst.view});
+  CHECK(test::difference(out.window().view(), test::to_dense(cpu.out.view()), 1e-4, 1e-5) == "");
+  CHECK(test::difference(row_max.window().view(), test::to_dense(cpu.row_max.view()), 1e-4, 1e-5) == "");
+  CHECK(test::difference(row_sum.window().view(), test::to_dense(cpu.row_sum.view()), 1e-4, 1e-5) == "");
+  CHECK(test::difference(grad_h.window().view(), test::to_dense(cpu.grad_h.view()), 1e-4, 1e-4) == "");
+  CHECK(test::difference(grad_src.window().view(), test::to_dense(cpu.grad_src.view()), 1e-3, 1e-4) == "");
+  CHECK(test::difference(grad_dst.window().view(), test::to_dense(cpu.grad_dst.view()), 1e-3, 1e-4) == "");
+  for (const test::GpuStrided* o : {&out, &row_max, &row_sum, &grad_h, &grad_src, &grad_dst})
+    CHECK(o->padding_intact(nan));
 }
 
 }  // namespace
@@ -109,7 +161,7 @@ TEST_CASE("attention on a GPU reads no row slice of an entry's head that the dro
   const auto [a, at, h, src, dst, g, global] = operands(27, wide, heads, width);
   const AttentionSpec spec{heads, 0.2f, 0.6f, {4, 5, 6}};
   std::int64_t poisoned = 0;
-  const Tensor h_nan = test::nan_in_dropped_slices(at, global, spec.key, spec.dropout, h, heads, poisoned);
+  const Tensor h_nan = test::nan_in_dropped_slices(at, global, global, spec.key, spec.dropout, h, heads, poisoned);
   REQUIRE(poisoned >= 100);
   const Device d = Device::cuda();
   const Outputs clean =
@@ -120,6 +172,25 @@ TEST_CASE("attention on a GPU reads no row slice of an entry's head that the dro
   CHECK(test::identical(test::on_host(unread.grad_h).view(), test::on_host(clean.grad_h).view()));
   CHECK(test::identical(test::on_host(unread.grad_src).view(), test::on_host(clean.grad_src).view()));
   CHECK(test::identical(test::on_host(unread.grad_dst).view(), test::on_host(clean.grad_dst).view()));
+}
+
+// Small enough for compute-sanitizer's racecheck and synccheck, which tools/device-check.sh runs it
+// under.
+TEST_CASE("attention on a GPU over fewer sources than destinations and strided views equals the CPU twin's",
+          "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  const bool wide = GENERATE(false, true);
+  CAPTURE(wide);
+  check_strided_block(wide, Device::cuda());
+}
+
+// The case above on the CPU: the CPU twin on strided windows of a rectangular block against its
+// packed run (and the check of that case's own set-up on machines without a GPU).
+TEST_CASE("attention on the CPU over fewer sources than destinations and strided views equals its packed run",
+          "[kernels]") {
+  const bool wide = GENERATE(false, true);
+  CAPTURE(wide);
+  check_strided_block(wide, Device::cpu());
 }
 
 TEST_CASE("head_scores, its backward and ELU on a GPU equal their CPU twins", "[kernels][gpu]") {

@@ -43,18 +43,20 @@ class ScopedCudaSettings {
   kernels::cuda::CudaSettings saved_;
 };
 
-// A rows x cols window with row stride cols + pad inside a bigger GPU tensor whose padding holds
-// `pad_value`, so a kernel that reads or writes past the window is caught.
+// A rows x cols window with row stride cols + pad inside a bigger GPU tensor (or one on `device`)
+// whose padding holds `pad_value`, so a kernel that reads or writes past the window is caught.
 struct GpuStrided {
   kernels::Tensor storage;
   kernels::TensorView view;
-  GpuStrided(std::int64_t rows, std::int64_t cols, std::int64_t pad, float pad_value)
-      : storage(kernels::Tensor::full(rows, cols + pad, pad_value, kernels::Device::cuda())) {
-    view = {storage.data(), rows, cols, cols + pad, kernels::Device::cuda()};
+  GpuStrided(std::int64_t rows, std::int64_t cols, std::int64_t pad, float pad_value,
+             kernels::Device device = kernels::Device::cuda())
+      : storage(kernels::Tensor::full(rows, cols + pad, pad_value, device)) {
+    view = {storage.data(), rows, cols, cols + pad, device};
   }
-  // A GPU window holding a copy of the host tensor `source`.
-  GpuStrided(const kernels::Tensor& source, std::int64_t pad, float pad_value)
-      : GpuStrided(source.rows(), source.cols(), pad, pad_value) {
+  // A window holding a copy of the host tensor `source`.
+  GpuStrided(const kernels::Tensor& source, std::int64_t pad, float pad_value,
+             kernels::Device device = kernels::Device::cuda())
+      : GpuStrided(source.rows(), source.cols(), pad, pad_value, device) {
     kernels::copy(source.view(), view);
   }
   // The window's values, on the host.
