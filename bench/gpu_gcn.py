@@ -119,6 +119,7 @@ def main():
                         "feature_dim": info["feature_dim"], "num_classes": info["num_classes"]},
               "model": {"layers": args.layers, "hidden": args.hidden, "dropout": args.dropout, "epochs": args.epochs},
               "halo": halo}
+    write_result(args.out, result)  # halo's side kept should the step be stopped during PyG's
     try:
         pyg = run_json([sys.executable, "-c", PYG_CHILD, data, str(args.epochs), str(args.hidden), str(args.layers),
                         str(args.dropout)], args.timeout)

@@ -123,7 +123,10 @@ void* StagingCopies::device_buffer(int slot) const {
 
 void StagingCopies::begin_fill(int slot) {
   State& s = *state_;
-  ScopedDevice scoped(s.device);
+  // The filling thread keeps this GPU as its device (no ScopedDevice): a worker thread starts on
+  // device 0, and setting that back after each call would create a context on GPU 0 (hundreds of
+  // MB) for every rank of a node that trains on another.
+  HALO_CUDA_TRY(cudaSetDevice(s.device));
   // Waiting on an event never recorded returns at once: the slot's first fill waits for nothing.
   HALO_CUDA_TRY(cudaStreamWaitEvent(s.copy_stream, s.released.at(static_cast<std::size_t>(slot)), 0));
 }

@@ -31,8 +31,9 @@ class StagingCopies {
   void* host(int slot) const;
   void* device_buffer(int slot) const;
 
-  // The filling side (one thread at a time, the pipeline's worker). begin_fill queues, on the
-  // copy stream, a wait for the computation that last read the slot (released()); upload and
+  // The filling side (one thread at a time, the pipeline's worker). begin_fill makes the slots'
+  // GPU the calling thread's current device (and leaves it so), and queues, on the copy stream, a
+  // wait for the computation that last read the slot (released()); upload and
   // copy_from_device then queue copies into the slot at byte `offset` (from its own host buffer
   // at the same offset, or from device memory of the same GPU); end_fill waits on the host until
   // every copy queued since begin_fill has completed, so the host buffer may be rewritten and

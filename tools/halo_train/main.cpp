@@ -124,10 +124,28 @@ int train_partitions(const TrainOptions& options, train::dist::Communicator& com
   return 0;
 }
 
+// train() of a rank of `comm`'s world: an error leaves it naming the rank ("rank r of P: ..."),
+// and an interruption, which every rank meets after the same epoch, sets `agreed_failure`.
+template <class Train>
+int as_rank(const train::dist::Communicator& comm, bool& agreed_failure, const Train& train) {
+  try {
+    return train();
+  } catch (const Interrupted&) {
+    agreed_failure = true;
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.size()) + ": " + e.what());
+  }
+}
+
 // The ranks of an MPI world training on GPUs: each picks its GPU (`--device cuda`: its local
 // rank's; `cuda:N`: N), every rank checks it can drive it over NCCL — a failure there is agreed
-// by every rank, which `agreed_failure` tells main — then they train over an NcclCommunicator.
-int train_partitions_on_gpus(TrainOptions& options, train::dist::Communicator& world, bool& agreed_failure) {
+// by every rank, which `agreed_failure` tells main — then they train over an NcclCommunicator. A
+// failure of one rank alone in training ends the job here, said by that rank, before the
+// communicator is destroyed: its destructor first waits, up to the collective timeout, for the
+// collectives still queued, which peers waiting for this rank never complete.
+int train_partitions_on_gpus(TrainOptions& options, const train::dist::MpiSession& mpi,
+                             train::dist::Communicator& world, bool& agreed_failure) {
   if (options.device.find(':') == std::string::npos) {
     const int local = train::dist::local_rank(world);
     options.train.device = kernels::Device::cuda(train::dist::gpu_of_local_rank(local, kernels::cuda_device_count()));
@@ -136,7 +154,10 @@ int train_partitions_on_gpus(TrainOptions& options, train::dist::Communicator& w
   train::dist::require_nccl_device(world, options.train.device);
   agreed_failure = false;
   train::dist::NcclCommunicator comm(world, options.train.device, options.collective_timeout_s);
-  return train_partitions(options, comm);
+  const int code = run_program(
+      "halo-train", [&] { return as_rank(world, agreed_failure, [&] { return train_partitions(options, comm); }); });
+  if (code != 0 && !agreed_failure && world.size() > 1) mpi.abort(code);
+  return code;
 }
 
 }  // namespace
@@ -170,15 +191,10 @@ int main(int argc, char** argv) {
     }
     mpi = std::make_unique<train::dist::MpiSession>();
     train::dist::MpiCommunicator comm(*mpi, options.collective_timeout_s);
-    try {
-      if (options.train.device.is_cuda()) return train_partitions_on_gpus(options, comm, agreed_failure);
-      return train_partitions(options, comm);
-    } catch (const Interrupted&) {
-      agreed_failure = true;  // every rank stops after the same epoch (the training loop agrees on it)
-      throw;
-    } catch (const std::exception& e) {
-      throw Error("rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.size()) + ": " + e.what());
-    }
+    return as_rank(comm, agreed_failure, [&] {
+      return options.train.device.is_cuda() ? train_partitions_on_gpus(options, *mpi, comm, agreed_failure)
+                                            : train_partitions(options, comm);
+    });
   });
   // Every rank has failed already when the failure was agreed: each ends on its own, printing one
   // line, rather than the first ending them all before the others have said why.

@@ -3,19 +3,21 @@
 // input.
 #include "train/detail/homogeneous_trainer.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
 #include "graph/base/parallel.hpp"
 #include "kernels/tensor.hpp"
 #include "train/detail/run_loop.hpp"
+#include "train/dist/communicator.hpp"
 #include "train/features/detail/feature_setup.hpp"
 #include "train/features/feature_input.hpp"
 #include "train/models/model_config.hpp"
@@ -223,6 +225,51 @@ ProblemPlan plan_problem(TrainingProblem& problem, const ModelConfig& model_conf
   return out;
 }
 
+// A budget that streams the features whole: their float32 bytes (what a precomputed Â·X streams
+// as, at least what a 16-bit store does) in whole MiB and one more, the cache holding every row
+// once filled.
+std::int64_t whole_features_budget(const TrainingProblem& problem) {
+  const FeatureSource x = problem_features(problem);
+  constexpr std::int64_t mib = std::int64_t{1} << 20;
+  return (4 * x.rows() * x.cols() + mib - 1) / mib * mib + mib;
+}
+
+// Every rank plans its own part against its own memory, but two decisions change which
+// collectives a rank starts and how wide they are, so the ranks must take them alike: whether the
+// first layer's input is streamed (streamed, a layer that would aggregate first transforms first,
+// and its halo exchange carries its outputs' columns, not its inputs') and what recompute "auto"
+// resolves to (recomputing Â·x adds an exchange to backward). Where one rank streams or
+// recomputes, every rank does: a rank that could keep its features resident streams them under a
+// budget that holds them whole. Two all-reduces of two flags; the second checks the agreement.
+ProblemPlan agree_across_ranks(TrainingProblem& problem, const ModelConfig& model_config, const TrainConfig& config,
+                               std::int64_t process_bytes, std::int64_t available, ProblemPlan planned) {
+  dist::Communicator& comm = *problem.comm;
+  if (comm.size() == 1) return planned;
+  const auto flags = [](const ProblemPlan& p) {
+    return std::vector<std::int64_t>{p.placement.streamed ? 1 : 0, p.resolved.recompute != "none" ? 1 : 0};
+  };
+  std::vector<std::int64_t> any = flags(planned);
+  dist::all_reduce(comm, any);
+  const bool stream = any[0] > 0, recompute = any[1] > 0;
+  if (stream != planned.placement.streamed || recompute != (planned.resolved.recompute != "none")) {
+    ModelConfig m = model_config;
+    if (m.recompute == "auto")
+      m.recompute = ModelShape(model_config, problem.shape.feature_dim, problem.shape.num_classes, config.device)
+                        .recompute_for(recompute);
+    TrainConfig c = config;
+    if (stream && !planned.placement.streamed) c.feature_memory_budget = whole_features_budget(problem);
+    log_info(fmt::format("rank {} of {}: {}, as another rank must", comm.rank(), comm.size(),
+                         stream && !planned.placement.streamed
+                             ? "features streamed (under a budget that holds them whole)"
+                             : "recompute '" + m.recompute + "'"));
+    planned = plan_problem(problem, m, c, process_bytes, available);
+  }
+  std::vector<std::int64_t> count = flags(planned);
+  dist::all_reduce(comm, count);
+  for (const std::int64_t n : count) HALO_ASSERT(n == 0 || n == comm.size());
+  return planned;
+}
+
 }  // namespace
 
 TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConfig& model_config,
@@ -248,7 +295,8 @@ TrainSummary train_homogeneous_problem(TrainingProblem& problem, const ModelConf
   const std::string where = gpu ? " on " + config.device.to_string() : "";
   const std::int64_t available = detail::device_memory_available(config.device);
   TrainSummary summary;
-  ProblemPlan planned = plan_problem(problem, model_config, config, process_bytes, available);
+  ProblemPlan planned = agree_across_ranks(problem, model_config, config, process_bytes, available,
+                                           plan_problem(problem, model_config, config, process_bytes, available));
   summary.memory_plan = std::move(planned.plan);
   const ModelConfig& resolved = planned.resolved;
   const FeaturePlacement& placement = planned.placement;

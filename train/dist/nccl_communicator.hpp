@@ -39,15 +39,18 @@ void require_nccl();
 // finish() with a host buffer, and growing the staging memory. A started all-to-all-v receiving
 // into a host buffer also waits in start (the copy back to pageable memory would block anyway).
 //
-// Waiting: the host never waits for a collective inside CUDA or NCCL; it polls the stream or
+// Waiting: the communicator's own waits never block inside CUDA or NCCL; they poll the stream or
 // event (cudaStreamQuery, cudaEventQuery) and NCCL's asynchronous error (ncclCommGetAsyncError),
 // sleeping 10 us to 1 ms between polls. When the collective has not ended within the collective
 // timeout (a peer died or stopped calling collectives), or NCCL reports an error, the
 // communicator is aborted (ncclCommAbort) and CommError names the collective, the rank and the
-// seconds waited; every later call then throws CommError. A stream-ordered collective that hangs
-// is met by the next wait (in training, the loss's host all-reduce that ends each step), which
-// waits for it too. The destructor gives queued collectives the timeout, then aborts. Only
-// ncclCommInitRank, in the constructor, blocks in NCCL (the bootstrap has just reached every rank).
+// seconds waited; every later call then throws CommError. The destructor gives queued
+// collectives the timeout, then aborts. Not covered by the timeout: a stream-ordered collective
+// that hangs is met by the next host wait on halo's stream, and where that is a read of a GPU
+// result (the loss of a step, evaluation's counts: a synchronous copy inside CUDA) before the
+// communicator's next wait, the rank waits there without a limit; and NCCL sets up its
+// connections to the peers on the host at their first collective (ncclCommInitRank in the
+// constructor, and each kind's first use), with its own waits.
 //
 // Determinism: all_reduce is ncclAllReduce with ncclSum; NCCL picks its algorithm from the world,
 // the message size and the topology only, so a run repeats its sums bit for bit on the same
