@@ -6,8 +6,10 @@
 // rank 0 writes the labelled type's predictions one process writes.
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "datasets/ogb_reader.hpp"
+#include "graph/build.hpp"
 #include "tests/mpi/mpi_world.hpp"
 #include "tests/mpi/same_training.hpp"
 #include "tests/support/generated_hetero.hpp"
@@ -57,7 +59,42 @@ void check_invariance_on_acm(const train::ModelConfig& m, int epochs = 10) {
   check_invariance(datasets::read_ogb(shared + "/acm", o), "acm", m, epochs);
 }
 
+// generated_hetero() with a fourth type: one venue, with features, that every paper is published
+// in. On P >= 2 ranks the parts but one own no vertex of a type that has features (their file of
+// its features has no rows), and every rank must still give it its width.
+datasets::Dataset with_one_venue() {
+  datasets::Dataset ds = test::generated_hetero();
+  const std::int64_t papers = ds.node_type("paper").count;
+  ds.hetero.add_vertex_type("venue", 1);
+  const std::vector<std::int64_t> zeros(static_cast<std::size_t>(papers), 0);
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(papers));
+  for (std::int64_t i = 0; i < papers; ++i) ids[static_cast<std::size_t>(i)] = i;
+  ds.hetero.add_relation({"paper", "published_in", "venue"},
+                         graph::csr_from_coo<std::int64_t>(1, papers, zeros.data(), ids.data(), nullptr, papers));
+  ds.hetero.add_relation({"venue", "publishes", "paper"},
+                         graph::csr_from_coo<std::int64_t>(papers, 1, ids.data(), zeros.data(), nullptr, papers));
+  datasets::NodeType venue;
+  venue.name = "venue";
+  venue.count = 1;
+  venue.features = Array<float>::matrix(1, 4);
+  for (std::int64_t j = 0; j < 4; ++j) venue.features[j] = 0.25f * static_cast<float>(j) - 0.5f;
+  ds.node_types.push_back(std::move(venue));
+  return ds;
+}
+
 }  // namespace
+
+TEST_CASE("P ranks train R-GCN and HGT as one process does where a part owns no vertex of a featured type", "[mpi]") {
+  train::ModelConfig rgcn = test::rgcn_model();
+  rgcn.hidden = 16;
+  rgcn.embedding_dim = 8;
+  check_invariance(with_one_venue(), "one-venue", rgcn, 10);
+  train::ModelConfig hgt = test::hgt_model();
+  hgt.hidden = 16;
+  hgt.heads = 4;
+  hgt.embedding_dim = 8;
+  check_invariance(with_one_venue(), "one-venue", hgt, 20);
+}
 
 TEST_CASE("P ranks train R-GCN with tables, dropout and bases on a generated heterogeneous graph as one process does",
           "[mpi]") {

@@ -64,9 +64,12 @@ TrainSummary train_hetero_part(const std::string& partition_dir, Communicator& c
                            labelled.name, labelled.count, labelled.labels.size()));
 
   train::detail::HeteroProblem problem;
+  // Each type's feature width is the dataset's (partition.json), the same on every rank: a part
+  // may own no vertex of a type that has features, and its file of them then has no rows.
+  const auto width_of = [&](int t) { return info.node_types.at(static_cast<std::size_t>(t)).feature_dim; };
   for (int t = 0; t < types; ++t) {
     const datasets::NodeType& type = part.node_types[static_cast<std::size_t>(t)];
-    problem.feature_widths.push_back(type.has_features() ? type.feature_dim() : 0);
+    problem.feature_widths.push_back(width_of(t));
     if (type.has_features())
       problem.feature_dtype = datasets::to_string(train::detail::node_type_features(type).stored_dtype());
     problem.halo_types.push_back(1);  // every type has an exchange on every rank
@@ -89,16 +92,18 @@ TrainSummary train_hetero_part(const std::string& partition_dir, Communicator& c
     for (int t = 0; t < types; ++t) {
       const auto ts = static_cast<std::size_t>(t);
       const datasets::NodeType& type = part.node_types[ts];
-      if (!type.has_features()) {
+      if (width_of(t) == 0) {
         p.features.push_back(nullptr);
         continue;
       }
-      // The owned rows widened into the input rows' first ones; the halo rows from their owners.
-      const train::FeatureSource source = train::detail::node_type_features(type);
+      // The owned rows widened into the input rows' first ones (none where the part owns no vertex
+      // of the type); the halo rows from their owners.
       kernels::Tensor& x = features[ts];
-      x = kernels::Tensor::empty(graph.num_inputs(t), source.cols(), config.device);
-      source.copy_to(x.view().slice_rows(0, graph.num_outputs(t)));
-      if (config.normalize_features) kernels::normalize_rows(x.view().slice_rows(0, graph.num_outputs(t)));
+      x = kernels::Tensor::empty(graph.num_inputs(t), width_of(t), config.device);
+      if (type.has_features()) {
+        train::detail::node_type_features(type).copy_to(x.view().slice_rows(0, graph.num_outputs(t)));
+        if (config.normalize_features) kernels::normalize_rows(x.view().slice_rows(0, graph.num_outputs(t)));
+      }
       exchanges[ts]->forward(x.view());
       exchanges[ts]->reset_stats();
       p.features.push_back(&x);
