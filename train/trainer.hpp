@@ -72,7 +72,8 @@ struct TimeSplit {
   double spmm_s = 0.0;
   double gemm_s = 0.0;
   double halo_exchange_s = 0.0;  // halo exchanges (packing, messages, unpacking)
-  double all_reduce_s = 0.0;     // the all-reduces of gradients, statistics and the loss
+  double all_reduce_s = 0.0;     // the all-reduces of gradients, statistics and the loss (on GPUs
+                                 // also the wait for the backward work still queued before them)
   double other_s = 0.0;  // everything else: other kernels, allocation, the loss, the optimiser
 };
 

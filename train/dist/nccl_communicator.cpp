@@ -421,8 +421,9 @@ std::unique_ptr<PendingAllToAll> NcclCommunicator::start_all_to_all_v(const void
       s.copy(send_buffer, send, send_bytes);
     }
     const ncclDataType_t nccl_type = nccl_data_type(type);
-    // Every call of the group is made even after one fails, so ncclGroupEnd closes what was
-    // opened; the first failure is reported.
+    // After a call fails the group's other calls are skipped (the group fails as a whole), and
+    // ncclGroupEnd still closes what was opened; the first failure is reported, and the peers
+    // waiting for this rank's messages meet their collective timeout.
     HALO_NCCL_TRY(ncclGroupStart());
     ncclResult_t status = ncclSuccess;
     const char* failed_call = "";
