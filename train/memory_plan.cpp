@@ -209,6 +209,10 @@ FeaturePlacement place_features(std::int64_t resident_total, std::int64_t stream
   return {true, budget, feature_pages_in_flight(budget, rows, cols, mapped)};
 }
 
+std::int64_t whole_features_budget(std::int64_t rows, std::int64_t cols) {
+  return (4 * rows * cols + budget_granule - 1) / budget_granule * budget_granule + budget_granule;
+}
+
 MemoryPlan plan_feature_input(MemoryPlan resident, std::int64_t input_activation_bytes,
                               const FeaturePlacement& placement, std::int64_t precomputed_bytes, bool features_kept) {
   const bool features_freed = precomputed_bytes > 0 && !placement.streamed && !features_kept;

@@ -100,6 +100,13 @@ FeaturePlacement place_features(std::int64_t resident_total, std::int64_t stream
                                 std::int64_t cols, bool mapped, std::int64_t forced_budget, std::int64_t limit_bytes,
                                 std::int64_t available_bytes);
 
+// A budget that streams rows x cols features whole: their float32 bytes (what a precomputed Â·X
+// streams as, at least what a 16-bit store does) in whole MiB and one more, the cache holding
+// every row once filled. A rank of a job streams under it where it could keep its features
+// resident but another rank streams (the ranks agree: a streamed first layer transforms first,
+// and its halo exchange carries other columns). O(1).
+std::int64_t whole_features_budget(std::int64_t rows, std::int64_t cols);
+
 // `resident` (a plan with the features resident and no precomputation) for the first layer's
 // input as placed: streamed, the "features" item becomes "features: staging and cache (streamed)"
 // of the budget, followed by "features: file pages in flight" when nonzero; streamed or with the

@@ -2,6 +2,9 @@
 // part's counts instead of its arrays; plan_homogeneous: the one-process trainer's own plan.
 #include "train/rank_plan.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include "graph/base/error.hpp"
 #include "train/detail/homogeneous_trainer.hpp"
 #include "train/features/detail/feature_setup.hpp"
@@ -43,6 +46,26 @@ RankPlan plan_rank(const PartShape& shape, const ModelShape& model, const TrainC
   if (chosen == m.recompute) return out;
   m.recompute = chosen;
   return plan_rank_as(shape, ModelShape(m, model.in_dim(), model.num_classes(), config.device), config, memory_bytes);
+}
+
+std::vector<RankPlan> agree_rank_plans(const std::vector<PartShape>& shapes, const ModelShape& model,
+                                       const TrainConfig& config, std::int64_t memory_bytes,
+                                       std::vector<RankPlan> plans) {
+  HALO_EXPECTS(shapes.size() == plans.size(), "agree_rank_plans: " + std::to_string(shapes.size()) + " parts but " +
+                                                  std::to_string(plans.size()) + " plans");
+  const auto recomputes = [](const RankPlan& p) { return p.recompute != "none"; };
+  const bool stream = std::any_of(plans.begin(), plans.end(), [](const RankPlan& p) { return p.placement.streamed; });
+  const bool recompute = std::any_of(plans.begin(), plans.end(), recomputes);
+  for (std::size_t r = 0; r < plans.size(); ++r) {
+    if (plans[r].placement.streamed == stream && recomputes(plans[r]) == recompute) continue;
+    ModelConfig m = model.config();
+    if (m.recompute == "auto") m.recompute = model.recompute_for(recompute);
+    TrainConfig c = config;
+    if (stream && !plans[r].placement.streamed)
+      c.feature_memory_budget = whole_features_budget(shapes[r].owned, shapes[r].feature_dim);
+    plans[r] = plan_rank(shapes[r], ModelShape(m, model.in_dim(), model.num_classes(), config.device), c, memory_bytes);
+  }
+  return plans;
 }
 
 RankPlan plan_homogeneous(const datasets::Dataset& ds, const ModelConfig& model, const TrainConfig& config,

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "datasets/dataset.hpp"
 #include "train/memory_plan.hpp"
@@ -28,6 +29,14 @@ struct RankPlan {
 // resolved as train() resolves it (ModelShape::recompute_for). O(1); allocates nothing.
 RankPlan plan_rank(const PartShape& shape, const ModelShape& model, const TrainConfig& config,
                    std::int64_t memory_bytes);
+
+// The plans of a job's ranks (of parts `shapes`, `plans` as plan_rank made them) as the ranks'
+// trainers agree on them before training (train_homogeneous_problem): where one rank streams its
+// features or recomputes Â·x, every rank does, a rank that could keep its features resident
+// streaming them under whole_features_budget. O(ranks); allocates no model.
+std::vector<RankPlan> agree_rank_plans(const std::vector<PartShape>& shapes, const ModelShape& model,
+                                       const TrainConfig& config, std::int64_t memory_bytes,
+                                       std::vector<RankPlan> plans);
 
 // The plan train(ds, model, config) makes of a homogeneous dataset on one process before anything
 // of the model exists (the same code), with `memory_bytes` of memory: the host's, or with

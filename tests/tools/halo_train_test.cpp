@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -195,6 +196,40 @@ TEST_CASE("halo-train --plan-only plans every rank from a partition or from a da
   check_one_line_error(
       halo::test::run_program("halo-train", "--plan-only --dataset " + data + model + " --plan-scale 2", scratch),
       "--world-size P");
+}
+
+TEST_CASE("halo-train --plan-only streams every rank's features where one rank's must stream, as the trainers agree",
+          "[tools]") {
+  ScratchDir scratch;
+  const std::string data = scratch / "wide";
+  REQUIRE(halo::test::run_program("halo-convert",
+                                  "synth rmat " + data + " --nodes 20000 --avg-degree 10 --features 256 -q", scratch)
+              .exit_code == 0);
+  REQUIRE(halo::test::run_program("halo-partition", data + " --parts 2 -o " + (scratch / "p2") + " -q", scratch)
+              .exit_code == 0);
+  const std::string plan = "--plan-only --partitions " + (scratch / "p2") + " --model gcn --hidden 32 --json -";
+  const auto ranks = [&](const std::string& extra) {
+    const Result r = halo::test::run_program("halo-train", plan + extra, scratch);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out)["ranks"];
+  };
+  const nlohmann::json resident = ranks("");
+  std::int64_t larger = 0, smaller = std::numeric_limits<std::int64_t>::max();
+  for (const nlohmann::json& r : resident) {
+    CHECK(r["features"] == "resident");
+    larger = std::max(larger, r["memory_plan"]["total"].get<std::int64_t>());
+    smaller = std::min(smaller, r["memory_plan"]["total"].get<std::int64_t>());
+  }
+  REQUIRE(smaller < larger);
+  // Between the two plans: the larger part's features must stream (its 256 columns dwarf the
+  // rest), the smaller's would fit resident; every rank streams, the smaller under a budget that
+  // holds its features whole.
+  const nlohmann::json limited = ranks(" --memory-limit " + std::to_string((smaller + larger) / 2));
+  for (const nlohmann::json& r : limited) {
+    CHECK(r["features"] == "streamed");
+    CHECK(r["fits"] == true);
+  }
 }
 
 TEST_CASE("halo-train --plan-only plans a homogeneous dataset on one process as training does, for the CPU or a GPU",

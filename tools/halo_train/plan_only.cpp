@@ -147,7 +147,7 @@ struct PlannedRank {
   train::RankPlan plan;
 };
 
-// Every rank's plan from its part's counts (times --plan-scale).
+// Every rank's plan from its part's counts (times --plan-scale), agreed as the trainers agree.
 std::vector<PlannedRank> plan_ranks(const TrainOptions& o, const std::vector<partition::PartSizes>& sizes,
                                     const JobShape& job, std::int64_t memory) {
   const double k = o.plan_scale;
@@ -169,6 +169,15 @@ std::vector<PlannedRank> plan_ranks(const TrainOptions& o, const std::vector<par
     shape.classes = job.classes;
     planned.push_back({shape, train::plan_rank(shape, model, o.train, memory)});
   }
+  // As the ranks' trainers agree: where one streams or recomputes, every one does.
+  std::vector<train::PartShape> shapes;
+  std::vector<train::RankPlan> plans;
+  for (PlannedRank& p : planned) {
+    shapes.push_back(p.shape);
+    plans.push_back(std::move(p.plan));
+  }
+  plans = train::agree_rank_plans(shapes, model, o.train, memory, std::move(plans));
+  for (std::size_t r = 0; r < planned.size(); ++r) planned[r].plan = std::move(plans[r]);
   return planned;
 }
 

@@ -225,22 +225,14 @@ ProblemPlan plan_problem(TrainingProblem& problem, const ModelConfig& model_conf
   return out;
 }
 
-// A budget that streams the features whole: their float32 bytes (what a precomputed Â·X streams
-// as, at least what a 16-bit store does) in whole MiB and one more, the cache holding every row
-// once filled.
-std::int64_t whole_features_budget(const TrainingProblem& problem) {
-  const FeatureSource x = problem_features(problem);
-  constexpr std::int64_t mib = std::int64_t{1} << 20;
-  return (4 * x.rows() * x.cols() + mib - 1) / mib * mib + mib;
-}
-
 // Every rank plans its own part against its own memory, but two decisions change which
 // collectives a rank starts and how wide they are, so the ranks must take them alike: whether the
 // first layer's input is streamed (streamed, a layer that would aggregate first transforms first,
 // and its halo exchange carries its outputs' columns, not its inputs') and what recompute "auto"
 // resolves to (recomputing Â·x adds an exchange to backward). Where one rank streams or
 // recomputes, every rank does: a rank that could keep its features resident streams them under a
-// budget that holds them whole. Two all-reduces of two flags; the second checks the agreement.
+// budget that holds them whole (whole_features_budget). Two all-reduces of two flags; the second
+// checks the agreement. (halo-train --plan-only plans the ranks alike: agree_rank_plans.)
 ProblemPlan agree_across_ranks(TrainingProblem& problem, const ModelConfig& model_config, const TrainConfig& config,
                                std::int64_t process_bytes, std::int64_t available, ProblemPlan planned) {
   dist::Communicator& comm = *problem.comm;
@@ -257,7 +249,10 @@ ProblemPlan agree_across_ranks(TrainingProblem& problem, const ModelConfig& mode
       m.recompute = ModelShape(model_config, problem.shape.feature_dim, problem.shape.num_classes, config.device)
                         .recompute_for(recompute);
     TrainConfig c = config;
-    if (stream && !planned.placement.streamed) c.feature_memory_budget = whole_features_budget(problem);
+    if (stream && !planned.placement.streamed) {
+      const FeatureSource x = problem_features(problem);
+      c.feature_memory_budget = whole_features_budget(x.rows(), x.cols());
+    }
     log_info(fmt::format("rank {} of {}: {}, as another rank must", comm.rank(), comm.size(),
                          stream && !planned.placement.streamed
                              ? "features streamed (under a budget that holds them whole)"
