@@ -3,14 +3,14 @@
 // input.
 #include "train/detail/homogeneous_trainer.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "graph/base/error.hpp"
 #include "graph/base/log.hpp"
