@@ -2,7 +2,6 @@
 // part's counts instead of its arrays; plan_homogeneous: the one-process trainer's own plan.
 #include "train/rank_plan.hpp"
 
-#include <algorithm>
 #include <string>
 
 #include "graph/base/error.hpp"
@@ -48,22 +47,40 @@ RankPlan plan_rank(const PartShape& shape, const ModelShape& model, const TrainC
   return plan_rank_as(shape, ModelShape(m, model.in_dim(), model.num_classes(), config.device), config, memory_bytes);
 }
 
+RankChoices RankChoices::of(const FeaturePlacement& placement, const std::string& recompute) {
+  HALO_ASSERT(recompute != "auto");
+  return {placement.streamed, recompute != "none"};
+}
+
+RankChoices RankChoices::with(const RankChoices& other) const {
+  return {stream || other.stream, recompute || other.recompute};
+}
+
+bool RankChoices::operator==(const RankChoices& other) const {
+  return stream == other.stream && recompute == other.recompute;
+}
+
+AgreedConfigs configs_as_agreed(const ModelShape& model, const TrainConfig& config, const RankChoices& own,
+                                const RankChoices& agreed, std::int64_t rows, std::int64_t cols) {
+  AgreedConfigs out{model.config(), config};
+  if (out.model.recompute == "auto") out.model.recompute = model.recompute_for(agreed.recompute);
+  if (agreed.stream && !own.stream) out.train.feature_memory_budget = whole_features_budget(rows, cols);
+  return out;
+}
+
 std::vector<RankPlan> agree_rank_plans(const std::vector<PartShape>& shapes, const ModelShape& model,
                                        const TrainConfig& config, std::int64_t memory_bytes,
                                        std::vector<RankPlan> plans) {
   HALO_EXPECTS(shapes.size() == plans.size(), "agree_rank_plans: " + std::to_string(shapes.size()) + " parts but " +
                                                   std::to_string(plans.size()) + " plans");
-  const auto recomputes = [](const RankPlan& p) { return p.recompute != "none"; };
-  const bool stream = std::any_of(plans.begin(), plans.end(), [](const RankPlan& p) { return p.placement.streamed; });
-  const bool recompute = std::any_of(plans.begin(), plans.end(), recomputes);
+  RankChoices agreed;
+  for (const RankPlan& p : plans) agreed = agreed.with(RankChoices::of(p.placement, p.recompute));
   for (std::size_t r = 0; r < plans.size(); ++r) {
-    if (plans[r].placement.streamed == stream && recomputes(plans[r]) == recompute) continue;
-    ModelConfig m = model.config();
-    if (m.recompute == "auto") m.recompute = model.recompute_for(recompute);
-    TrainConfig c = config;
-    if (stream && !plans[r].placement.streamed)
-      c.feature_memory_budget = whole_features_budget(shapes[r].owned, shapes[r].feature_dim);
-    plans[r] = plan_rank(shapes[r], ModelShape(m, model.in_dim(), model.num_classes(), config.device), c, memory_bytes);
+    const RankChoices own = RankChoices::of(plans[r].placement, plans[r].recompute);
+    if (own == agreed) continue;
+    const AgreedConfigs c = configs_as_agreed(model, config, own, agreed, shapes[r].owned, shapes[r].feature_dim);
+    plans[r] = plan_rank(shapes[r], ModelShape(c.model, model.in_dim(), model.num_classes(), config.device), c.train,
+                         memory_bytes);
   }
   return plans;
 }

@@ -30,10 +30,37 @@ struct RankPlan {
 RankPlan plan_rank(const PartShape& shape, const ModelShape& model, const TrainConfig& config,
                    std::int64_t memory_bytes);
 
+// The two choices of a rank's plan that change which collectives it starts and how wide they are,
+// so that the ranks of a job must make them alike: its features streamed (the first layer then
+// transforms first, and its halo exchange carries outputs' columns) and a recompute other than
+// "none" (recomputing Â·x adds an exchange to backward).
+struct RankChoices {
+  bool stream = false;
+  bool recompute = false;
+
+  // The choices of a plan that placed the features as `placement` with recompute `recompute`
+  // (resolved: not "auto").
+  static RankChoices of(const FeaturePlacement& placement, const std::string& recompute);
+  // Where any rank streams or recomputes, every rank does: the job's choices from its ranks'.
+  RankChoices with(const RankChoices& other) const;
+  bool operator==(const RankChoices& other) const;
+  bool operator!=(const RankChoices& other) const { return !(*this == other); }
+};
+
+// The configs a rank whose own plan made the choices `own` plans again with to make the job's
+// choices `agreed`: recompute "auto" resolved as agreed (ModelShape::recompute_for), and, where it
+// streams only because another rank does, a feature budget that holds its `rows` x `cols` features
+// whole (whole_features_budget). The one rule of agree_rank_plans and the distributed trainers.
+struct AgreedConfigs {
+  ModelConfig model;
+  TrainConfig train;
+};
+AgreedConfigs configs_as_agreed(const ModelShape& model, const TrainConfig& config, const RankChoices& own,
+                                const RankChoices& agreed, std::int64_t rows, std::int64_t cols);
+
 // The plans of a job's ranks (of parts `shapes`, `plans` as plan_rank made them) as the ranks'
-// trainers agree on them before training (train_homogeneous_problem): where one rank streams its
-// features or recomputes Â·x, every rank does, a rank that could keep its features resident
-// streaming them under whole_features_budget. O(ranks); allocates no model.
+// trainers agree on them before training (train_homogeneous_problem): each plan whose choices are
+// not the job's is made again with configs_as_agreed. O(ranks); allocates no model.
 std::vector<RankPlan> agree_rank_plans(const std::vector<PartShape>& shapes, const ModelShape& model,
                                        const TrainConfig& config, std::int64_t memory_bytes,
                                        std::vector<RankPlan> plans);

@@ -111,6 +111,42 @@ TEST_CASE("plan_rank recomputes Â·x before it streams the features, as train()
   CHECK_FALSE(kept.fits);
 }
 
+TEST_CASE("agree_rank_plans makes every rank stream or recompute where one must, as configs_as_agreed says",
+          "[train]") {
+  // Two parts under the same memory: the larger one's features only fit streamed.
+  const PartShape large = mid_sized_part(512);
+  PartShape small = mid_sized_part(512);
+  small.owned = small.label_values = small.train = 1000;
+  const ModelShape model(test::small_gcn(), large.feature_dim, large.classes);
+  const TrainConfig config;
+  const RankPlan roomy = plan_rank(large, model, config, std::int64_t{64} << 30);
+  const std::int64_t memory = roomy.plan.total_bytes() - 4 * large.owned * large.feature_dim + (std::int64_t{40} << 20);
+  std::vector<RankPlan> plans{plan_rank(large, model, config, memory), plan_rank(small, model, config, memory)};
+  REQUIRE(plans[0].placement.streamed);
+  REQUIRE_FALSE(plans[1].placement.streamed);
+  plans = agree_rank_plans({large, small}, model, config, memory, std::move(plans));
+  CHECK(plans[0].placement.streamed);
+  CHECK(plans[1].placement.streamed);
+  CHECK(plans[1].placement.budget_bytes >= 4 * small.owned * small.feature_dim);
+  CHECK(plans[0].placement.budget_bytes < 4 * large.owned * large.feature_dim);
+  // The rule itself: a rank that streams only because another does holds its features whole; its
+  // own choices kept, the configs are unchanged but for recompute "auto" resolved.
+  const RankChoices resident{false, false}, streaming{true, false};
+  CHECK(configs_as_agreed(model, config, resident, streaming, 10, 20).train.feature_memory_budget ==
+        whole_features_budget(10, 20));
+  CHECK(configs_as_agreed(model, config, streaming, streaming, 10, 20).train.feature_memory_budget ==
+        config.feature_memory_budget);
+  ModelConfig m = test::small_gcn();
+  m.hidden = 64;
+  m.input_dropout = 0.0f;
+  m.recompute = "auto";
+  const ModelShape narrow(m, 8, 10);
+  CHECK(configs_as_agreed(narrow, config, resident, {false, true}, 10, 8).model.recompute == "aggregation");
+  CHECK(configs_as_agreed(narrow, config, resident, resident, 10, 8).model.recompute == "none");
+  CHECK(RankChoices::of(FeaturePlacement{true, 1, 0}, "none").with(RankChoices::of({}, "aggregation")) ==
+        RankChoices{true, true});
+}
+
 TEST_CASE("halo_bytes_per_epoch counts each layer's forward and backward exchanges", "[train]") {
   ModelConfig m = test::small_gcn();  // 2 layers of 16
   m.layers = 2;

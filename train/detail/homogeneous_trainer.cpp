@@ -21,6 +21,7 @@
 #include "train/features/detail/feature_setup.hpp"
 #include "train/features/feature_input.hpp"
 #include "train/models/model_config.hpp"
+#include "train/rank_plan.hpp"
 #include "train/trainable.hpp"
 #include "train/training_problem.hpp"
 
@@ -225,41 +226,33 @@ ProblemPlan plan_problem(TrainingProblem& problem, const ModelConfig& model_conf
   return out;
 }
 
-// Every rank plans its own part against its own memory, but two decisions change which
-// collectives a rank starts and how wide they are, so the ranks must take them alike: whether the
-// first layer's input is streamed (streamed, a layer that would aggregate first transforms first,
-// and its halo exchange carries its outputs' columns, not its inputs') and what recompute "auto"
-// resolves to (recomputing Â·x adds an exchange to backward). Where one rank streams or
-// recomputes, every rank does: a rank that could keep its features resident streams them under a
-// budget that holds them whole (whole_features_budget). Two all-reduces of two flags; the second
-// checks the agreement. (halo-train --plan-only plans the ranks alike: agree_rank_plans.)
+// Every rank plans its own part against its own memory, but two of its choices change its
+// collectives (train::RankChoices), so the ranks agree on them: where one rank streams or
+// recomputes, every rank does, a rank that differs planning again with configs_as_agreed. Two
+// all-reduces of two flags; the second checks the agreement. (halo-train --plan-only plans the
+// ranks alike: agree_rank_plans.)
 ProblemPlan agree_across_ranks(TrainingProblem& problem, const ModelConfig& model_config, const TrainConfig& config,
                                std::int64_t process_bytes, std::int64_t available, ProblemPlan planned) {
   dist::Communicator& comm = *problem.comm;
   if (comm.size() == 1) return planned;
-  const auto flags = [](const ProblemPlan& p) {
-    return std::vector<std::int64_t>{p.placement.streamed ? 1 : 0, p.resolved.recompute != "none" ? 1 : 0};
+  const auto flags = [](const RankChoices& c) {
+    return std::vector<std::int64_t>{c.stream ? 1 : 0, c.recompute ? 1 : 0};
   };
-  std::vector<std::int64_t> any = flags(planned);
+  const RankChoices own = RankChoices::of(planned.placement, planned.resolved.recompute);
+  std::vector<std::int64_t> any = flags(own);
   dist::all_reduce(comm, any);
-  const bool stream = any[0] > 0, recompute = any[1] > 0;
-  if (stream != planned.placement.streamed || recompute != (planned.resolved.recompute != "none")) {
-    ModelConfig m = model_config;
-    if (m.recompute == "auto")
-      m.recompute = ModelShape(model_config, problem.shape.feature_dim, problem.shape.num_classes, config.device)
-                        .recompute_for(recompute);
-    TrainConfig c = config;
-    if (stream && !planned.placement.streamed) {
-      const FeatureSource x = problem_features(problem);
-      c.feature_memory_budget = whole_features_budget(x.rows(), x.cols());
-    }
+  const RankChoices agreed{any[0] > 0, any[1] > 0};
+  if (own != agreed) {
+    const FeatureSource x = problem_features(problem);
+    const AgreedConfigs c =
+        configs_as_agreed(ModelShape(model_config, problem.shape.feature_dim, problem.shape.num_classes, config.device),
+                          config, own, agreed, x.rows(), x.cols());
     log_info(fmt::format("rank {} of {}: {}, as another rank must", comm.rank(), comm.size(),
-                         stream && !planned.placement.streamed
-                             ? "features streamed (under a budget that holds them whole)"
-                             : "recompute '" + m.recompute + "'"));
-    planned = plan_problem(problem, m, c, process_bytes, available);
+                         agreed.stream && !own.stream ? "features streamed (under a budget that holds them whole)"
+                                                      : "recompute '" + c.model.recompute + "'"));
+    planned = plan_problem(problem, c.model, c.train, process_bytes, available);
   }
-  std::vector<std::int64_t> count = flags(planned);
+  std::vector<std::int64_t> count = flags(RankChoices::of(planned.placement, planned.resolved.recompute));
   dist::all_reduce(comm, count);
   for (const std::int64_t n : count) HALO_ASSERT(n == 0 || n == comm.size());
   return planned;
