@@ -26,9 +26,9 @@ void Stream::synchronize() const {
   HALO_CUDA_TRY(cudaStreamSynchronize(stream_));
 }
 
-Event::Event(int device) : device_(device) {
+Event::Event(int device, bool timing) : device_(device) {
   ScopedDevice scoped(device);
-  HALO_CUDA_TRY(cudaEventCreate(&event_));
+  HALO_CUDA_TRY(cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming));
 }
 
 Event::~Event() {

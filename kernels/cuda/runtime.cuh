@@ -69,7 +69,8 @@ class Stream {
 // An owned CUDA event on one GPU, for ordering across streams and for timing.
 class Event {
  public:
-  explicit Event(int device);
+  // `timing`: the event can be timed (milliseconds_since); without, it costs less to record.
+  explicit Event(int device, bool timing = true);
   ~Event();
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;

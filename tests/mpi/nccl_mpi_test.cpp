@@ -1,10 +1,13 @@
 // NcclCommunicator between the ranks of the MPI world, one GPU each: its all-reduce, all-to-all-v
 // and broadcast give what the MpiCommunicator gives on the same data, on device and host buffers;
 // and GCN / GraphSAGE trained on the world's parts over NCCL give the single-GPU run's losses to
-// 1e-4. Tagged [gpu]; every rank skips alike unless the build has NCCL and the machine shows at
-// least one GPU per rank (NCCL refuses two ranks on one GPU).
+// 1e-4; and a rank blocked on the GPU behind an all-reduce its peers skip is freed by its
+// communicator's watchdog after the collective timeout, and then told why. Tagged [gpu]; every
+// rank skips alike unless the build has NCCL and the machine shows at least one GPU per rank (NCCL
+// refuses two ranks on one GPU).
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -177,5 +180,40 @@ TEST_CASE("A multi-label task trained on the world's parts over NCCL gives the s
     CHECK(b.loss == Approx(a.loss).epsilon(1e-4));
     // The scores are gathered to every rank through staged host buffers; rounding may swap a pair.
     if (a.evaluated) CHECK(b.test_acc == Approx(a.test_acc).margin(1e-3));
+  }
+}
+
+TEST_CASE("A rank behind a GPU collective its peers skip reads past it once its watchdog aborts and then throws",
+          "[gpu]") {
+  Communicator& world = test::mpi_world();
+  Device gpu;
+  if (!rank_gpu(gpu)) return;
+  if (world.size() < 2) {
+    WARN("skipped: needs 2 ranks or more");
+    return;
+  }
+  constexpr double timeout_s = 2.0;
+  NcclCommunicator nccl(world, gpu, timeout_s);
+  Tensor values = Tensor::full(1, 1000, 1.0f, gpu);
+  nccl.all_reduce(values.data(), 1000, DataType::float32);  // every rank: the connections are made
+  CHECK(values.to_vector() == std::vector<float>(1000, static_cast<float>(world.size())));
+  if (world.rank() == 0) {
+    // Queued on the GPU, then read on the host: a wait inside CUDA that only the watchdog's abort
+    // ends, since the other ranks never join this all-reduce.
+    const auto start = std::chrono::steady_clock::now();
+    nccl.all_reduce(values.data(), 1000, DataType::float32);
+    static_cast<void>(values.to_vector());
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(waited >= timeout_s);
+    CHECK(waited < timeout_s + 20.0);
+    CHECK_THROWS_WITH(nccl.barrier(), Catch::Contains("aborted by its watchdog") && Catch::Contains("all_reduce"));
+  }
+  world.barrier();
+  if (world.rank() > 0) {
+    // Their peer's communicator is gone: their next collective stalls too, and ends in CommError
+    // (the host's own wait or the watchdog, whichever sees it first).
+    nccl.all_reduce(values.data(), 1000, DataType::float32);
+    static_cast<void>(values.to_vector());
+    CHECK_THROWS_AS(nccl.barrier(), CommError);
   }
 }

@@ -8,17 +8,26 @@
 #include <fmt/format.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "graph/base/error.hpp"
+#include "graph/base/log.hpp"
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/memory.hpp"
 #include "kernels/cuda/runtime.cuh"
 #include "train/dist/detail/collective_wait.hpp"
+#include "train/dist/detail/collective_watch.hpp"
 #include "train/dist/detail/nccl_check.hpp"
 #include "train/dist/rank_gpu.hpp"
 
@@ -85,16 +94,32 @@ struct NcclCommunicator::Impl {
   int rank = 0;
   int size = 1;
   double timeout_s = default_collective_timeout_s;
-  ncclComm_t comm = nullptr;  // null once aborted
+  // Guards comm and the watchdog's abort between the calling thread and the watchdog: NCCL calls
+  // are queued holding it (usable()), and an abort takes it, so no call uses a communicator
+  // aborted under it. Held across no wait of halo's own; an NCCL call that blocks inside (setting
+  // up a connection) holds it, and the watchdog then cannot abort (it says so).
+  std::timed_mutex mutex;
+  ncclComm_t comm = nullptr;         // null once aborted
+  bool aborted_by_watchdog = false;  // then every wait and call throws CommError
+  std::string aborted_because;       // the watchdog's finding
   cudaStream_t stream = nullptr;
   cudaEvent_t halo_ready = nullptr;  // recorded on halo's stream before a collective
   cudaEvent_t done = nullptr;        // recorded on the communicator's stream after one
   // Set when a call failed: the world may be broken, so the destructor aborts the communicator
   // (ncclCommAbort) instead of ncclCommDestroy, which would wait for peers that may be gone.
-  bool failed = false;
+  std::atomic<bool> failed{false};
   DeviceScratch send_staging;
   DeviceScratch recv_staging;
   DeviceScratch barrier_word;
+  // The watchdog: a thread that applies the stall rule to the collectives queued on the stream.
+  std::unique_ptr<detail::CollectiveWatch> watch;
+  std::thread watchdog;
+  std::mutex watchdog_mutex;
+  std::condition_variable watchdog_wake;
+  bool stopping = false;  // under watchdog_mutex
+  // How long the watchdog waits for `mutex`: the calling thread holds it for microseconds, except
+  // inside an NCCL call that blocks.
+  static constexpr std::chrono::milliseconds watchdog_lock_wait{50};
 
   // What a wait saw besides how it ended.
   struct Poll {
@@ -102,6 +127,7 @@ struct NcclCommunicator::Impl {
     cudaError_t cuda = cudaSuccess;     // the query's failure
     ncclResult_t get = ncclSuccess;     // ncclCommGetAsyncError's own status
     ncclResult_t async = ncclSuccess;   // the error NCCL recorded for the communicator
+    bool watchdog = false;              // the watchdog had aborted the communicator
   };
 
   std::string where(const char* what) const {
@@ -109,9 +135,11 @@ struct NcclCommunicator::Impl {
   }
 
   // Polls `query` (cudaStreamQuery or cudaEventQuery of work on this GPU) and NCCL's asynchronous
-  // error until the work has run, either fails, or the collective timeout passes. Reports instead
-  // of throwing, for the destructors. After an abort, only the query counts.
-  Poll poll(const std::function<cudaError_t()>& query) const {
+  // error until the work has run, either fails, the watchdog aborts the communicator, or the
+  // collective timeout passes. Reports instead of throwing, for the destructors. After an abort of
+  // the calling thread's, or of the watchdog's with `drain` (a destructor letting the aborted work
+  // end), only the query counts.
+  Poll poll(const std::function<cudaError_t()>& query, bool drain = false) {
     Poll p;
     const auto finished = [&] {
       const cudaError_t status = query();
@@ -128,6 +156,11 @@ struct NcclCommunicator::Impl {
     };
     const auto healthy = [&] {
       if (p.cuda != cudaSuccess) return false;
+      const std::lock_guard<std::timed_mutex> lock(mutex);
+      if (aborted_by_watchdog) {
+        p.watchdog = !drain;
+        return drain;
+      }
       if (comm == nullptr) return true;
       p.get = ncclCommGetAsyncError(comm, &p.async);
       return p.get == ncclSuccess && nccl_sound(p.async);
@@ -139,6 +172,11 @@ struct NcclCommunicator::Impl {
   // Aborts the NCCL communicator: ncclCommAbort stops its transfers in flight without waiting
   // for the peers. Every later call throws CommError. Returns ncclCommAbort's status.
   ncclResult_t abort() noexcept {
+    const std::lock_guard<std::timed_mutex> lock(mutex);
+    return abort_locked();
+  }
+  // The same, `mutex` held.
+  ncclResult_t abort_locked() noexcept {
     failed = true;
     if (comm == nullptr) return ncclSuccess;
     const ncclResult_t status = ncclCommAbort(comm);
@@ -160,6 +198,7 @@ struct NcclCommunicator::Impl {
     const Poll p = poll(query);
     if (p.result.outcome == detail::WaitOutcome::completed) return;
     const std::string after = fmt::format("{:.1f} s", p.result.seconds);
+    if (p.watchdog) throw CommError(where(what) + " ended after " + after + ": " + aborted_by_watchdog_message());
     const std::string aborted = abort_for_error();
     if (p.result.outcome == detail::WaitOutcome::timed_out)
       throw CommError(where(what) + " did not finish within the collective timeout of " +
@@ -179,16 +218,128 @@ struct NcclCommunicator::Impl {
     wait(what, "cudaStreamQuery", [this] { return cudaStreamQuery(stream); });
   }
 
-  // Before a collective: CommError when the communicator was aborted, or when NCCL has recorded an
-  // error for an earlier operation (then aborting it).
-  void check_usable(const char* what) {
-    if (comm == nullptr) throw CommError(where(what) + ": the communicator was aborted after an earlier failure");
+  // Before a collective: the communicator held (`mutex`), for queuing NCCL calls; CommError when
+  // it was aborted, or when NCCL has recorded an error for an earlier operation (then aborting it).
+  std::unique_lock<std::timed_mutex> usable(const char* what) {
+    std::unique_lock<std::timed_mutex> lock(mutex);
+    if (comm == nullptr)
+      throw CommError(where(what) + ": " +
+                      (aborted_by_watchdog ? aborted_by_watchdog_message_locked()
+                                           : "the communicator was aborted after an earlier failure"));
     ncclResult_t async = ncclSuccess;
     HALO_NCCL_TRY(ncclCommGetAsyncError(comm, &async));
-    if (nccl_sound(async)) return;
-    const std::string aborted = abort_for_error();
+    if (nccl_sound(async)) return lock;
+    const ncclResult_t status = abort_locked();
     throw CommError(where(what) + ": NCCL reported an error of an earlier operation: " + ncclGetErrorString(async) +
-                    " (ncclResult_t " + std::to_string(static_cast<int>(async)) + ")" + aborted);
+                    " (ncclResult_t " + std::to_string(static_cast<int>(async)) + ")" +
+                    (status == ncclSuccess
+                         ? "; the NCCL communicator was aborted"
+                         : fmt::format("; aborting the NCCL communicator failed too: {}", ncclGetErrorString(status))));
+  }
+  void check_usable(const char* what) { static_cast<void>(usable(what)); }
+  // Why the watchdog aborted the communicator, for the calling thread's error.
+  std::string aborted_by_watchdog_message() {
+    const std::lock_guard<std::timed_mutex> lock(mutex);
+    return aborted_by_watchdog_message_locked();
+  }
+  std::string aborted_by_watchdog_message_locked() const {
+    return "the communicator was aborted by its watchdog: " +
+           (aborted_because.empty() ? std::string("the watchdog failed itself") : aborted_because);
+  }
+
+  // Queues `enqueue` (NCCL calls on the communicator's stream) holding the communicator, between
+  // two events that the watchdog polls: the stream has reached it, and it has run.
+  void watched(const char* what, const std::function<void()>& enqueue) {
+    auto ready = std::make_shared<kernels::cuda::Event>(device, false);
+    auto finished = std::make_shared<kernels::cuda::Event>(device, false);
+    {
+      const std::unique_lock<std::timed_mutex> lock = usable(what);
+      ready->record(stream);
+      enqueue();
+      finished->record(stream);
+    }
+    watch->add({what, [ready] { return ready->done(); }, [finished] { return finished->done(); }});
+  }
+
+  // The watchdog's loop, every `interval` until stopped: the stall rule (detail::CollectiveWatch)
+  // on the collectives queued so far, and NCCL's asynchronous error. On a stall, an error or a
+  // failed query it aborts the communicator (ncclCommAbort stops its kernels, so the host waits
+  // behind them end too), says why, and stops; the calling thread's next wait or call throws
+  // CommError with that reason. While the calling thread holds the communicator inside an NCCL
+  // call, the abort waits for the next poll (said once). A failure of the watchdog itself (no
+  // memory for a message, a log sink that throws) aborts too: unwatched, the rank could hang.
+  void run_watchdog() noexcept {
+    try {
+      // The queries need this GPU's context; a new thread starts on GPU 0.
+      const bool on_device = cudaSetDevice(device) == cudaSuccess;
+      const auto interval = std::chrono::duration<double>(std::min(0.1, timeout_s / 4));
+      std::string finding;  // kept until the communicator could be aborted
+      bool said_held = false;
+      std::unique_lock<std::mutex> lock(watchdog_mutex);
+      while (!watchdog_wake.wait_for(lock, interval, [this] { return stopping; })) {
+        lock.unlock();
+        if (finding.empty())
+          finding = on_device ? watchdog_finding() : "cudaSetDevice failed in its thread: it cannot watch the GPU";
+        if (!finding.empty()) {
+          if (abort_for_watchdog(finding)) return;
+          if (!said_held)
+            log_warning(where("the watchdog") + ": " + finding +
+                        "; it will abort the NCCL communicator once the calling thread's NCCL call returns");
+          said_held = true;
+        }
+        lock.lock();
+      }
+    } catch (...) {
+      const std::lock_guard<std::timed_mutex> lock(mutex);
+      if (comm == nullptr) return;
+      aborted_by_watchdog = true;
+      static_cast<void>(abort_locked());
+    }
+  }
+  // What the watchdog finds wrong, or nothing.
+  std::string watchdog_finding() {
+    try {
+      const std::optional<detail::Stall> stall = watch->check(detail::steady_wait_clock().now_s());
+      if (stall)
+        return fmt::format(
+            "{} has been able to run for {:.1f} s without finishing (the collective timeout is {:g} s): a peer may "
+            "have died or stopped calling collectives",
+            stall->what, stall->seconds, timeout_s);
+    } catch (const std::exception& e) {
+      return std::string("querying the GPU for the queued collectives failed: ") + e.what();
+    }
+    // NCCL's error is read between the calling thread's calls (at the next poll if it is in one).
+    std::unique_lock<std::timed_mutex> lock(mutex, std::defer_lock);
+    if (!lock.try_lock_for(watchdog_lock_wait) || comm == nullptr) return "";
+    ncclResult_t async = ncclSuccess;
+    const ncclResult_t get = ncclCommGetAsyncError(comm, &async);
+    if (get != ncclSuccess) return std::string("ncclCommGetAsyncError failed: ") + ncclGetErrorString(get);
+    if (!nccl_sound(async)) return std::string("NCCL reported an error: ") + ncclGetErrorString(async);
+    return "";
+  }
+  // Aborts the communicator for `finding`, and says so; false (nothing done) while the calling
+  // thread holds it inside an NCCL call.
+  bool abort_for_watchdog(const std::string& finding) {
+    std::unique_lock<std::timed_mutex> lock(mutex, std::defer_lock);
+    if (!lock.try_lock_for(watchdog_lock_wait)) return false;
+    if (comm == nullptr) return true;  // the calling thread has aborted it already
+    aborted_by_watchdog = true;
+    const ncclResult_t status = abort_locked();
+    aborted_because = finding;
+    lock.unlock();
+    log_warning(
+        where("the watchdog") + ": " + finding + "; the NCCL communicator was aborted" +
+        (status == ncclSuccess ? "" : std::string(" (ncclCommAbort failed: ") + ncclGetErrorString(status) + ")"));
+    return true;
+  }
+  void stop_watchdog() noexcept {
+    if (!watchdog.joinable()) return;
+    {
+      const std::lock_guard<std::mutex> lock(watchdog_mutex);
+      stopping = true;
+    }
+    watchdog_wake.notify_all();
+    watchdog.join();
   }
 
   // `staging`, grown to `bytes` if needed; growing waits for the transfers that used it.
@@ -230,7 +381,7 @@ struct NcclCommunicator::Impl {
     check_usable(what);
     if (kernels::cuda::is_device_memory(device, data)) {
       order_after_halo_stream();
-      enqueue(data);
+      watched(what, [&] { enqueue(data); });
       order_halo_stream_after();
       return;
     }
@@ -240,7 +391,7 @@ struct NcclCommunicator::Impl {
       wait_for_stream(what);
       copy(buffer, data, bytes);
     }
-    enqueue(buffer);
+    watched(what, [&] { enqueue(buffer); });
     wait_for_stream(what);
     copy(data, buffer, bytes);
     wait_for_stream(what);
@@ -249,6 +400,8 @@ struct NcclCommunicator::Impl {
   // Also when the constructor failed half-way. Never throws: a failure here cannot be acted upon,
   // and is cleared so that no later check reports it.
   ~Impl() {
+    stop_watchdog();
+    watch.reset();
     if (comm == nullptr && stream == nullptr) return;
     int previous = 0;
     const bool switched = cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(device) == cudaSuccess;
@@ -292,7 +445,7 @@ class NcclCommunicator::Impl::AllToAll final : public PendingAllToAll {
       } catch (...) {
         // stream_of only throws for a context it cannot create, and start created this one.
       }
-      if (world_.poll([this] { return cudaEventQuery(done_); }).result.outcome != detail::WaitOutcome::completed)
+      if (world_.poll([this] { return cudaEventQuery(done_); }, true).result.outcome != detail::WaitOutcome::completed)
         static_cast<void>(world_.abort());
     }
     static_cast<void>(cudaEventDestroy(done_));
@@ -365,6 +518,8 @@ NcclCommunicator::NcclCommunicator(Communicator& bootstrap, kernels::Device devi
   HALO_NCCL_TRY(ncclCommInitRank(&s.comm, s.size, id, s.rank));
   // Zeroed on halo's stream, which every collective is ordered after.
   kernels::cuda::fill(s.device, static_cast<float*>(s.barrier_word.reserve(sizeof(float))), 1, 1, 1, 0.0f);
+  s.watch = std::make_unique<detail::CollectiveWatch>(s.timeout_s);
+  s.watchdog = std::thread([&s] { s.run_watchdog(); });
 }
 
 NcclCommunicator::~NcclCommunicator() = default;
@@ -424,29 +579,31 @@ std::unique_ptr<PendingAllToAll> NcclCommunicator::start_all_to_all_v(const void
     // After a call fails the group's other calls are skipped (the group fails as a whole), and
     // ncclGroupEnd still closes what was opened; the first failure is reported, and the peers
     // waiting for this rank's messages meet their collective timeout.
-    HALO_NCCL_TRY(ncclGroupStart());
-    ncclResult_t status = ncclSuccess;
-    const char* failed_call = "";
-    std::int64_t send_offset = 0;
-    std::int64_t recv_offset = 0;
-    for (std::size_t q = 0; q < p; ++q) {
-      const int peer = static_cast<int>(q);
-      if (q != self && send_counts[q] > 0 && status == ncclSuccess) {
-        status = ncclSend(send_buffer + send_offset * element, static_cast<std::size_t>(send_counts[q]), nccl_type,
-                          peer, s.comm, s.stream);
-        failed_call = "ncclSend";
+    s.watched(what, [&] {
+      HALO_NCCL_TRY(ncclGroupStart());
+      ncclResult_t status = ncclSuccess;
+      const char* failed_call = "";
+      std::int64_t send_offset = 0;
+      std::int64_t recv_offset = 0;
+      for (std::size_t q = 0; q < p; ++q) {
+        const int peer = static_cast<int>(q);
+        if (q != self && send_counts[q] > 0 && status == ncclSuccess) {
+          status = ncclSend(send_buffer + send_offset * element, static_cast<std::size_t>(send_counts[q]), nccl_type,
+                            peer, s.comm, s.stream);
+          failed_call = "ncclSend";
+        }
+        if (q != self && recv_counts[q] > 0 && status == ncclSuccess) {
+          status = ncclRecv(recv_buffer + recv_offset * element, static_cast<std::size_t>(recv_counts[q]), nccl_type,
+                            peer, s.comm, s.stream);
+          failed_call = "ncclRecv";
+        }
+        send_offset += send_counts[q];
+        recv_offset += recv_counts[q];
       }
-      if (q != self && recv_counts[q] > 0 && status == ncclSuccess) {
-        status = ncclRecv(recv_buffer + recv_offset * element, static_cast<std::size_t>(recv_counts[q]), nccl_type,
-                          peer, s.comm, s.stream);
-        failed_call = "ncclRecv";
-      }
-      send_offset += send_counts[q];
-      recv_offset += recv_counts[q];
-    }
-    const ncclResult_t end = ncclGroupEnd();
-    if (status != ncclSuccess) detail::throw_nccl_error(failed_call, status, __FILE__, __LINE__);
-    HALO_NCCL_TRY(end);
+      const ncclResult_t end = ncclGroupEnd();
+      if (status != ncclSuccess) detail::throw_nccl_error(failed_call, status, __FILE__, __LINE__);
+      HALO_NCCL_TRY(end);
+    });
     if (send_counts[self] > 0) {
       std::int64_t self_send = 0;
       std::int64_t self_recv = 0;
@@ -494,7 +651,9 @@ void NcclCommunicator::barrier() {
   try {
     s.check_usable("barrier");
     s.order_after_halo_stream();
-    HALO_NCCL_TRY(ncclAllReduce(s.barrier_word.data, s.barrier_word.data, 1, ncclFloat32, ncclSum, s.comm, s.stream));
+    s.watched("barrier", [&] {
+      HALO_NCCL_TRY(ncclAllReduce(s.barrier_word.data, s.barrier_word.data, 1, ncclFloat32, ncclSum, s.comm, s.stream));
+    });
     s.wait_for_stream("barrier");
   } catch (...) {
     s.failed = true;

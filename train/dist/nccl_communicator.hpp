@@ -45,12 +45,22 @@ void require_nccl();
 // timeout (a peer died or stopped calling collectives), or NCCL reports an error, the
 // communicator is aborted (ncclCommAbort) and CommError names the collective, the rank and the
 // seconds waited; every later call then throws CommError. The destructor gives queued
-// collectives the timeout, then aborts. Not covered by the timeout: a stream-ordered collective
-// that hangs is met by the next host wait on halo's stream, and where that is a read of a GPU
-// result (the loss of a step, evaluation's counts: a synchronous copy inside CUDA) before the
-// communicator's next wait, the rank waits there without a limit; and NCCL sets up its
-// connections to the peers on the host at their first collective (ncclCommInitRank in the
-// constructor, and each kind's first use), with its own waits.
+// collectives the timeout, then aborts.
+//
+// Watchdog: the host also waits for halo's stream where no collective is in sight (a download of
+// a step's loss, a synchronisation, a staging copy of the feature pipeline), and a stream-ordered
+// collective that never ends holds those waits for ever. A thread of the communicator polls every
+// collective it has queued (events before and after it on the communicator's stream, every 0.1 s
+// or a quarter of the timeout): one that has been able to run for longer than the collective
+// timeout without finishing (train/dist/detail/collective_watch.hpp), or an error NCCL reports,
+// makes it abort the communicator (its kernels stop, so the waits behind them end) and log why;
+// the calling thread's next wait or call throws CommError ("the communicator was aborted by its
+// watchdog: ..."). What such a wait read from the GPU in between is not to be trusted: halo's
+// trainer ends every step and evaluation with a waited all-reduce of the loss, which throws. Not
+// covered: NCCL sets up its connections to the peers on the host at their first collective
+// (ncclCommInitRank in the constructor, and each kind's first use), with its own waits, during
+// which the watchdog cannot abort (it says so); and ncclCommAbort from another thread is known to
+// hang at times before NCCL 2.19.
 //
 // Determinism: all_reduce is ncclAllReduce with ncclSum; NCCL picks its algorithm from the world,
 // the message size and the topology only, so a run repeats its sums bit for bit on the same

@@ -4,15 +4,18 @@
 // NCCL), a one-rank NcclCommunicator bootstrapped from a LocalCommunicator, whose collectives
 // must give what the local one gives, on device and on host buffers, reading what kernels queued
 // just before; a started all-to-all-v is ordered with halo's stream on both sides without the
-// host. Several ranks: tests/mpi.
+// host; and its watchdog leaves a communicator whose collectives have run alone, however long it
+// idles past the collective timeout. Several ranks: tests/mpi.
 #include "train/dist/nccl_communicator.hpp"
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "graph/base/error.hpp"
@@ -153,4 +156,25 @@ TEST_CASE("a one-rank NcclCommunicator gives the local communicator's results on
     CHECK_THROWS_AS(comm.broadcast(host.data(), 3, DataType::int64, 1), halo::InvalidArgument);
     CHECK_NOTHROW(comm.barrier());
   }
+}
+
+TEST_CASE("a one-rank NcclCommunicator idle past its timeout after its collectives ran is not aborted by its watchdog",
+          "[gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  HALO_SKIP_WITHOUT_NCCL();
+  LocalCommunicator bootstrap;
+  // The watchdog polls every 0.1 s: idling 1.5 s after the collectives spans 15 of its polls and
+  // three timeouts.
+  NcclCommunicator comm(bootstrap, Device::cuda(), 0.5);
+  const std::vector<float> values = random_floats(6, 1000);
+  Tensor device = Tensor::from_vector(1, 1000, values, Device::cuda());
+  comm.all_reduce(device.data(), 1000, DataType::float32);
+  std::unique_ptr<PendingAllToAll> pending =
+      comm.start_all_to_all_v(values.data(), {1000}, device.data(), {1000}, DataType::float32);
+  pending->finish();
+  CHECK(device.to_vector() == values);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  CHECK_NOTHROW(comm.barrier());
+  comm.all_reduce(device.data(), 1000, DataType::float32);
+  CHECK(device.to_vector() == values);
 }
