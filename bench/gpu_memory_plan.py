@@ -6,7 +6,9 @@ For each configuration, `halo-train --device cuda` trains a few epochs and repor
 (`memory_plan.total`, made before anything is allocated) and `device_peak_bytes`: the most bytes
 halo held on the GPU at once, tensors, graph operators, index arrays, staging slots and cuBLAS's
 workspace together (kernels/cuda/memory.hpp's ledger; not the pool's cached free blocks, nor
-CUDA's own context). Reported per run: both, their ratio, the plan's items, the epoch time.
+CUDA's own context). Reported per run: both, their ratio, the plan's items, the epoch time, and
+`cusparse_bytes`: what cuSPARSE's kept state (row offsets, work buffers, for the products it won
+the timing) held at the end, which is in the peak but in no plan item.
 
 Graphs (halo-convert synth), as bench/memory_vs_pyg.py:
   sbm       250 K vertices, mean degree 48, 100 features, 16 classes
@@ -58,6 +60,7 @@ def generate(bin_dir, work, name):
 def train(bin_dir, work, data, args, epochs):
     s = train_on_gpu(bin_dir, data, args, epochs, os.path.join(work, "plan-run.json"))
     return {**plan_against_peak(s), "tensor_peak_bytes": s["tensor_peak_bytes"],
+            "cusparse_bytes": s.get("cusparse_bytes", -1),
             "recompute": s.get("recompute", "none"), "epoch_time_median_s": s["epoch_time_median_s"]}
 
 

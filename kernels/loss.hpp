@@ -54,6 +54,11 @@ class LossRows {
   IndexView host_mask() const { return {host_mask_, size_}; }
   // GPU: size() masked rows, then their size() labels in the same order, in device memory.
   const std::int64_t* device_rows_and_labels() const { return device_packed_; }
+  // What rows of a mask of `rows` hold on `device` (for memory plans): the device copy on a GPU,
+  // nothing on the CPU.
+  static std::int64_t device_bytes(std::int64_t rows, Device device) {
+    return device.is_cuda() ? 2 * rows * static_cast<std::int64_t>(sizeof(std::int64_t)) : 0;
+  }
 
  private:
   void release() noexcept;

@@ -52,4 +52,6 @@ void spmm(const graph::CsrGraph& a, ConstTensorView x, TensorView out, Accumulat
   graph::visit(a, [&](const auto& view) { spmm_checked(view, x, out, mode); });
 }
 
+std::int64_t spmm_library_bytes(Device device) { return device.is_cuda() ? cuda::cusparse_state_bytes() : 0; }
+
 }  // namespace halo::kernels

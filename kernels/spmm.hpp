@@ -38,4 +38,10 @@ constexpr std::int64_t cpu_spmm_workspace_bytes(std::int64_t rows, std::int64_t 
 // The same on an owning graph (dispatches on its index type).
 void spmm(const graph::CsrGraph& a, ConstTensorView x, TensorView out, Accumulate mode = Accumulate::overwrite);
 
+// The memory of GPU `device` that cuSPARSE's kept state holds, in bytes: for the products it won
+// the automatic choice, the graphs' 32-bit row offsets and unit weights and each product's work
+// buffer (kernels::cuda::cusparse_state_bytes: in device_peak_bytes, in no memory plan item). 0 on
+// the CPU.
+std::int64_t spmm_library_bytes(Device device);
+
 }  // namespace halo::kernels

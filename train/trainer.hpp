@@ -145,6 +145,9 @@ struct TrainSummary {
   std::string recompute = "none";
   std::int64_t tensor_peak_bytes = 0;     // most bytes held by tensors on the device at once
   std::int64_t device_peak_bytes = -1;    // GPU: most bytes halo held there at once, tensors or not; -1 on the CPU
+  // GPU: what cuSPARSE's kept state held at the end (kernels::spmm_library_bytes), among
+  // device_peak_bytes but in no plan item; -1 on the CPU.
+  std::int64_t cusparse_bytes = -1;
   std::int64_t peak_resident_bytes = -1;  // the process's peak resident set (VmHWM), -1 if unknown
   int threads = 0;                        // OpenMP threads used
   int world_size = 1;

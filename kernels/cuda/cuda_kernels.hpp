@@ -49,6 +49,10 @@ std::optional<SpmmImpl> spmm_choice(std::uint64_t graph, std::int64_t width);
 // Drops the cuSPARSE descriptors, work buffers and choices kept for a graph (DeviceCsr's
 // destructor calls it). Never throws.
 void forget_spmm_graph(std::uint64_t graph) noexcept;
+// The GPU memory that cuSPARSE's kept state holds in this process (one GPU per process), in bytes:
+// for the products it won, the graphs' 32-bit row offsets and unit weights and each product's work
+// buffer. 0 without CUDA.
+std::int64_t cusparse_state_bytes();
 
 // gemm.cu: cuBLAS, FP32 (TF32 only when cuda_settings().allow_tf32).
 void gemm(ConstTensorView a, Transpose transpose_a, ConstTensorView b, Transpose transpose_b, TensorView c, float alpha,

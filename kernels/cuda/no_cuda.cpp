@@ -21,6 +21,7 @@ void spmm(const graph::CsrView<std::int32_t>&, ConstTensorView, TensorView, Accu
 void spmm(const graph::CsrView<std::int64_t>&, ConstTensorView, TensorView, Accumulate) { missing("spmm"); }
 std::optional<SpmmImpl> spmm_choice(std::uint64_t, std::int64_t) { return std::nullopt; }
 void forget_spmm_graph(std::uint64_t) noexcept {}
+std::int64_t cusparse_state_bytes() { return 0; }
 void gemm(ConstTensorView, Transpose, ConstTensorView, Transpose, TensorView, float, float) { missing("gemm"); }
 void segmented_gemm(const std::vector<GemmSegment>&, Transpose, Transpose, float, float) { missing("segmented_gemm"); }
 void gather_rows(ConstTensorView, const DeviceIndex&, TensorView) { missing("gather_rows"); }

@@ -347,6 +347,16 @@ std::optional<SpmmImpl> spmm_choice(std::uint64_t graph, std::int64_t width) {
   return g_choices.find(SpmmKey{graph, width});
 }
 
+std::int64_t cusparse_state_bytes() {
+  const std::lock_guard<std::mutex> lock(g_state_mutex);
+  std::int64_t bytes = 0;
+  for (const auto& [graph, state] : g_states) {
+    if (state.matrix) bytes += state.matrix->offsets32.size() * 4 + state.matrix->ones.size() * 4;
+    for (const auto& [key, plan] : state.plans) bytes += plan->work.size();
+  }
+  return bytes;
+}
+
 void forget_spmm_graph(std::uint64_t graph) noexcept {
   try {
     g_choices.forget_graph(graph);

@@ -322,6 +322,26 @@ TEST_CASE("cuSPARSE takes windows that start 4 bytes past a 16-byte boundary", "
   }
 }
 
+TEST_CASE("spmm_library_bytes counts what cuSPARSE keeps for a graph until the graph goes", "[kernels][gpu]") {
+  HALO_SKIP_WITHOUT_GPU();
+  test::ScopedCudaSettings settings;
+  settings.set(SpmmImpl::cusparse);
+  RandomStream rng(69, 0);
+  const test::NaiveSparse sparse = power_law_sparse(rng.next_u64(), 500, 400, 50);
+  const std::int64_t before = kernels::spmm_library_bytes(Device::cuda());
+  {
+    // Unweighted, with 32-bit ids: cuSPARSE is given 32-bit row offsets and unit weights.
+    const DeviceCsr dg(to_graph<std::int32_t>(sparse, false), Device::cuda());
+    const Tensor x = test::on_gpu(test::random_tensor(rng, 400, 8));
+    Tensor out = Tensor::full(500, 8, nan_value, Device::cuda());
+    REQUIRE(ran(SpmmImpl::cusparse, [&] { gpu_spmm(dg, x.view(), out.view()); }));
+    CHECK(kernels::spmm_library_bytes(Device::cuda()) >=
+          before + 4 * (sparse.rows + 1) + 4 * static_cast<std::int64_t>(sparse.indices.size()));
+  }
+  CHECK(kernels::spmm_library_bytes(Device::cuda()) == before);
+  CHECK(kernels::spmm_library_bytes(Device::cpu()) == 0);
+}
+
 TEST_CASE("spmm on a GPU handles empty graphs, graphs without edges and zero-width features", "[kernels][gpu]") {
   HALO_SKIP_WITHOUT_GPU();
   test::ScopedCudaSettings settings;

@@ -166,6 +166,7 @@ json summary_json(const train::TrainSummary& s, const json& dataset, const json&
               {"peak_memory_bytes", s.peak_resident_bytes},
               {"tensor_peak_bytes", s.tensor_peak_bytes},
               {"device_peak_bytes", s.device_peak_bytes},
+              {"cusparse_bytes", s.cusparse_bytes},
               {"memory_plan", plan},
               {"recompute", s.recompute},
               {"world_size", s.world_size},

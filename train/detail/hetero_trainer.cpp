@@ -15,6 +15,7 @@
 #include "graph/base/log.hpp"
 #include "graph/base/parallel.hpp"
 #include "kernels/elementwise.hpp"
+#include "kernels/loss.hpp"
 #include "train/detail/run_loop.hpp"
 #include "train/dist/communicator.hpp"
 #include "train/features/detail/feature_setup.hpp"
@@ -106,6 +107,10 @@ MemoryPlan plan(const HeteroProblem& problem, const HeteroModelLayout& model, co
   MemoryPlan p;
   if (device.is_cuda()) {
     p.items.push_back({"graph operators (relation stacks and their transposes)", model.graph_bytes()});
+    // The loss's rows there: the training logits' during training, and each split's from the first
+    // evaluation on (run_loop's prepared splits).
+    const std::int64_t split_rows = 2 * problem.train.size + problem.valid.size + problem.test.size;
+    p.items.push_back({"labels and splits (the loss's rows)", kernels::LossRows::device_bytes(split_rows, device)});
     p.items.insert(p.items.end(), model_items.begin(), model_items.end());
     p.items.push_back({"embedding tables", model.table_bytes()});
     p.items.push_back({cublas_workspace_item, planned_cublas_workspace_bytes()});

@@ -21,6 +21,7 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/loss.hpp"
 #include "kernels/multilabel_loss.hpp"
+#include "kernels/spmm.hpp"
 #include "kernels/timing.hpp"
 #include "train/checkpoint.hpp"
 #include "train/detail/best_predictions.hpp"
@@ -546,6 +547,7 @@ void run_all(LoopContext& c, const std::function<std::unique_ptr<Trainable>(int 
   summary.epoch_time_median_s = median(epoch_times);
   summary.tensor_peak_bytes = kernels::tensor_peak_bytes(config.device);
   summary.device_peak_bytes = kernels::device_peak_bytes(config.device);
+  if (config.device.is_cuda()) summary.cusparse_bytes = kernels::spmm_library_bytes(config.device);
   summary.peak_resident_bytes = process_peak_resident_bytes();
   summary.threads = max_threads();
   summary.world_size = communicator.size();

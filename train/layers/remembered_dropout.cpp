@@ -127,7 +127,9 @@ void draw(kernels::ConstTensorView source, kernels::TensorView chunk, float p, k
 
 }  // namespace
 
-std::int64_t remembered_dropout_bytes(std::int64_t rows, std::int64_t cols) { return rows * record_stride(cols); }
+std::int64_t remembered_dropout_bytes(std::int64_t rows, std::int64_t cols, const kernels::Device& device) {
+  return device.is_cuda() ? 0 : rows * record_stride(cols);
+}
 
 ChunkReader remembered_dropout(float p, kernels::DropoutKey key, kernels::IndexView global_ids, std::int64_t rows,
                                std::int64_t cols) {

@@ -33,9 +33,9 @@ ChunkReader remembered_dropout(float p, kernels::DropoutKey key, kernels::IndexV
 // every read (dropout_rows).
 InputMatrix dropped_as_read(const InputMatrix& x, float p, kernels::DropoutKey key, kernels::IndexView global_ids);
 
-// The bytes its bits take for a rows x cols matrix from its first read on (a host tensor's
-// storage): per row a byte saying whether it is drawn and one bit per value, padded to a
-// multiple of 4 bytes.
-std::int64_t remembered_dropout_bytes(std::int64_t rows, std::int64_t cols);
+// The bytes its bits take for a rows x cols matrix on `device` from its first read on (a host
+// tensor's storage): per row a byte saying whether it is drawn and one bit per value, padded to a
+// multiple of 4 bytes; none on a GPU, where the mask is drawn on every read.
+std::int64_t remembered_dropout_bytes(std::int64_t rows, std::int64_t cols, const kernels::Device& device);
 
 }  // namespace halo::train

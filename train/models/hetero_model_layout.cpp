@@ -364,7 +364,7 @@ std::int64_t HeteroModelLayout::activation_bytes(std::int64_t training_rows) con
         } else if (c.dropout > 0.0f && !in_place && c.reads_by_products(t, selected_type)) {
           chunk =
               std::max(chunk, resident_chunk_rows(g.num_inputs(t), c.in_dims()[ts]) * c.in_dims()[ts] * float_bytes);
-          masks += remembered_dropout_bytes(g.num_inputs(t), c.in_dims()[ts]);
+          masks += remembered_dropout_bytes(g.num_inputs(t), c.in_dims()[ts], device_);
           chunked[ts] = 1;
         } else if (c.dropout > 0.0f) {
           copied += in;

@@ -129,9 +129,9 @@ std::int64_t ModelShape::step_peak_bytes(std::int64_t vertices, std::int64_t hal
     const bool by_chunk = bf16_input[k] || (own_input && drops_while_reading(i));
     scratch[k] = by_chunk ? widening(in) : 0;
     // A resident float32 x dropped as read keeps its mask as bits from the first read to backward's
-    // last (remembered_dropout); a bfloat16 one draws it on every read.
+    // last (remembered_dropout) on the CPU; a bfloat16 one, and any on a GPU, draws it on every read.
     if (own_input && drops_while_reading(i) && !bf16_input[k])
-      f.take(masks[k] = remembered_dropout_bytes(vertices, in));
+      f.take(masks[k] = remembered_dropout_bytes(vertices, in, device_));
     if (dropout(i) > 0.0f && !drops_in_place(i) && !drops_while_reading(i) && own_input) f.take(dropped[k] = rows(in));
     if (attention()) {
       const std::int64_t heads = layer_heads(i), heads_out = rows(heads * head_width(i));

@@ -97,7 +97,7 @@ TEST_CASE("remembered_dropout writes dropout_forward's values on every pass, how
     const ChunkReader kept = remembered_dropout(p, key, {ids.data(), rows}, rows, cols);
     CHECK(kernels::tensor_bytes_in_use(cpu) == before);
     kept(x.view().slice_rows(0, 10), y.view().slice_rows(0, 10), 0);
-    CHECK(kernels::tensor_bytes_in_use(cpu) == before + remembered_dropout_bytes(rows, cols));
+    CHECK(kernels::tensor_bytes_in_use(cpu) == before + remembered_dropout_bytes(rows, cols, cpu));
   }
   CHECK(kernels::tensor_bytes_in_use(cpu) == before);
 
@@ -107,5 +107,6 @@ TEST_CASE("remembered_dropout writes dropout_forward's values on every pass, how
   CHECK_THROWS_AS(remembered_dropout(0.0f, key, {ids.data(), rows}, rows, cols), InvalidArgument);
   CHECK_THROWS_AS(remembered_dropout(p, key, {ids.data(), rows - 1}, rows, cols), InvalidArgument);
   CHECK_NOTHROW(remembered_dropout(p, key, {ids.data(), rows}, rows - 1, cols));
-  CHECK(remembered_dropout_bytes(rows, cols) == rows * 12);  // a flag and 10 bytes of bits, padded to 12
+  CHECK(remembered_dropout_bytes(rows, cols, cpu) == rows * 12);  // a flag and 10 bytes of bits, padded to 12
+  CHECK(remembered_dropout_bytes(rows, cols, kernels::Device::cuda()) == 0);  // drawn on every read there
 }
