@@ -185,7 +185,12 @@ struct NcclCommunicator::Impl {
   }
   // abort(), said for the message of the error that caused it.
   std::string abort_for_error() {
-    const ncclResult_t status = abort();
+    const std::lock_guard<std::timed_mutex> lock(mutex);
+    return abort_for_error_locked();
+  }
+  // The same, `mutex` held.
+  std::string abort_for_error_locked() {
+    const ncclResult_t status = abort_locked();
     if (status == ncclSuccess) return "; the NCCL communicator was aborted";
     return fmt::format("; aborting the NCCL communicator failed too: {} (ncclResult_t {})", ncclGetErrorString(status),
                        static_cast<int>(status));
@@ -229,12 +234,9 @@ struct NcclCommunicator::Impl {
     ncclResult_t async = ncclSuccess;
     HALO_NCCL_TRY(ncclCommGetAsyncError(comm, &async));
     if (nccl_sound(async)) return lock;
-    const ncclResult_t status = abort_locked();
+    const std::string aborted = abort_for_error_locked();
     throw CommError(where(what) + ": NCCL reported an error of an earlier operation: " + ncclGetErrorString(async) +
-                    " (ncclResult_t " + std::to_string(static_cast<int>(async)) + ")" +
-                    (status == ncclSuccess
-                         ? "; the NCCL communicator was aborted"
-                         : fmt::format("; aborting the NCCL communicator failed too: {}", ncclGetErrorString(status))));
+                    " (ncclResult_t " + std::to_string(static_cast<int>(async)) + ")" + aborted);
   }
   void check_usable(const char* what) { static_cast<void>(usable(what)); }
   // Why the watchdog aborted the communicator, for the calling thread's error.
