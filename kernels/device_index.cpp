@@ -65,6 +65,7 @@ DeviceIndex::DeviceIndex(IndexView index, std::int64_t limit, Device device, Ind
   const std::vector<std::int64_t> packed = use == IndexUse::scatter ? grouped_by_target(host_, limit, targets_) : host_;
   const std::size_t bytes = packed.size() * sizeof(std::int64_t);
   device_data_ = static_cast<std::int64_t*>(cuda::allocate(device.index, bytes));
+  allocated_bytes_ = static_cast<std::int64_t>(bytes);
   try {
     cuda::upload_bytes(device.index, device_data_, packed.data(), bytes);
   } catch (...) {
@@ -82,7 +83,8 @@ DeviceIndex::DeviceIndex(DeviceIndex&& other) noexcept
       device_(other.device_),
       use_(other.use_),
       targets_(std::exchange(other.targets_, 0)),
-      device_data_(std::exchange(other.device_data_, nullptr)) {}
+      device_data_(std::exchange(other.device_data_, nullptr)),
+      allocated_bytes_(std::exchange(other.allocated_bytes_, 0)) {}
 
 DeviceIndex& DeviceIndex::operator=(DeviceIndex&& other) noexcept {
   if (this != &other) {
@@ -93,6 +95,7 @@ DeviceIndex& DeviceIndex::operator=(DeviceIndex&& other) noexcept {
     use_ = other.use_;
     targets_ = std::exchange(other.targets_, 0);
     device_data_ = std::exchange(other.device_data_, nullptr);
+    allocated_bytes_ = std::exchange(other.allocated_bytes_, 0);
   }
   return *this;
 }
@@ -102,7 +105,20 @@ void DeviceIndex::release() noexcept {
   if (device_data_ != nullptr) cuda::release(device_.index, device_data_);
 #endif
   device_data_ = nullptr;
+  allocated_bytes_ = 0;
   targets_ = 0;
+}
+
+std::int64_t DeviceIndex::device_bytes() const {
+  return device_.is_cuda() ? allocated_bytes_ : size() * static_cast<std::int64_t>(sizeof(std::int64_t));
+}
+
+std::int64_t DeviceIndex::bytes_for(std::int64_t size, Device device, IndexUse use) {
+  const auto id = static_cast<std::int64_t>(sizeof(std::int64_t));
+  if (!device.is_cuda()) return size * id;
+  if (size == 0) return 0;
+  // The grouping of scatter_add_rows: entries, targets (here one per entry), offsets, sources.
+  return (use == IndexUse::scatter ? 4 * size + 1 : size) * id;
 }
 
 }  // namespace halo::kernels

@@ -37,6 +37,11 @@ class DeviceIndex {
   Device device() const { return device_; }
   IndexUse use() const { return use_; }
   IndexView host() const { return {host_.data(), size()}; }
+  // Bytes the index holds on its device: the host copy on the CPU; on a GPU what it allocated
+  // there (its host copy is host memory). bytes_for: the same before one exists, for `size`
+  // distinct entries (TrainingRows' selections), which is what a memory plan counts.
+  std::int64_t device_bytes() const;
+  static std::int64_t bytes_for(std::int64_t size, Device device, IndexUse use);
   // GPU only, in device memory: the entries (size()); for scatter, the `targets()` distinct
   // targets in increasing order, their offsets (targets() + 1) into the sources, and the sources
   // (size()): target g receives the rows sources[offsets[g], offsets[g + 1]) in increasing order.
@@ -55,6 +60,7 @@ class DeviceIndex {
   IndexUse use_ = IndexUse::rows;
   std::int64_t targets_ = 0;
   std::int64_t* device_data_ = nullptr;
+  std::int64_t allocated_bytes_ = 0;  // of device_data_
 };
 
 }  // namespace halo::kernels

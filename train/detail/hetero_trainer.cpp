@@ -99,6 +99,7 @@ MemoryPlan plan(const HeteroProblem& problem, const HeteroModelLayout& model, co
   // The trainer's model trains on the training rows alone (HeteroModel::set_training_rows): its
   // logits and their gradient are those rows', counted among the activations.
   const std::vector<MemoryItem> model_items{
+      {"training rows (the last layer's selection)", model.selection_bytes(problem.train.size)},
       {"features", model.feature_bytes()},
       {"activations", model.activation_bytes(problem.train.size)},
       {"parameters", params},
@@ -106,7 +107,7 @@ MemoryPlan plan(const HeteroProblem& problem, const HeteroModelLayout& model, co
       {"optimizer state", adam ? 2 * params : (optimizer.momentum != 0.0f ? params : 0)}};
   MemoryPlan p;
   if (device.is_cuda()) {
-    p.items.push_back({"graph operators (relation stacks and their transposes)", model.graph_bytes()});
+    p.items.push_back({"graph operators (relation stacks and their transposes)", model.graph_bytes(problem.train)});
     // The loss's rows there: the training logits' during training, and each split's from the first
     // evaluation on (run_loop's prepared splits).
     const std::int64_t split_rows = 2 * problem.train.size + problem.valid.size + problem.test.size;
@@ -118,7 +119,7 @@ MemoryPlan plan(const HeteroProblem& problem, const HeteroModelLayout& model, co
   }
   p.items = {{"process before training", problem.process_bytes},
              {"graph (CSR, all relations) and its relation stacks", 2 * 12 * problem.graph_entries},
-             {"graph operators (the layers' blocks, stacks and transposes)", model.graph_bytes()}};
+             {"graph operators (the layers' blocks, stacks and transposes)", model.graph_bytes(problem.train)}};
   p.items.insert(p.items.end(), model_items.begin(), model_items.end());
   p.items.push_back({"embedding tables and other host state", model.host_bytes()});
   return p;

@@ -84,13 +84,16 @@ struct RgcnConvLayout {
 
   // The parameters' values (their gradients take as much again).
   std::int64_t parameter_bytes(const RgcnGraph& graph) const;
-  // RgcnConv::saved_bytes, backward_bytes and graph_bytes (before set_training_rows; in host
-  // memory's sizes) of a layer with this layout. saved_bytes with `selected_rows` >= 0: after
-  // set_training_rows(selected_type, rows of that count), when an aggregate-first stack of that
-  // type keeps those rows only.
+  // RgcnConv::saved_bytes, backward_bytes and graph_bytes (in host memory's sizes) of a layer
+  // with this layout. saved_bytes with `selected_rows` >= 0: after set_training_rows(selected_type,
+  // rows of that count), when an aggregate-first stack of that type keeps those rows only.
+  // graph_bytes with `selected_type` >= 0: after set_training_rows(selected_type, selected_rows),
+  // when an aggregate-first type keeps its selected rows' blocks and their transposes in place of
+  // its blocks' transposes (O(those rows' entries · log relations); InvalidArgument for a row
+  // outside the type's); before it with -1 (O(types + relations)).
   std::int64_t saved_bytes(const RgcnGraph& graph, int selected_type = -1, std::int64_t selected_rows = -1) const;
   std::int64_t backward_bytes(const RgcnGraph& graph, std::int64_t input_grad_bytes) const;
-  std::int64_t graph_bytes(const RgcnGraph& graph) const;
+  std::int64_t graph_bytes(const RgcnGraph& graph, int selected_type = -1, kernels::IndexView selected_rows = {}) const;
   // The width of the bases' shared input, read by every computed relation (num_bases > 0).
   std::int64_t basis_input(const RgcnGraph& graph) const;
 };

@@ -16,6 +16,28 @@ std::int64_t csr_bytes(std::int64_t rows, std::int64_t entries, std::int64_t id_
   return 8 * (rows + 1) + entries * (id_bytes + 4);
 }
 
+// Per block of the stack: its entries in the rows `rows` (each counted as often as it is listed,
+// as graph::select_rows takes them). InvalidArgument naming the first row outside the stack's.
+// O(rows + their entries · log blocks).
+std::vector<std::int64_t> selected_block_entries(const graph::RelationStack& s, kernels::IndexView rows) {
+  std::vector<std::int64_t> taken(static_cast<std::size_t>(s.num_blocks()), 0);
+  graph::visit(s.csr, [&](const auto& a) {
+    for (std::int64_t i = 0; i < rows.size; ++i) {
+      const std::int64_t row = rows.data[i];
+      HALO_EXPECTS(row >= 0 && row < a.num_rows, "training row " + std::to_string(row) + " (entry " +
+                                                     std::to_string(i) + ") is not one of the relation stack's " +
+                                                     std::to_string(a.num_rows) + " rows");
+      for (std::int64_t e = a.indptr[row]; e < a.indptr[row + 1]; ++e) {
+        const auto block =
+            std::upper_bound(s.block_offsets.begin(), s.block_offsets.end(), static_cast<std::int64_t>(a.indices[e])) -
+            s.block_offsets.begin() - 1;
+        ++taken[static_cast<std::size_t>(block)];
+      }
+    }
+  });
+  return taken;
+}
+
 }  // namespace
 
 RgcnConvLayout::RgcnConvLayout(const RgcnGraph& graph, std::vector<std::int64_t> in_dims_, std::int64_t out_dim_,
@@ -134,20 +156,33 @@ std::int64_t RgcnConvLayout::backward_bytes(const RgcnGraph& graph, std::int64_t
   return std::max(first * float_bytes, (grad_h + weights) * float_bytes + input_grad_bytes);
 }
 
-std::int64_t RgcnConvLayout::graph_bytes(const RgcnGraph& graph) const {
+std::int64_t RgcnConvLayout::graph_bytes(const RgcnGraph& graph, int selected_type,
+                                         kernels::IndexView selected_rows) const {
   std::int64_t bytes = panels.bytes(graph);
   for (int t = 0; t < graph.num_vertex_types(); ++t) {
     if (aggregate[static_cast<std::size_t>(t)] == 0) continue;
     const graph::RelationStack& s = graph.stack(t);
+    const bool selected = t == selected_type;
+    const std::vector<std::int64_t> taken =
+        selected ? selected_block_entries(s, selected_rows) : std::vector<std::int64_t>{};
     const std::int64_t id = s.csr.index_type() == graph::IndexType::i32 ? 4 : 8;
+    // The transpose of a block of `rows` rows: 32-bit ids only when the block's are and its rows fit them.
+    const auto transpose_id = [&](std::int64_t rows) {
+      return id == 4 && graph::index_type_for(rows) == graph::IndexType::i32 ? 4 : 8;
+    };
     for (int k = 0; k < s.num_blocks(); ++k) {
-      const int r = s.relations[static_cast<std::size_t>(k)];
-      const std::int64_t columns =
-          s.block_offsets[static_cast<std::size_t>(k) + 1] - s.block_offsets[static_cast<std::size_t>(k)];
-      const std::int64_t entries = graph.relation_edges(r);
-      // The block M_r and its transpose (32-bit ids only when the block's rows fit them).
-      const std::int64_t transpose_id = id == 4 && graph::index_type_for(graph.num_outputs(t)) == graph::IndexType::i32 ? 4 : 8;
-      bytes += csr_bytes(graph.num_outputs(t), entries, id) + csr_bytes(columns, entries, transpose_id);
+      const auto ks = static_cast<std::size_t>(k);
+      const std::int64_t columns = s.block_offsets[ks + 1] - s.block_offsets[ks];
+      const std::int64_t entries = graph.relation_edges(s.relations[ks]);
+      // The block M_r, and the transpose backward multiplies by: M_r's, or once rows are selected
+      // that of the selected rows' block, kept beside M_r (forward multiplies by it in training).
+      bytes += csr_bytes(graph.num_outputs(t), entries, id);
+      if (!selected) {
+        bytes += csr_bytes(columns, entries, transpose_id(graph.num_outputs(t)));
+        continue;
+      }
+      bytes += csr_bytes(selected_rows.size, taken[ks], id) +
+               csr_bytes(columns, taken[ks], transpose_id(selected_rows.size));
     }
   }
   return bytes;

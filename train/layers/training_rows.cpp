@@ -33,6 +33,18 @@ TrainingRows::TrainingRows(kernels::IndexView rows, std::int64_t outputs, kernel
   scatter_index_.emplace(this->rows(), outputs, device, kernels::IndexUse::scatter, "TrainingRows");
 }
 
+std::int64_t TrainingRows::device_bytes() const {
+  if (!selected_) return 0;
+  const std::int64_t own = gather_index_->device().is_cuda() ? 0 : rows_.size() * 8;
+  return own + gather_index_->device_bytes() + scatter_index_->device_bytes();
+}
+
+std::int64_t TrainingRows::bytes_for(std::int64_t rows, kernels::Device device) {
+  const std::int64_t own = device.is_cuda() ? 0 : rows * 8;
+  return own + kernels::DeviceIndex::bytes_for(rows, device, kernels::IndexUse::rows) +
+         kernels::DeviceIndex::bytes_for(rows, device, kernels::IndexUse::scatter);
+}
+
 kernels::Tensor TrainingRows::gather(kernels::ConstTensorView all) const {
   HALO_ASSERT(selected_);
   kernels::Tensor out = kernels::Tensor::empty(rows_.size(), all.cols, all.device);

@@ -32,6 +32,11 @@ class TrainingRows {
   // The number of rows a training forward returns: the selection's, or `outputs` without one.
   std::int64_t count(std::int64_t outputs) const { return selected_ ? rows_.size() : outputs; }
   kernels::IndexView rows() const { return {rows_.data(), rows_.size()}; }
+  // Bytes the selection holds on the layer's device: on the CPU the rows and both indices, on a GPU
+  // the indices' device arrays (the rest is host memory). bytes_for: the same for a selection of
+  // `rows` rows before it exists (0 rows: none), for the memory plan.
+  std::int64_t device_bytes() const;
+  static std::int64_t bytes_for(std::int64_t rows, kernels::Device device);
   // The selected rows of `all` (outputs x cols), in selection order.
   kernels::Tensor gather(kernels::ConstTensorView all) const;
   // outputs x cols, zero except row rows[k], which is selected's row k.

@@ -11,6 +11,7 @@
 #include "train/layers/embedding_table.hpp"
 #include "train/layers/layer_input.hpp"
 #include "train/layers/remembered_dropout.hpp"
+#include "train/layers/training_rows.hpp"
 #include "train/models/hetero_model.hpp"
 
 namespace halo::train {
@@ -138,11 +139,17 @@ std::int64_t HeteroStageLayout::gradient_output_rows(const RgcnGraph& graph, int
   return selected_rows;
 }
 
-std::int64_t HeteroStageLayout::graph_bytes(const RgcnGraph& graph) const {
+std::int64_t HeteroStageLayout::graph_bytes(const RgcnGraph& graph, int selected_type,
+                                            kernels::IndexView selected_rows) const {
   if (std::holds_alternative<TypedLinearLayout>(layer)) return 0;
   if (const auto* hgt = std::get_if<HgtConvLayout>(&layer)) return hgt->graph_bytes(graph);
   if (const auto* rgat = std::get_if<RgatConvLayout>(&layer)) return rgat->graph_bytes(graph);
-  return std::get<RgcnConvLayout>(layer).graph_bytes(graph);
+  return std::get<RgcnConvLayout>(layer).graph_bytes(graph, selected_type, selected_rows);
+}
+
+std::int64_t HeteroStageLayout::selection_bytes(std::int64_t rows, kernels::Device device) const {
+  if (std::holds_alternative<RgcnConvLayout>(layer)) return device.is_cuda() ? 0 : 8 * rows;
+  return TrainingRows::bytes_for(rows, device);
 }
 
 HeteroModelLayout::HeteroModelLayout(const HeteroModelConfig& config, const RgcnGraph& graph,
@@ -438,10 +445,14 @@ std::int64_t HeteroModelLayout::host_bytes() const {
   return bytes;
 }
 
-std::int64_t HeteroModelLayout::graph_bytes() const {
+std::int64_t HeteroModelLayout::graph_bytes(kernels::IndexView training_rows) const {
   std::int64_t bytes = 0;
-  for (const HeteroStageLayout& c : stages_) bytes += c.graph_bytes(*graph_);
-  return bytes;
+  for (std::size_t i = 0; i + 1 < stages_.size(); ++i) bytes += stages_[i].graph_bytes(*graph_);
+  return bytes + stages_.back().graph_bytes(*graph_, target_, training_rows);
+}
+
+std::int64_t HeteroModelLayout::selection_bytes(std::int64_t training_rows) const {
+  return stages_.back().selection_bytes(training_rows, device_);
 }
 
 }  // namespace halo::train

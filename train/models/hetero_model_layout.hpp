@@ -39,7 +39,13 @@ struct HeteroStageLayout {
   bool reads_by_products(int t, int selected_type = -1) const;
   // The layer's parameters and sparse matrices, in bytes (its layout's).
   std::int64_t parameter_bytes(const RgcnGraph& graph) const;
-  std::int64_t graph_bytes(const RgcnGraph& graph) const;
+  // Its sparse matrices, in bytes, before set_training_rows (selected_type -1) or after
+  // set_training_rows(selected_type, selected_rows) (R-GCN's aggregate-first type then keeps the
+  // selected rows' blocks: RgcnConvLayout::graph_bytes).
+  std::int64_t graph_bytes(const RgcnGraph& graph, int selected_type = -1, kernels::IndexView selected_rows = {}) const;
+  // What set_training_rows with `rows` rows keeps on `device` besides: R-GCN's copy of the rows
+  // (host memory), the others' TrainingRows (TrainingRows::bytes_for).
+  std::int64_t selection_bytes(std::int64_t rows, kernels::Device device) const;
   // What its training forward keeps for backward, in bytes, when `selected_rows` rows of output
   // type `selected_type` are trained on (set_training_rows; -1: every row): R-GCN's
   // aggregate-first stack of that type keeps those rows only; a TypedLinear keeps a copy of
@@ -111,13 +117,16 @@ class HeteroModelLayout {
   // halo rows), on the model's device; streamed tables count only their staging there
   // (table_stream_budget). host_bytes: host memory beyond the dense parameters: the dropout keys
   // (8 bytes per vertex on one process), and the tables when they are in host memory (a model on
-  // the CPU, or streamed tables). graph_bytes: the sparse matrices the layers keep
-  // (their layouts' graph_bytes: their host sizes, before set_training_rows). O(layers · types).
+  // the CPU, or streamed tables). O(layers · types). graph_bytes: the sparse matrices the layers
+  // keep once the last layer trains on `training_rows` of the target (their layouts' graph_bytes:
+  // their host sizes), O(layers · relations + those rows' entries). selection_bytes: what the
+  // last layer keeps of a selection of `training_rows` rows on the model's device.
   std::int64_t activation_bytes(std::int64_t training_rows = -1) const;
   std::int64_t parameter_bytes() const;
   std::int64_t table_bytes() const;
   std::int64_t host_bytes() const;
-  std::int64_t graph_bytes() const;
+  std::int64_t graph_bytes(kernels::IndexView training_rows) const;
+  std::int64_t selection_bytes(std::int64_t training_rows) const;
 
  private:
   // The layers of each kind; needed[i]: the types HGT or R-GCN layer i computes.

@@ -439,6 +439,19 @@ TEST_CASE("RgcnConvLayout counts the parameters and matrices the RgcnConv built 
     CHECK(layout.parameter_bytes(rg) == values * 4);
     // The sparse matrices as built: blocks, their transposes, the renumbered stacks and theirs.
     CHECK(layout.graph_bytes(rg) == conv.graph_bytes());
+    // Training on every third row of an output type, last first: an aggregate-first type keeps
+    // those rows' blocks and their transposes in place of its blocks' transposes.
+    const int selected = outputs.empty() ? 0 : outputs.back();
+    std::vector<std::int64_t> rows;
+    for (std::int64_t i = rg.num_outputs(selected) - 1; i >= 0; i -= 3) rows.push_back(i);
+    const kernels::IndexView picked{rows.data(), static_cast<std::int64_t>(rows.size())};
+    const std::int64_t before = conv.graph_bytes();
+    conv.set_training_rows(selected, picked);
+    CHECK(layout.graph_bytes(rg, selected, picked) == conv.graph_bytes());
+    CHECK((conv.graph_bytes() != before) == (conv.order(selected) == RgcnOrder::aggregate_first));
+    const std::vector<std::int64_t> outside{rg.num_outputs(selected)};
+    if (conv.order(selected) == RgcnOrder::aggregate_first)
+      CHECK_THROWS_WITH(layout.graph_bytes(rg, selected, {outside.data(), 1}), Catch::Contains("is not one of"));
     for (int t = 0; t < 4; ++t) {
       CHECK((layout.computes[static_cast<std::size_t>(t)] != 0) == conv.computes(t));
       if (conv.computes(t))
