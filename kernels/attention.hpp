@@ -79,7 +79,11 @@ constexpr std::int64_t attention_workspace_width(std::int64_t heads, bool on_gpu
 // source, listing its destinations), the same index type. Two passes: over A's rows (the
 // softmax's Σ_j α_ij · dα_ij per row and head, kept in a workspace of num_rows x
 // attention_workspace_width floats, and grad_dst_score), then over Aᵀ's rows (grad_h and
-// grad_src_score). The outputs may not overlap the inputs.
+// grad_src_score). The outputs may not overlap the inputs. A row whose scores z_ij all have one
+// sign (a row of one entry always) gets grad_dst_score exactly 0, its dst score cancelling in the
+// softmax: each entry's term is weighted by leaky'(z_ij) less the row's first entry's, which leaves
+// the sum unchanged (Σ_j α_ij (dα_ij - Σ α dα) = 0) and is exactly 0 there, on both devices, so no
+// rounding noise reaches an optimiser that would scale it to whole steps (Adam).
 void attention_backward(const graph::CsrView<std::int32_t>& a, const graph::CsrView<std::int32_t>& at,
                         ConstTensorView h, ConstTensorView src_score, ConstTensorView dst_score,
                         const AttentionSpec& spec, AttentionIds ids, ConstTensorView row_max, ConstTensorView row_sum,

@@ -150,9 +150,12 @@ inline __attribute__((always_inline)) void dst_rows(const graph::CsrView<I>& a, 
     }
     for (std::int64_t t = 0; t < degree; ++t)
       for (std::int64_t k = 0; k < heads; ++k) ci[k] += alpha[t * heads + k] * dalpha[t * heads + k];
+    // Σ_t α (dα - c) is 0, so the row's first slope r may come off every slope: a row whose
+    // scores all have one sign gets exactly 0 (its dst score cancels in the softmax), not
+    // rounding noise that Adam would scale to whole steps of a_dst.
     for (std::int64_t t = 0; t < degree; ++t)
       for (std::int64_t k = 0; k < heads; ++k)
-        gd[k] += alpha[t * heads + k] * (dalpha[t * heads + k] - ci[k]) * slopes[t * heads + k];
+        gd[k] += alpha[t * heads + k] * (dalpha[t * heads + k] - ci[k]) * (slopes[t * heads + k] - slopes[k]);
   }
 }
 

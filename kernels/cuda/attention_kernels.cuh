@@ -117,8 +117,9 @@ __global__ void __launch_bounds__(threads_per_block, 2)
 }
 
 // Where backward's first pass leaves a work item's sums per head k: a whole row's c = Σ α · dα and
-// grad_dst = Σ α dα leaky' - c · Σ α leaky'; a chunk's three sums, in its row of `partial` (3 ·
-// heads floats: Σ α · dα, Σ α dα leaky', Σ α leaky'), for CombineDstChunks.
+// grad_dst = Σ α dα (leaky' - r) - c · Σ α (leaky' - r) (dst_kernel says what r is); a chunk's
+// three sums, in its row of `partial` (3 · heads floats: Σ α · dα, Σ α dα (leaky' - r), Σ α
+// (leaky' - r)), for CombineDstChunks.
 struct DstOutputs {
   float* grad_dst;
   std::int64_t gd_stride;
@@ -163,7 +164,10 @@ struct CombineDstChunks {
 };
 
 // Backward's first pass, a warp per work item of destination rows i, lanes over its entries: c =
-// Σ_j α · dα and grad_dst = Σ_j α · (dα - c) · leaky'(z) = Σ α dα leaky' - c · Σ α leaky'.
+// Σ_j α · dα and grad_dst = Σ_j α · (dα - c) · (leaky'(z) - r) = Σ α dα (leaky' - r) - c · Σ α
+// (leaky' - r), r the slope of the row's first entry (Σ_j α · (dα - c) is 0, so r changes nothing
+// but rounding): a row whose scores all have one sign gets exactly 0, as on the CPU, where its dst
+// score cancels in the softmax.
 template <class I>
 __global__ void __launch_bounds__(threads_per_block, 2)
     dst_kernel(const std::int64_t* indptr, const I* indices, std::int64_t rows, RowChunks chunks, Operands o,
@@ -172,10 +176,12 @@ __global__ void __launch_bounds__(threads_per_block, 2)
   const int lane = static_cast<int>(threadIdx.x % 32);
   for_work_items(indptr, rows, chunks, false, [&](WorkItem item) {
     const std::int64_t i = item.row, first = item.first, last = item.last;
+    // The row's first source (a chunk's too), for r; unread for an empty row.
+    const std::int64_t j0 = first < last ? static_cast<std::int64_t>(indices[indptr[i]]) : 0;
     for (std::int64_t k0 = 0; k0 < o.heads; k0 += head_block) {
       const int nh = block_heads(o.heads, k0);
-      // The row's maximum and sum are read where α is computed (the same address on every lane, from
-      // cache), not kept in registers: the kernel has none to spare.
+      // The row's maximum and sum (and r's score) are read where α is computed (the same address on
+      // every lane, from cache), not kept in registers: the kernel has none to spare.
       float sum[head_block], weighted[head_block], sloped[head_block];
 #pragma unroll
       for (int t = 0; t < head_block; ++t) sum[t] = weighted[t] = sloped[t] = 0.0f;
@@ -193,9 +199,10 @@ __global__ void __launch_bounds__(threads_per_block, 2)
           const float dalpha = keep != 0.0f ? lane_dot(gi, hj, o.width) * keep : 0.0f;  // h_j unread when dropped
           const float z = o.score(i, j, k);
           const float alpha = expf(o.leaky(z) - row_max[i * max_stride + k]) / row_sum[i * sum_stride + k];
+          const float slope = o.leaky_slope(z) - o.leaky_slope(o.score(i, j0, k));
           sum[t] += alpha * dalpha;
-          weighted[t] += alpha * dalpha * o.leaky_slope(z);
-          sloped[t] += alpha * o.leaky_slope(z);
+          weighted[t] += alpha * dalpha * slope;
+          sloped[t] += alpha * slope;
         }
       }
 #pragma unroll

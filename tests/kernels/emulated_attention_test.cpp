@@ -6,8 +6,8 @@
 // global ids past 2^32, fewer sources than destinations, strided operands and outputs), long rows
 // of A and of Aᵀ cut into chunks (attention_chunks.cuh) and merged by the combines, the same bits
 // on another grid with the lanes run in reverse order (which a race on shared memory would
-// change), and no read of what a dropped entry's head would have gathered (NaN there changes
-// nothing). This checks the kernels' logic on every machine; what only a GPU shows (its memory
+// change), no read of what a dropped entry's head would have gathered (NaN there changes
+// nothing), and a dst-score gradient of exactly 0 for rows whose scores have one sign. This checks the kernels' logic on every machine; what only a GPU shows (its memory
 // model, its rounding of expf, its speed) is left to the [gpu] tests and tools/device-check.sh.
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -344,6 +344,36 @@ TEST_CASE("GAT's CUDA attention kernels run lane by lane on the CPU equal the CP
   check_close(emulated, gat_on_cpu(pr, in), 1e-3);
   // The launch's shape on the shapes of two head blocks (a quarter of the cases, for time).
   if (heads == 12) check_identical(gat_emulated(pr, in, three_blocks), emulated);
+}
+
+TEST_CASE(
+    "A destination whose scores all have one sign gets a dst-score gradient of exactly 0 on the CPU and from "
+    "the CUDA kernels",
+    "[kernels]") {
+  // Its dst score cancels in the softmax: its gradient is 0, not rounding noise that Adam would
+  // scale to whole steps. Every row here, the long one (in chunks) among them, under dropout.
+  const bool wide = GENERATE(false, true);
+  const double shift = GENERATE(4.0, -6.0);  // every score in [1, 7], or every one in [-9, -3]
+  CAPTURE(wide, shift);
+  const Problem pr = compared(37, wide, 0.6f);
+  const std::int64_t heads = 3, width = 40;
+  RandomStream rng(38, 0);
+  const Tensor h = test::random_tensor(rng, pr.cols(), heads * width);
+  const Tensor src = test::random_tensor(rng, pr.cols(), heads, shift - 1.0, shift + 1.0);
+  const Tensor dst = test::random_tensor(rng, pr.rows(), heads, -2.0, 2.0);
+  const Tensor g = test::random_tensor(rng, pr.rows(), heads * width);
+  const GatInputs in = gat_inputs(pr, h, src, dst, g, heads);
+  const auto check = [&](const Outputs& o) {
+    std::int64_t nonzero_dst = 0, nonzero_src = 0;
+    for (std::int64_t i = 0; i < pr.rows(); ++i)
+      for (std::int64_t k = 0; k < heads; ++k) nonzero_dst += o.grad_c.view.row(i)[k] != 0.0f ? 1 : 0;
+    for (std::int64_t j = 0; j < pr.cols(); ++j)
+      for (std::int64_t k = 0; k < heads; ++k) nonzero_src += o.grad_b.view.row(j)[k] != 0.0f ? 1 : 0;
+    CHECK(nonzero_dst == 0);
+    CHECK(nonzero_src > 0);  // the sources' scores do not cancel
+  };
+  check(gat_on_cpu(pr, in));
+  check(gat_emulated(pr, in, one_warp));
 }
 
 TEST_CASE(

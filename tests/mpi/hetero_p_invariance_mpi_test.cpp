@@ -139,11 +139,11 @@ TEST_CASE("P ranks train RGAT with attention dropout on a generated heterogeneou
   m.hidden = 8;
   m.embedding_dim = 8;
   m.input_dropout = 0.2f;
-  // Three and four epochs: where every entry of a destination's row in a relation scores with one
-  // sign, its attention score cancels in the softmax and the gradient of lin_dst and att_dst there
-  // is rounding noise, which Adam scales to whole steps. One process and P ranks sum in other
-  // orders, so their noise differs: their losses, within 3e-10 before, part by 1e-5 on the fourth
-  // epoch here and by 2e-4 on the seventh on acm, as two runs on different thread counts would.
-  check_invariance(test::generated_hetero(), "generated-hetero", m, 3);
-  check_invariance_on_acm(test::rgat_model(), 4);
+  // Where every entry of a destination's row in a relation scores with one sign (a row of one
+  // entry always), its dst score cancels in the softmax. The attention kernels then give that row's
+  // dst-score gradient exactly 0, not rounding noise, which Adam would scale to whole steps of
+  // att_dst and lin_dst, summed in other orders on one process and on P ranks: with the noise, the
+  // losses parted by 5.8e-5 on acm's fourth epoch on 3 ranks and by 2e-4 on its seventh.
+  check_invariance(test::generated_hetero(), "generated-hetero", m, 10);
+  check_invariance_on_acm(test::rgat_model());
 }
