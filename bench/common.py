@@ -16,6 +16,9 @@ def machine():
             info["memory_gib"] = round(int(f.readline().split()[1]) / 2**20, 1)
     except (OSError, StopIteration):
         pass
+    # The environment's OpenBLAS settings, which halo-train keeps (a forced core moves its speed and
+    # its peak: on an AMD EPYC with AVX-512, OPENBLAS_CORETYPE=Haswell against OpenBLAS's own Cooperlake).
+    info["openblas_env"] = {k: v for k, v in sorted(os.environ.items()) if k.startswith("OPENBLAS_")}
     return info
 
 
