@@ -35,7 +35,8 @@ TrainingRows::TrainingRows(kernels::IndexView rows, std::int64_t outputs, kernel
 
 std::int64_t TrainingRows::device_bytes() const {
   if (!selected_) return 0;
-  const std::int64_t own = gather_index_->device().is_cuda() ? 0 : rows_.size() * 8;
+  // The rows' own copy has the gather index's count (which a move empties, as it does the index).
+  const std::int64_t own = gather_index_->device().is_cuda() ? 0 : gather_index_->size() * 8;
   return own + gather_index_->device_bytes() + scatter_index_->device_bytes();
 }
 

@@ -2,6 +2,7 @@
 // plan counts for it before it exists (TrainingRows::bytes_for).
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "kernels/device.hpp"
@@ -26,8 +27,12 @@ void check_bytes_on(Device device) {
     CAPTURE(outputs);
     const std::vector<std::int64_t> rows = every_third(outputs);
     const auto n = static_cast<std::int64_t>(rows.size());
-    const TrainingRows selection({rows.data(), n}, outputs, device, "test", "paper");
+    TrainingRows selection({rows.data(), n}, outputs, device, "test", "paper");
     CHECK(selection.device_bytes() == TrainingRows::bytes_for(n, device));
+    // Moved, the bytes go with it.
+    const TrainingRows moved = std::move(selection);
+    CHECK(moved.device_bytes() == TrainingRows::bytes_for(n, device));
+    CHECK(selection.device_bytes() == 0);  // NOLINT(bugprone-use-after-move): what a move leaves
   }
 }
 
