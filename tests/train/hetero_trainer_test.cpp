@@ -15,7 +15,6 @@
 #include "tests/support/skip.hpp"
 #include "tests/support/test_paths.hpp"
 #include "tests/train/trainer_fixture.hpp"
-#include "train/layers/training_rows.hpp"
 #include "train/trainer.hpp"
 
 using namespace halo;
@@ -303,13 +302,11 @@ TEST_CASE(
   // The loss's rows and labels (16 bytes a row): the training logits' and each split's.
   CHECK(bytes_of(on_gpu, "labels and splits (the loss's rows)") ==
         16 * static_cast<std::int64_t>(2 * ds.split.train.size() + ds.split.valid.size() + ds.split.test.size()));
-  // The last layer's selection of the training rows: R-GCN keeps its copy on the host, a
-  // TrainingRows keeps its indices on the GPU.
+  // The last layer's selection of the training rows (its TrainingRows: on the CPU the rows and
+  // both indices, on a GPU the indices' device arrays).
   const auto train_rows = static_cast<std::int64_t>(ds.split.train.size());
-  CHECK(bytes_of(planned, "training rows (the last layer's selection)") ==
-        (m.kind == "rgcn" ? 8 * train_rows : TrainingRows::bytes_for(train_rows, kernels::Device::cpu())));
-  CHECK(bytes_of(on_gpu, "training rows (the last layer's selection)") ==
-        (m.kind == "rgcn" ? 0 : TrainingRows::bytes_for(train_rows, gpu.device)));
+  CHECK(bytes_of(planned, "training rows (the last layer's selection)") == 24 * train_rows);
+  CHECK(bytes_of(on_gpu, "training rows (the last layer's selection)") == 8 * (5 * train_rows + 1));
   CHECK(on_gpu.total_bytes() - (std::int64_t{32} << 20) <
         planned.total_bytes() - bytes_of(planned, "process before training"));
   ModelConfig gcn = m;

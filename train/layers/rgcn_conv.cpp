@@ -10,7 +10,6 @@
 #include "graph/build.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/rows.hpp"
 #include "kernels/segmented_gemm.hpp"
 #include "kernels/spmm.hpp"
 #include "train/layers/init.hpp"
@@ -67,7 +66,6 @@ RgcnConv::RgcnConv(const RgcnGraph& graph, RgcnConvLayout layout, const std::str
   blocks_.resize(static_cast<std::size_t>(relations));
   block_transposes_.resize(static_cast<std::size_t>(relations));
   selected_blocks_.resize(static_cast<std::size_t>(relations));
-  selected_.assign(static_cast<std::size_t>(types), 0);
   selection_.resize(static_cast<std::size_t>(types));
   for (int t = 0; t < types; ++t) {
     if (!computes(t)) continue;
@@ -101,26 +99,25 @@ RgcnOrder RgcnConv::order(int type) const {
 void RgcnConv::set_training_rows(int type, kernels::IndexView rows) {
   check_output(type);
   const auto ts = static_cast<std::size_t>(type);
-  Array<std::int64_t> selection =
-      checked_training_rows(rows, graph_->num_outputs(type), "RgcnConv " + name_, graph_->vertex_type_name(type));
+  TrainingRows selection(rows, graph_->num_outputs(type), device_, "RgcnConv " + name_, graph_->vertex_type_name(type));
   if (aggregate(type)) {
     const graph::RelationStack& st = graph_->stack(type);
     for (int k = 0; k < st.num_blocks(); ++k) {
       const auto r = static_cast<std::size_t>(st.relations[static_cast<std::size_t>(k)]);
-      graph::CsrGraph block = graph::select_rows(graph::stack_block(st, k), selection.data(), selection.size());
+      graph::CsrGraph block =
+          graph::select_rows(graph::stack_block(st, k), selection.rows().data, selection.rows().size);
       block_transposes_[r] = CsrOperator(graph::transpose(block), device_);
       selected_blocks_[r] = CsrOperator(std::move(block), device_);
     }
   }
   selection_[ts] = std::move(selection);
-  selected_[ts] = 1;
   saved_ = false;  // a forward kept before this has the wrong rows for the new transposes
 }
 
 std::int64_t RgcnConv::training_rows(int type) const {
   check_output(type);
   const auto ts = static_cast<std::size_t>(type);
-  return selected_[ts] != 0 ? selection_[ts].size() : graph_->num_outputs(type);
+  return selection_[ts].count(graph_->num_outputs(type));
 }
 
 ConstTensorView RgcnConv::weight_view(int r) const {
@@ -215,10 +212,10 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
 
   // Aggregate-first: the bands of [A_r ... | x_t] and [W_r; ...; W_root,t], whose product is the
   // type's whole sum; in training only the selected rows of a type that has them.
-  const auto selected = [&](int t) { return step.training && at(selected_, t) != 0; };
+  const auto selected = [&](int t) { return step.training && at(selection_, t).selected(); };
   for (int t = 0; t < types; ++t) {
     if (!computes(t)) continue;
-    const std::int64_t rows = selected(t) ? at(selection_, t).size() : g.num_outputs(t);
+    const std::int64_t rows = selected(t) ? at(selection_, t).rows().size : g.num_outputs(t);
     at(y, t) = Tensor::empty(rows, layout_.out_dim, device_);
     if (!aggregate(t)) continue;
     const graph::RelationStack& st = g.stack(t);
@@ -231,7 +228,7 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
       const TensorView weights = stacked.view().slice_rows(at(bands, k), at(bands, k + 1));
       if (k == st.num_blocks()) {
         if (selected(t))
-          kernels::gather_rows(at(x, t), kernels::view_of(at(selection_, t)), band);
+          at(selection_, t).gather(at(x, t), band);
         else
           kernels::copy(at(x, t).slice_rows(0, g.num_outputs(t)), band);
         kernels::copy(at(roots_, t).value.view(), weights);
@@ -250,7 +247,7 @@ std::vector<Tensor> RgcnConv::forward(const std::vector<ConstTensorView>& x, con
     if (!aggregate(t) && selected(t)) {
       Tensor all = Tensor::empty(g.num_outputs(t), layout_.out_dim, device_);
       panels_.stack(t).multiply(h.view(), all.view());
-      kernels::gather_rows(all.view(), kernels::view_of(at(selection_, t)), at(y, t).view());
+      at(selection_, t).gather(all.view(), at(y, t).view());
     } else if (!aggregate(t)) {
       panels_.stack(t).multiply(h.view(), at(y, t).view());
     }
@@ -284,7 +281,7 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
                      ", the output " + std::to_string(training_rows(t)) + " x " + std::to_string(layout_.out_dim) +
                      " on " + device_.to_string());
   }
-  const auto selected = [&](int t) { return at(selected_, t) != 0; };
+  const auto selected = [&](int t) { return at(selection_, t).selected(); };
   saved_ = false;
   const std::vector<ConstTensorView> x = std::move(inputs_);
   const std::vector<InputMatrix> streamed_x = std::move(streamed_inputs_);
@@ -309,7 +306,7 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
           stacked.view().slice_rows(panels_.output_row(t), panels_.output_row(t) + g.num_outputs(t));
       if (selected(t)) {  // the rows outside the selection had no part in the loss
         kernels::fill(rows, 0.0f);
-        kernels::scatter_add_rows(at(grad_y, t).view(), kernels::view_of(at(selection_, t)), rows);
+        at(selection_, t).scatter_add(at(grad_y, t).view(), rows);
       } else {
         kernels::copy(at(grad_y, t).view(), rows);
       }
@@ -421,7 +418,7 @@ std::vector<Tensor> RgcnConv::backward(std::vector<Tensor> grad_y, const Step& /
     const std::vector<std::int64_t>& bands = at(layout_.bands, t);
     const TensorView root_band = at(a, t).view().slice_cols(bands[bands.size() - 2], bands.back());
     if (wants(t) && selected(t))
-      kernels::scatter_add_rows(root_band, kernels::view_of(at(selection_, t)), at(grad_x, t).view());
+      at(selection_, t).scatter_add(root_band, at(grad_x, t).view());
     else if (wants(t))
       kernels::axpby(1.0f, root_band, 1.0f, at(grad_x, t).view().slice_rows(0, g.num_outputs(t)));
     for (int k = 0; k < st.num_blocks(); ++k) {
@@ -512,7 +509,7 @@ std::int64_t RgcnConv::graph_bytes() const {
     if (!computes(t) || !aggregate(t)) continue;
     const auto rs = static_cast<std::size_t>(r);
     bytes += blocks_[rs].bytes() + block_transposes_[rs].bytes();
-    if (selected_[static_cast<std::size_t>(t)] != 0) bytes += selected_blocks_[rs].bytes();
+    if (selection_[static_cast<std::size_t>(t)].selected()) bytes += selected_blocks_[rs].bytes();
   }
   return bytes;
 }

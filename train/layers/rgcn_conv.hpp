@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "graph/base/array.hpp"
 #include "graph/csr.hpp"
 #include "graph/hetero_graph.hpp"
 #include "graph/relation_stack.hpp"
@@ -22,6 +21,7 @@
 #include "train/layers/parameter.hpp"
 #include "train/layers/rgcn_graph.hpp"
 #include "train/layers/step.hpp"
+#include "train/layers/training_rows.hpp"
 
 namespace halo::train {
 
@@ -250,8 +250,7 @@ class RgcnConv : public HeteroLayer {
   detail::RgcnPanels panels_;                       // the transform-first layout
   std::vector<CsrOperator> blocks_;             // per relation into an aggregate-first type: M_r
   std::vector<CsrOperator> block_transposes_;   // and M_rᵀ (of the training rows' M_r when a type has them)
-  std::vector<char> selected_;                  // per type: set_training_rows was called
-  std::vector<Array<std::int64_t>> selection_;  // and the rows it gave
+  std::vector<TrainingRows> selection_;         // per type: the rows set_training_rows gave, if it was called
   std::vector<CsrOperator> selected_blocks_;    // per relation into an aggregate-first selected type: its rows of M_r
   std::vector<char> input_grad_;
   std::vector<kernels::ConstTensorView> inputs_;   // x, kept by a training forward

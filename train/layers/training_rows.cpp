@@ -47,10 +47,14 @@ std::int64_t TrainingRows::bytes_for(std::int64_t rows, kernels::Device device) 
 }
 
 kernels::Tensor TrainingRows::gather(kernels::ConstTensorView all) const {
-  HALO_ASSERT(selected_);
   kernels::Tensor out = kernels::Tensor::empty(rows_.size(), all.cols, all.device);
-  kernels::gather_rows(all, *gather_index_, out.view());
+  gather(all, out.view());
   return out;
+}
+
+void TrainingRows::gather(kernels::ConstTensorView all, kernels::TensorView out) const {
+  HALO_ASSERT(selected_);
+  kernels::gather_rows(all, *gather_index_, out);
 }
 
 kernels::Tensor TrainingRows::scatter(kernels::ConstTensorView selected, std::int64_t outputs) const {

@@ -37,8 +37,10 @@ class TrainingRows {
   // `rows` rows before it exists (0 rows: none), for the memory plan.
   std::int64_t device_bytes() const;
   static std::int64_t bytes_for(std::int64_t rows, kernels::Device device);
-  // The selected rows of `all` (outputs x cols), in selection order.
+  // The selected rows of `all` (at least outputs x cols), in selection order: a new tensor, or
+  // into `out` (rows() rows).
   kernels::Tensor gather(kernels::ConstTensorView all) const;
+  void gather(kernels::ConstTensorView all, kernels::TensorView out) const;
   // outputs x cols, zero except row rows[k], which is selected's row k.
   kernels::Tensor scatter(kernels::ConstTensorView selected, std::int64_t outputs) const;
   // Adds selected's row k into out's row rows[k] (out has at least `outputs` rows).

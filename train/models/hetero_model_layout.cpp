@@ -147,11 +147,6 @@ std::int64_t HeteroStageLayout::graph_bytes(const RgcnGraph& graph, int selected
   return std::get<RgcnConvLayout>(layer).graph_bytes(graph, selected_type, selected_rows);
 }
 
-std::int64_t HeteroStageLayout::selection_bytes(std::int64_t rows, kernels::Device device) const {
-  if (std::holds_alternative<RgcnConvLayout>(layer)) return device.is_cuda() ? 0 : 8 * rows;
-  return TrainingRows::bytes_for(rows, device);
-}
-
 HeteroModelLayout::HeteroModelLayout(const HeteroModelConfig& config, const RgcnGraph& graph,
                                      std::vector<std::int64_t> feature_widths, int target_type,
                                      std::int64_t num_classes, kernels::Device device, std::vector<char> halo_types,
@@ -452,7 +447,7 @@ std::int64_t HeteroModelLayout::graph_bytes(kernels::IndexView training_rows) co
 }
 
 std::int64_t HeteroModelLayout::selection_bytes(std::int64_t training_rows) const {
-  return stages_.back().selection_bytes(training_rows, device_);
+  return TrainingRows::bytes_for(training_rows, device_);
 }
 
 }  // namespace halo::train

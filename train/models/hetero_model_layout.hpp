@@ -43,9 +43,6 @@ struct HeteroStageLayout {
   // set_training_rows(selected_type, selected_rows) (R-GCN's aggregate-first type then keeps the
   // selected rows' blocks: RgcnConvLayout::graph_bytes).
   std::int64_t graph_bytes(const RgcnGraph& graph, int selected_type = -1, kernels::IndexView selected_rows = {}) const;
-  // What set_training_rows with `rows` rows keeps on `device` besides: R-GCN's copy of the rows
-  // (host memory), the others' TrainingRows (TrainingRows::bytes_for).
-  std::int64_t selection_bytes(std::int64_t rows, kernels::Device device) const;
   // What its training forward keeps for backward, in bytes, when `selected_rows` rows of output
   // type `selected_type` are trained on (set_training_rows; -1: every row): R-GCN's
   // aggregate-first stack of that type keeps those rows only; a TypedLinear keeps a copy of
@@ -120,7 +117,8 @@ class HeteroModelLayout {
   // the CPU, or streamed tables). O(layers · types). graph_bytes: the sparse matrices the layers
   // keep once the last layer trains on `training_rows` of the target (their layouts' graph_bytes:
   // their host sizes), O(layers · relations + those rows' entries). selection_bytes: what the
-  // last layer keeps of a selection of `training_rows` rows on the model's device.
+  // last layer keeps of a selection of `training_rows` rows on the model's device (its
+  // TrainingRows, whichever layer it is).
   std::int64_t activation_bytes(std::int64_t training_rows = -1) const;
   std::int64_t parameter_bytes() const;
   std::int64_t table_bytes() const;
